@@ -1,0 +1,52 @@
+# Thin front over CMake.  `make run` and `make test` set the machine up
+# first when something is missing (scripts/setup.sh is idempotent and does
+# nothing once everything is there).
+BUILD      ?= build
+BUILD_SAN  ?= build-san
+JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+export XDG_RUNTIME_DIR ?= /tmp/wgml-xdg-$(shell id -u)
+
+WGPU_STAMP := third_party/wgpu-native/.wheel-sha256
+
+.PHONY: all setup build run test check-memory bench-dispatch install clean
+
+all: build
+
+$(WGPU_STAMP):
+	bash scripts/setup.sh
+
+setup:
+	bash scripts/setup.sh
+
+$(BUILD)/CMakeCache.txt: $(WGPU_STAMP)
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
+
+build: $(WGPU_STAMP) $(BUILD)/CMakeCache.txt
+	@mkdir -p $(XDG_RUNTIME_DIR) && chmod 700 $(XDG_RUNTIME_DIR)
+	cmake --build $(BUILD) -j $(JOBS)
+
+# The main job: what device wgml runs on, then a checked GPU computation.
+run: setup build
+	./$(BUILD)/wgml info
+	./$(BUILD)/wgml selfcheck
+
+test: setup build
+	cd $(BUILD) && ctest --output-on-failure -j 1
+
+# Host code under AddressSanitizer + UBSan (GPU driver libraries are not
+# instrumented; leaks inside them are suppressed).
+check-memory: setup
+	cmake -S . -B $(BUILD_SAN) -DCMAKE_BUILD_TYPE=Debug -DWGML_SANITIZE=ON
+	cmake --build $(BUILD_SAN) -j $(JOBS)
+	cd $(BUILD_SAN) && ASAN_OPTIONS=detect_leaks=1 \
+	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j 1
+
+bench-dispatch: build
+	./$(BUILD)/wgml bench dispatch
+
+install: build
+	cmake --install $(BUILD)
+
+clean:
+	rm -rf $(BUILD) $(BUILD_SAN)

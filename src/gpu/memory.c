@@ -1,0 +1,366 @@
+/*
+ * Device memory: buffers checked against the device's limits, uploads that
+ * stay ordered with recorded work, downloads through a reused staging pool,
+ * and fill/copy by kernels.  Ranges larger than one storage binding
+ * (maxStorageBufferBindingSize) are walked in binding-sized windows.
+ */
+#include "gpu.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define STAGING_MIN (64u << 10)
+#define STAGING_MAX (64u << 20)
+
+static uint64_t max_binding(const wgml_ctx *ctx)
+{
+    /* Windows start at minStorageBufferOffsetAlignment multiples; keeping
+     * their size a multiple of 256 keeps vec4 copies aligned too. */
+    return wg_align_down(ctx->limits.maxStorageBufferBindingSize, 256);
+}
+
+wg_binding wg_bind_all(wgml_buffer *b)
+{
+    wg_binding r = {b, 0, b->alloc};
+    return r;
+}
+
+wg_binding wg_bind_from(wgml_buffer *b, uint64_t offset, uint64_t want, uint64_t *rem)
+{
+    const wgml_ctx *ctx = b->ctx;
+    uint64_t start = wg_align_down(offset, ctx->limits.minStorageBufferOffsetAlignment);
+    uint64_t size = wg_align_up(offset - start + want, 4);
+    uint64_t cap = max_binding(ctx);
+    if (size > cap)
+        size = cap;
+    if (size > b->alloc - start)
+        size = b->alloc - start;
+    *rem = offset - start;
+    wg_binding r = {b, start, size};
+    return r;
+}
+
+static wgml_status check_range(const wgml_buffer *b, uint64_t off, uint64_t size, const char *fn)
+{
+    if (!b)
+        return wg_fail(WGML_ERR_INVALID_ARG, "%s: buffer is NULL", fn);
+    if (off > b->size || size > b->size - off)
+        return wg_fail(WGML_ERR_INVALID_ARG, "%s: range [%llu, +%llu) is outside the %llu-byte buffer", fn,
+                       (unsigned long long)off, (unsigned long long)size, (unsigned long long)b->size);
+    return wg_check(b->ctx);
+}
+
+wgml_status wgml_buffer_create(wgml_ctx *ctx, uint64_t size, wgml_buffer **out)
+{
+    wgml_status st = wg_check(ctx);
+    if (st != WGML_OK)
+        return st;
+    if (!out)
+        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_buffer_create: out is NULL");
+    *out = NULL;
+    if (size > ctx->limits.maxBufferSize)
+        return wg_fail(WGML_ERR_LIMIT, "buffer of %llu bytes exceeds the device's maxBufferSize (%llu bytes)",
+                       (unsigned long long)size, (unsigned long long)ctx->limits.maxBufferSize);
+    wgml_buffer *b = calloc(1, sizeof *b);
+    if (!b)
+        return wg_fail(WGML_ERR_OOM, "out of host memory");
+    b->ctx = ctx;
+    b->size = size;
+    b->alloc = wg_align_up(size ? size : 4, 4); /* bindings need >= 4 bytes */
+    b->id = ctx->next_buffer_id++;
+    WGPUBufferDescriptor d = {0};
+    d.size = b->alloc;
+    d.usage = WGPUBufferUsage_Storage | WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst;
+    wg_scope_push(ctx);
+    b->buf = wgpuDeviceCreateBuffer(ctx->device, &d);
+    char what[96];
+    snprintf(what, sizeof what, "allocating %llu bytes", (unsigned long long)size);
+    st = wg_scope_pop(ctx, WGML_ERR_DEVICE, what);
+    if (st == WGML_OK && !b->buf)
+        st = wg_fail(WGML_ERR_OOM, "%s: the device returned no buffer", what);
+    if (st != WGML_OK) {
+        if (b->buf)
+            wgpuBufferRelease(b->buf);
+        free(b);
+        return st;
+    }
+    *out = b;
+    return WGML_OK;
+}
+
+void wgml_buffer_destroy(wgml_buffer *b)
+{
+    if (!b)
+        return;
+    wg_stream_forget_buffer(b->ctx, b->id);
+    /* Release, not destroy: work already recorded may still read it, and
+     * wgpu frees the memory once that work is done. */
+    if (b->buf)
+        wgpuBufferRelease(b->buf);
+    free(b);
+}
+
+uint64_t wgml_buffer_size(const wgml_buffer *b) { return b ? b->size : 0; }
+
+/* ------------------------------------------------------------ fill */
+
+static wgml_kernel *kernel_or_null(wgml_ctx *ctx, const wg_kernel_ref *ref, wgml_status *st)
+{
+    wgml_kernel *k = NULL;
+    *st = wg_kernel_get(ctx, ref, &k);
+    return k;
+}
+
+static wgml_status fill_range(wgml_buffer *b, uint64_t off, uint64_t size, uint32_t pattern)
+{
+    static const wg_kernel_ref ref = {"fill.wgsl", "fill", NULL, 1, 0};
+    wgml_ctx *ctx = b->ctx;
+    wgml_status st;
+    wgml_kernel *k = kernel_or_null(ctx, &ref, &st);
+    if (!k)
+        return st;
+    /* Rotate the pattern so byte (addr % 4) lands on byte addr. */
+    uint64_t end = off + size;
+    while (off < end) {
+        uint64_t rem;
+        wg_binding bind = wg_bind_from(b, off, end - off, &rem);
+        uint64_t n = end - off < bind.size - rem ? end - off : bind.size - rem;
+        uint32_t prm[5];
+        prm[0] = (uint32_t)(rem / 4);
+        prm[1] = (uint32_t)((rem + n + 3) / 4 - rem / 4);
+        prm[2] = (uint32_t)rem;
+        prm[3] = (uint32_t)(rem + n);
+        prm[4] = pattern; /* binding offsets are multiples of 4: no rotation */
+        uint64_t groups = (prm[1] + 1023) / 1024;
+        if ((st = wg_dispatch(ctx, k, &bind, 1, prm, sizeof prm, (uint32_t)groups, 1, 1)) != WGML_OK)
+            return st;
+        off += n;
+    }
+    return WGML_OK;
+}
+
+wgml_status wgml_buffer_fill(wgml_buffer *b, uint64_t off, uint64_t size, uint32_t pattern)
+{
+    wgml_status st = check_range(b, off, size, "wgml_buffer_fill");
+    if (st != WGML_OK || size == 0)
+        return st;
+    return fill_range(b, off, size, pattern);
+}
+
+/* ------------------------------------------------------------ upload */
+
+/* Pattern whose byte (a % 4) is src byte a - off, for bytes [lo, hi). */
+static uint32_t bytes_pattern(const uint8_t *src, uint64_t off, uint64_t lo, uint64_t hi)
+{
+    uint32_t p = 0;
+    for (uint64_t a = lo; a < hi; a++)
+        p |= (uint32_t)src[a - off] << (8 * (a % 4));
+    return p;
+}
+
+wgml_status wgml_buffer_write(wgml_buffer *b, uint64_t off, const void *src, uint64_t size)
+{
+    wgml_status st = check_range(b, off, size, "wgml_buffer_write");
+    if (st != WGML_OK || size == 0)
+        return st;
+    if (!src)
+        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_buffer_write: src is NULL");
+    wgml_ctx *ctx = b->ctx;
+    /* writeBuffer is ordered against submits, not against work still being
+     * recorded: submit that work first so the write lands after it. */
+    if (ctx->stream.enc && (st = wg_stream_submit(ctx)) != WGML_OK)
+        return st;
+    const uint8_t *s = src;
+    uint64_t end = off + size;
+    uint64_t a0 = wg_align_up(off, 4), a1 = wg_align_down(end, 4);
+    uint64_t head_end = a0 < end ? a0 : end;
+    if (a1 > a0) {
+        /* Chunks keep wgpu's internal staging copy bounded. */
+        for (uint64_t p = a0; p < a1;) {
+            uint64_t n = a1 - p < (256u << 20) ? a1 - p : (256u << 20);
+            wgpuQueueWriteBuffer(ctx->queue, b->buf, p, s + (p - off), n);
+            p += n;
+        }
+    }
+    if (head_end > off && (st = fill_range(b, off, head_end - off, bytes_pattern(s, off, off, head_end))) != WGML_OK)
+        return st;
+    uint64_t tail = a1 > head_end ? a1 : head_end;
+    if (end > tail && (st = fill_range(b, tail, end - tail, bytes_pattern(s, off, tail, end))) != WGML_OK)
+        return st;
+    ctx->stats.bytes_uploaded += size;
+    return wg_check(ctx);
+}
+
+/* ------------------------------------------------------------ download */
+
+static wg_staging *staging_get(wgml_ctx *ctx, uint64_t size, wgml_status *st)
+{
+    wg_staging *pick = NULL;
+    for (int i = 0; i < WG_STAGING_SLOTS; i++) {
+        wg_staging *s = &ctx->staging[i];
+        if (s->buf && s->size >= size && (!pick || s->size < pick->size))
+            pick = s;
+    }
+    if (pick)
+        return pick;
+    /* Replace an empty slot, else the smallest. */
+    pick = &ctx->staging[0];
+    for (int i = 0; i < WG_STAGING_SLOTS; i++) {
+        wg_staging *s = &ctx->staging[i];
+        if (!s->buf || s->size < pick->size)
+            pick = s;
+        if (!s->buf)
+            break;
+    }
+    if (pick->buf)
+        wgpuBufferRelease(pick->buf);
+    uint64_t n = STAGING_MIN;
+    while (n < size)
+        n *= 2;
+    WGPUBufferDescriptor d = {0};
+    d.size = n;
+    d.usage = WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst;
+    pick->buf = wgpuDeviceCreateBuffer(ctx->device, &d);
+    pick->size = n;
+    if (!pick->buf) {
+        pick->size = 0;
+        *st = wg_fail(WGML_ERR_OOM, "could not allocate a %llu-byte staging buffer", (unsigned long long)n);
+        return NULL;
+    }
+    return pick;
+}
+
+static void on_map(WGPUMapAsyncStatus status, WGPUStringView msg, void *u1, void *u2)
+{
+    (void)msg; (void)u2;
+    *(volatile int *)u1 = status == WGPUMapAsyncStatus_Success ? 1 : 2;
+}
+
+wgml_status wgml_buffer_read(wgml_buffer *b, uint64_t off, void *dst, uint64_t size)
+{
+    wgml_status st = check_range(b, off, size, "wgml_buffer_read");
+    if (st != WGML_OK)
+        return st;
+    if (size == 0)
+        return wgml_ctx_sync(b->ctx);
+    if (!dst)
+        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_buffer_read: dst is NULL");
+    wgml_ctx *ctx = b->ctx;
+    uint8_t *d = dst;
+    uint64_t end = off + size;
+    for (uint64_t p = wg_align_down(off, 4); p < end;) {
+        uint64_t n = wg_align_up(end, 4) - p;
+        if (n > STAGING_MAX)
+            n = STAGING_MAX;
+        wg_staging *sg = staging_get(ctx, n, &st);
+        if (!sg)
+            return st;
+        WGPUCommandEncoder enc = wg_stream_encoder(ctx);
+        wgpuCommandEncoderCopyBufferToBuffer(enc, b->buf, p, sg->buf, 0, n);
+        if ((st = wg_stream_submit(ctx)) != WGML_OK)
+            return st;
+        volatile int done = 0;
+        WGPUBufferMapCallbackInfo ci = {0};
+        ci.mode = WGPUCallbackMode_AllowProcessEvents;
+        ci.callback = on_map;
+        ci.userdata1 = (void *)&done;
+        wgpuBufferMapAsync(sg->buf, WGPUMapMode_Read, 0, n, ci);
+        ctx->stats.waits++;
+        if (!wg_wait_flag(ctx, &done, 120.0))
+            return wg_fail(WGML_ERR_TIMEOUT, "reading back %llu bytes: no answer in 120 s", (unsigned long long)n);
+        if (done != 1) {
+            if ((st = wg_check(ctx)) != WGML_OK)
+                return st;
+            return wg_fail(WGML_ERR_DEVICE, "reading back %llu bytes: mapping the staging buffer failed",
+                           (unsigned long long)n);
+        }
+        const uint8_t *m = wgpuBufferGetConstMappedRange(sg->buf, 0, n);
+        uint64_t lo = p > off ? p : off, hi = p + n < end ? p + n : end;
+        if (m)
+            memcpy(d + (lo - off), m + (lo - p), hi - lo);
+        wgpuBufferUnmap(sg->buf);
+        if (!m)
+            return wg_fail(WGML_ERR_DEVICE, "reading back: no mapped range");
+        p += n;
+    }
+    ctx->stats.bytes_downloaded += size;
+    return wg_check(ctx);
+}
+
+/* ------------------------------------------------------------ copy */
+
+static wgml_status copy_window(wgml_buffer *dst, uint64_t doff, wgml_buffer *src, uint64_t soff,
+                               uint64_t size, bool same, uint64_t *done)
+{
+    wgml_ctx *ctx = dst->ctx;
+    uint64_t srem, drem;
+    wg_binding bind[2];
+    bind[0] = wg_bind_from(src, soff, size, &srem);
+    bind[1] = wg_bind_from(dst, doff, size, &drem);
+    uint64_t n = size;
+    if (n > bind[0].size - srem)
+        n = bind[0].size - srem;
+    if (n > bind[1].size - drem)
+        n = bind[1].size - drem;
+    bool v4 = srem % 16 == 0 && drem % 16 == 0 && (n % 16 == 0 || n >= 16);
+    bool word = srem % 4 == 0 && drem % 4 == 0 && (n % 4 == 0 || n >= 4);
+    unsigned unit = v4 ? 16 : word ? 4 : 1;
+    if (unit > 1)
+        n = wg_align_down(n, unit); /* the remainder goes in the next window */
+    wg_kernel_ref ref = {"copy.wgsl", unit > 1 ? "copy_units" : "copy_bytes",
+                         v4 ? (same ? "V4;SRC_RW" : "V4") : (same ? "SRC_RW" : NULL), 2, same ? 0u : 1u};
+    wgml_status st;
+    wgml_kernel *k = kernel_or_null(ctx, &ref, &st);
+    if (!k)
+        return st;
+    uint32_t prm[4];
+    uint64_t threads;
+    if (unit > 1) {
+        prm[0] = (uint32_t)(srem / unit);
+        prm[1] = (uint32_t)(drem / unit);
+        prm[2] = (uint32_t)(n / unit);
+        prm[3] = 0;
+        threads = (n / unit + 3) / 4;
+    } else {
+        prm[0] = (uint32_t)srem;
+        prm[1] = (uint32_t)drem;
+        prm[2] = (uint32_t)n;
+        prm[3] = (uint32_t)((drem + n + 3) / 4 - drem / 4);
+        threads = prm[3];
+    }
+    *done = n;
+    return wg_dispatch(ctx, k, bind, 2, prm, sizeof prm, (uint32_t)((threads + 255) / 256), 1, 1);
+}
+
+wgml_status wgml_buffer_copy(wgml_buffer *dst, uint64_t doff, wgml_buffer *src, uint64_t soff, uint64_t size)
+{
+    wgml_status st = check_range(dst, doff, size, "wgml_buffer_copy (destination)");
+    if (st == WGML_OK)
+        st = check_range(src, soff, size, "wgml_buffer_copy (source)");
+    if (st != WGML_OK || size == 0)
+        return st;
+    if (src->ctx != dst->ctx)
+        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_buffer_copy: buffers belong to different contexts");
+    bool same = src == dst;
+    if (same && soff == doff)
+        return WGML_OK;
+    if (same && soff < doff + size && doff < soff + size) {
+        /* Overlap: threads would read bytes others already wrote.  Bounce
+         * through a temporary buffer (rare: in-place shifts). */
+        wgml_buffer *tmp;
+        if ((st = wgml_buffer_create(src->ctx, size, &tmp)) != WGML_OK)
+            return st;
+        st = wgml_buffer_copy(tmp, 0, src, soff, size);
+        if (st == WGML_OK)
+            st = wgml_buffer_copy(dst, doff, tmp, 0, size);
+        wgml_buffer_destroy(tmp);
+        return st;
+    }
+    for (uint64_t p = 0; p < size;) {
+        uint64_t n = 0;
+        if ((st = copy_window(dst, doff + p, src, soff + p, size - p, same, &n)) != WGML_OK)
+            return st;
+        p += n;
+    }
+    return WGML_OK;
+}

@@ -1,0 +1,81 @@
+/* A tiny test harness: CHECK records a failure and keeps going, so one run
+ * reports every broken case; main() ends with "N passed, N failed". */
+#ifndef WGML_TEST_HARNESS_H
+#define WGML_TEST_HARNESS_H
+
+#include "wgml.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int t_failed_checks;
+
+#define CHECK(cond, ...)                                                        \
+    do {                                                                        \
+        if (!(cond)) {                                                          \
+            t_failed_checks++;                                                  \
+            printf("    check failed at %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+            printf(__VA_ARGS__);                                                \
+            printf("\n");                                                       \
+        }                                                                       \
+    } while (0)
+
+/* Checks a status is OK, printing the library's message otherwise. */
+#define CHECK_OK(expr)                                                          \
+    do {                                                                        \
+        wgml_status s_ = (expr);                                                \
+        CHECK(s_ == WGML_OK, "%s: %s", wgml_status_name(s_), wgml_last_error()); \
+    } while (0)
+
+typedef struct t_case {
+    const char *name;
+    void (*fn)(void);
+} t_case;
+
+static inline int t_run(const t_case *cases, size_t n, const char *only)
+{
+    int passed = 0, failed = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (only && !strstr(cases[i].name, only))
+            continue;
+        int before = t_failed_checks;
+        printf("[ RUN  ] %s\n", cases[i].name);
+        fflush(stdout);
+        cases[i].fn();
+        if (t_failed_checks == before) {
+            passed++;
+            printf("[  OK  ] %s\n", cases[i].name);
+        } else {
+            failed++;
+            printf("[ FAIL ] %s\n", cases[i].name);
+        }
+        fflush(stdout);
+    }
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
+
+/* xorshift64*: fresh inputs per run unless WGML_TEST_SEED is set. */
+static uint64_t t_rng_state;
+static inline void t_seed(void)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    const char *s = getenv("WGML_TEST_SEED");
+    t_rng_state = s ? strtoull(s, NULL, 0) : (uint64_t)time(NULL) * 2654435761u + (uint64_t)clock();
+    if (!t_rng_state)
+        t_rng_state = 1;
+    printf("seed %llu (set WGML_TEST_SEED to repeat)\n", (unsigned long long)t_rng_state);
+}
+static inline uint64_t t_rand(void)
+{
+    t_rng_state ^= t_rng_state >> 12;
+    t_rng_state ^= t_rng_state << 25;
+    t_rng_state ^= t_rng_state >> 27;
+    return t_rng_state * 2685821657736338717ull;
+}
+static inline uint64_t t_range(uint64_t lo, uint64_t hi) { return lo + t_rand() % (hi - lo + 1); }
+
+#endif

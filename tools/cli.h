@@ -1,0 +1,17 @@
+/* Sub-commands of the `wgml` tool; each returns the process exit code. */
+#ifndef WGML_CLI_H
+#define WGML_CLI_H
+
+#include "wgml.h"
+
+int cmd_info(int argc, char **argv);
+int cmd_selfcheck(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+
+/* Opens a context or prints why not; NULL on failure. */
+wgml_ctx *cli_open(void);
+/* Prints "wgml: <what>: STATUS: message" to stderr; returns 1. */
+int cli_error(const char *what, wgml_status st);
+double cli_now(void);
+
+#endif

@@ -1,0 +1,95 @@
+/* `wgml bench`: performance measurements.  Targets live here, never in
+ * timed unit tests.
+ *
+ *   bench dispatch [n]   n dependent dispatches recorded in one stream and
+ *                        waited on once (us per dispatch), then n/10 rounds
+ *                        of one dispatch + flush + wait (us per round). */
+#include "cli.h"
+#include "gpu/gpu.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int bench_dispatch(wgml_ctx *ctx, int n)
+{
+    static const wg_kernel_ref ref = {"selfcheck.wgsl", "affine_u32", "AFFINE", 1, 0};
+    const uint32_t elems = 64;
+    wgml_kernel *k = NULL;
+    wgml_buffer *b = NULL;
+    uint32_t host[64], want[64];
+    for (uint32_t i = 0; i < elems; i++)
+        host[i] = want[i] = i;
+    wgml_status st = wg_kernel_get(ctx, &ref, &k);
+    if (st == WGML_OK) st = wgml_buffer_create(ctx, sizeof host, &b);
+    if (st == WGML_OK) st = wgml_buffer_write(b, 0, host, sizeof host);
+    if (st == WGML_OK) st = wgml_ctx_sync(ctx);
+    if (st != WGML_OK)
+        return cli_error("bench dispatch setup", st);
+    wg_binding bind = wg_bind_all(b);
+    wgml_ctx_stats s0, s1;
+    double best_disp = 1e30, best_flush = 1e30;
+    for (int rep = 0; rep < 3 && st == WGML_OK; rep++) {
+        wgml_ctx_stats_get(ctx, &s0);
+        double t0 = cli_now();
+        for (int i = 0; i < n && st == WGML_OK; i++) {
+            uint32_t prm[4] = {elems, 3u, (uint32_t)i, 0};
+            st = wg_dispatch(ctx, k, &bind, 1, prm, sizeof prm, 1, 1, 1);
+            for (uint32_t j = 0; j < elems; j++)
+                want[j] = want[j] * 3u + (uint32_t)i;
+        }
+        if (st == WGML_OK) st = wgml_ctx_sync(ctx);
+        double t1 = cli_now();
+        wgml_ctx_stats_get(ctx, &s1);
+        if ((t1 - t0) / n < best_disp)
+            best_disp = (t1 - t0) / n;
+        printf("  rep %d: %d dispatches in %.2f ms (%llu submits, %llu waits)\n", rep, n, (t1 - t0) * 1e3,
+               (unsigned long long)(s1.submits - s0.submits), (unsigned long long)(s1.waits - s0.waits));
+    }
+    int rounds = n / 10 > 10 ? n / 10 : 10;
+    for (int rep = 0; rep < 3 && st == WGML_OK; rep++) {
+        double t0 = cli_now();
+        for (int i = 0; i < rounds && st == WGML_OK; i++) {
+            uint32_t prm[4] = {elems, 1u, 1u, 0};
+            st = wg_dispatch(ctx, k, &bind, 1, prm, sizeof prm, 1, 1, 1);
+            if (st == WGML_OK) st = wgml_ctx_sync(ctx);
+            for (uint32_t j = 0; j < elems; j++)
+                want[j] = want[j] + 1u;
+        }
+        double t1 = cli_now();
+        if ((t1 - t0) / rounds < best_flush)
+            best_flush = (t1 - t0) / rounds;
+    }
+    if (st == WGML_OK) st = wgml_buffer_read(b, 0, host, sizeof host);
+    wgml_buffer_destroy(b);
+    if (st != WGML_OK)
+        return cli_error("bench dispatch", st);
+    int ok = memcmp(host, want, sizeof host) == 0;
+    printf("dispatch: %.2f us per dispatch (%d dependent dispatches, one stream, best of 3)\n", best_disp * 1e6, n);
+    printf("flush+wait: %.1f us per round of 1 dispatch + submit + wait (%d rounds, best of 3)\n",
+           best_flush * 1e6, rounds);
+    printf("results %s\n", ok ? "verified" : "WRONG");
+    return ok ? 0 : 1;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "dispatch") != 0) {
+        fprintf(stderr, "usage: wgml bench dispatch [n]\n");
+        return 2;
+    }
+    int n = argc > 2 ? atoi(argv[2]) : 10000;
+    if (n <= 0) {
+        fprintf(stderr, "wgml bench dispatch: n must be positive\n");
+        return 2;
+    }
+    wgml_ctx *ctx = cli_open();
+    if (!ctx)
+        return 1;
+    wgml_device_info in;
+    if (wgml_device_info_get(ctx, &in) == WGML_OK)
+        printf("bench dispatch on %s (%s)\n", in.adapter, in.backend);
+    int rc = bench_dispatch(ctx, n);
+    wgml_ctx_destroy(ctx);
+    return rc;
+}
