@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# One device run: checks and timings on the GPU machine, batched so a single
+# call of the device tool does everything.  Expects the tree with the
+# git-ignored folders .gl (Vulkan loader debs), third_party (wgpu-native)
+# and .devbuild (a Release build made here) carried along.
+#   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops
+set -u
+cd "$(dirname "$0")/.."
+for f in .gl/*.deb; do dpkg -x "$f" /; done
+ldconfig
+export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
+export XDG_RUNTIME_DIR=/tmp/wgml-xdg WGML_CACHE_DIR=/tmp/wgml-cache
+mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
+B=.devbuild
+OUTDIR=${OUT:-/tmp/out}
+mkdir -p "$OUTDIR"
+sections="${*:-info tests dispatch selfcheck}"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv,noheader
+
+for s in $sections; do
+  echo "=== $s"
+  case $s in
+    info)
+      $B/wgml --version
+      $B/wgml info --adapters
+      $B/wgml info ;;
+    tests)
+      for t in $B/tests/test_*; do
+        [ -x "$t" ] || continue
+        args=""
+        [ "$(basename "$t")" = test_quant_ref ] && args=tests/quant_vectors
+        echo "--- $t"
+        "$t" $args > "$OUTDIR/$(basename "$t").log" 2>&1; rc=$?
+        tail -n 1 "$OUTDIR/$(basename "$t").log"; grep -E "FAIL|check failed" "$OUTDIR/$(basename "$t").log" | head -20
+        echo "rc=$rc"
+      done ;;
+    dispatch)
+      $B/wgml bench dispatch 10000
+      python3 bench/torch_dispatch.py 2>&1 | tail -n 3 ;;
+    selfcheck)
+      $B/wgml selfcheck
+      WGML_PROFILE=1 $B/wgml selfcheck 2>&1 | tail -n 12 ;;
+    ops)
+      $B/wgml bench ops 2>&1 | tee "$OUTDIR/bench_ops.txt"
+      python3 bench/torch_ops.py 2>&1 | tee "$OUTDIR/torch_ops.txt" ;;
+  esac
+done
