@@ -47,7 +47,12 @@ wgml_status wg_failp(wgml_status s, const char *fmt, ...)
     va_start(ap, fmt);
     int n = vsnprintf(last_msg, sizeof last_msg, fmt, ap);
     va_end(ap);
-    if (n >= 0 && (size_t)n < sizeof last_msg)
-        snprintf(last_msg + n, sizeof last_msg - (size_t)n, ": %s", prev);
+    size_t used = n < 0 ? 0 : (size_t)n;
+    if (used + 3 < sizeof last_msg) {
+        size_t pl = strlen(prev), room = sizeof last_msg - used - 3;
+        memcpy(last_msg + used, ": ", 2);
+        memcpy(last_msg + used + 2, prev, pl < room ? pl : room);
+        last_msg[used + 2 + (pl < room ? pl : room)] = 0;
+    }
     return s;
 }

@@ -256,8 +256,11 @@ wgml_status wgml_dispatch(wgml_ctx *ctx, wgml_kernel *k, wgml_buffer *const *buf
     wgml_status st = wg_check(ctx);
     if (st != WGML_OK)
         return st;
-    if (!k || k->ctx != ctx || n < 0 || n > WG_MAX_BUFFERS || (n && !buffers))
+    if (!k || k->ctx != ctx || (n && !buffers))
         return wg_fail(WGML_ERR_INVALID_ARG, "wgml_dispatch: bad kernel or buffer list");
+    if (n != k->n_buffers) /* before reading the list: it may be shorter */
+        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_dispatch of '%s': %d buffers given, %d expected", k->name, n,
+                       k->n_buffers);
     wg_binding b[WG_MAX_BUFFERS];
     for (int i = 0; i < n; i++) {
         if (!buffers[i] || buffers[i]->ctx != ctx)
