@@ -205,6 +205,224 @@ wgml_status wgml_dispatch(wgml_ctx *ctx, wgml_kernel *k,
                           const void *params, size_t params_size,
                           uint32_t groups_x, uint32_t groups_y, uint32_t groups_z);
 
+
+/* -------------------------------------------------------------- tensors */
+
+/* Element types.  16-bit floats work without ShaderF16 (packed in u32 and
+ * unpacked); quantised types use GGUF's block layouts bit for bit. */
+typedef enum wgml_dtype {
+    WGML_F32, WGML_F16, WGML_BF16, WGML_I32, WGML_U32, WGML_I8, WGML_U8, WGML_BOOL,
+    WGML_Q4_0, WGML_Q4_1, WGML_Q5_0, WGML_Q5_1, WGML_Q8_0,
+    WGML_Q2_K, WGML_Q3_K, WGML_Q4_K, WGML_Q5_K, WGML_Q6_K, WGML_Q8_K,
+    WGML_IQ4_NL, WGML_MXFP4,
+    WGML_DTYPE_COUNT
+} wgml_dtype;
+
+#define WGML_MAX_DIMS 4
+
+const char *wgml_dtype_name(wgml_dtype t);          /* "f32", "q4_K"; NULL if unknown */
+/* Bytes per block and elements per block (1 for plain types). */
+size_t wgml_dtype_block_bytes(wgml_dtype t);
+size_t wgml_dtype_block_elems(wgml_dtype t);
+
+/* A tensor: dtype, up to 4 dims (shape[0] outermost), strides in elements
+ * and a reference to device storage.  Views share storage; storage lives
+ * until its last tensor is freed. */
+typedef struct wgml_tensor wgml_tensor;
+
+/* New contiguous, zero-filled tensor.  ndim 0 is a scalar; a dim may be 0. */
+wgml_status wgml_tensor_new(wgml_ctx *ctx, wgml_dtype t, int ndim, const int64_t *shape, wgml_tensor **out);
+void wgml_tensor_free(wgml_tensor *t);
+
+wgml_dtype wgml_tensor_dtype(const wgml_tensor *t);
+int wgml_tensor_ndim(const wgml_tensor *t);
+int64_t wgml_tensor_dim(const wgml_tensor *t, int axis);     /* negative axis counts from the end */
+int64_t wgml_tensor_stride(const wgml_tensor *t, int axis);  /* in elements; 0 for broadcast */
+int64_t wgml_tensor_nelem(const wgml_tensor *t);
+int wgml_tensor_is_contiguous(const wgml_tensor *t);
+/* Bytes the tensor's elements take when contiguous. */
+uint64_t wgml_tensor_nbytes(const wgml_tensor *t);
+
+/* Host data in the tensor's dtype, in logical (row-major) order; `bytes`
+ * must equal wgml_tensor_nbytes.  Works on views (strided writes/reads). */
+wgml_status wgml_tensor_upload(wgml_tensor *t, const void *src, uint64_t bytes);
+wgml_status wgml_tensor_download(const wgml_tensor *t, void *dst, uint64_t bytes);
+
+/* Views (no copy).  Each returns a new handle that must be freed. */
+wgml_status wgml_view_permute(const wgml_tensor *t, const int *perm, wgml_tensor **out);
+wgml_status wgml_view_transpose(const wgml_tensor *t, int axis0, int axis1, wgml_tensor **out);
+/* Elements start, start+step, ... < stop along axis (step >= 1). */
+wgml_status wgml_view_slice(const wgml_tensor *t, int axis, int64_t start, int64_t stop, int64_t step,
+                            wgml_tensor **out);
+/* Contiguous tensors only (WGML_ERR_SHAPE otherwise); one dim may be -1. */
+wgml_status wgml_view_reshape(const wgml_tensor *t, int ndim, const int64_t *shape, wgml_tensor **out);
+/* Numpy broadcasting to `shape` (stride 0 on expanded dims). */
+wgml_status wgml_view_broadcast(const wgml_tensor *t, int ndim, const int64_t *shape, wgml_tensor **out);
+
+/* ------------------------------------------------------------------ ops
+ * Every op writes into a caller-made `out` (any layout, may be a view) whose
+ * shape and dtype must match what the op produces; mismatches return
+ * WGML_ERR_SHAPE / WGML_ERR_DTYPE with a message.  Ops are recorded into the
+ * context's stream; reading a tensor waits for them. */
+
+typedef enum wgml_binary_op {
+    WGML_ADD, WGML_SUB, WGML_MUL, WGML_DIV, WGML_POW, WGML_MAX, WGML_MIN, WGML_MOD,
+    WGML_AND, WGML_OR, WGML_XOR,                 /* integer / bool only */
+    WGML_EQ, WGML_NE, WGML_LT, WGML_LE, WGML_GT, WGML_GE, /* out: bool */
+    WGML_BINARY_COUNT
+} wgml_binary_op;
+/* Numpy broadcasting between a and b.  Arithmetic needs a, b, out of one
+ * dtype; comparisons need a, b of one dtype and a bool out.  MOD follows
+ * the sign of the divisor (Python/numpy), integer division by 0 gives 0. */
+wgml_status wgml_binary(wgml_binary_op op, const wgml_tensor *a, const wgml_tensor *b, wgml_tensor *out);
+
+typedef enum wgml_unary_op {
+    WGML_ABS, WGML_NEG, WGML_SIGN, WGML_EXP, WGML_EXPM1, WGML_LOG, WGML_LOG1P, WGML_SQRT, WGML_RSQRT,
+    WGML_SQR, WGML_SIN, WGML_COS, WGML_TANH, WGML_SIGMOID, WGML_RELU, WGML_LEAKY_RELU /* p0 slope */,
+    WGML_ELU /* p0 alpha */, WGML_SELU, WGML_GELU_ERF, WGML_GELU_TANH, WGML_GELU_QUICK, WGML_SILU,
+    WGML_SOFTPLUS, WGML_MISH, WGML_HARDSWISH, WGML_HARDSIGMOID, WGML_STEP, WGML_CLAMP /* [p0, p1] */,
+    WGML_FLOOR, WGML_CEIL, WGML_ROUND /* half to even */, WGML_TRUNC, WGML_RECIPROCAL, WGML_ERF,
+    WGML_SCALE /* x * p0 + p1 */, WGML_NOT /* int/bool: logical for bool, bitwise for ints */,
+    WGML_UNARY_COUNT
+} wgml_unary_op;
+/* x and out of one dtype (float ops on f32/f16/bf16; ABS NEG SIGN SQR
+ * CLAMP SCALE RELU also on i32/i8; NOT on integer/bool). */
+wgml_status wgml_unary(wgml_unary_op op, const wgml_tensor *x, wgml_tensor *out, float p0, float p1);
+/* Every element of out = value (converted to out's dtype). */
+wgml_status wgml_fill(wgml_tensor *out, double value);
+/* out = cond ? a : b, broadcasting all three; cond is bool. */
+wgml_status wgml_where(const wgml_tensor *cond, const wgml_tensor *a, const wgml_tensor *b, wgml_tensor *out);
+
+/* Conversion to out's dtype.  Float -> int truncates toward zero and
+ * saturates (NaN -> 0); float -> f16/bf16 rounds to nearest even, overflow
+ * to inf; int -> int wraps modulo 2^bits; anything -> bool is (x != 0).
+ * Also copies between any strides (same dtype: a plain copy, "contiguous"
+ * into a contiguous out, "set" into a view). */
+wgml_status wgml_cast(const wgml_tensor *x, wgml_tensor *out);
+wgml_status wgml_copy(const wgml_tensor *x, wgml_tensor *out);
+
+/* Materialised data movement. */
+wgml_status wgml_permute(const wgml_tensor *x, const int *perm, wgml_tensor *out);
+/* out's shape is a multiple of x's in every dim (repeat) or x broadcasts
+ * to it (expand). */
+wgml_status wgml_repeat(const wgml_tensor *x, wgml_tensor *out);
+wgml_status wgml_concat(const wgml_tensor *const *xs, int n, int axis, wgml_tensor *out);
+typedef enum wgml_pad_mode { WGML_PAD_CONSTANT, WGML_PAD_REFLECT, WGML_PAD_EDGE, WGML_PAD_CIRCULAR } wgml_pad_mode;
+/* before/after: per dim of x (ndim entries). */
+wgml_status wgml_pad(const wgml_tensor *x, const int64_t *before, const int64_t *after, wgml_pad_mode mode,
+                     double value, wgml_tensor *out);
+wgml_status wgml_flip(const wgml_tensor *x, unsigned axes_mask, wgml_tensor *out);
+/* shifts: per dim of x, elements move toward higher indices. */
+wgml_status wgml_roll(const wgml_tensor *x, const int64_t *shifts, wgml_tensor *out);
+/* Keeps the lower (upper=0) or upper triangle of the last two dims,
+ * relative to diagonal k; other elements become 0. */
+wgml_status wgml_tri(const wgml_tensor *x, int upper, int64_t k, wgml_tensor *out);
+/* x [..., n] -> out [..., n, n] diagonal matrix; x [..., n, n] -> out [..., n]. */
+wgml_status wgml_diag(const wgml_tensor *x, wgml_tensor *out);
+
+/* Indexing.  Index tensors are i32; an index out of range is
+ * WGML_ERR_INDEX and nothing is written. */
+/* src [rows, ...] any dtype (quantised included) -> out [n_idx, ...] f32
+ * (or src's dtype for plain types when out has it). */
+wgml_status wgml_get_rows(const wgml_tensor *src, const wgml_tensor *idx, wgml_tensor *out);
+/* dst[idx[i], :] = src[i, :]; dst f32/f16/bf16/q8_0/q4_0, src f32. */
+wgml_status wgml_set_rows(wgml_tensor *dst, const wgml_tensor *idx, const wgml_tensor *src);
+/* torch.gather: out[i][j] = src[i][idx[i][j]] along axis; out shape = idx shape. */
+wgml_status wgml_gather(const wgml_tensor *src, int axis, const wgml_tensor *idx, wgml_tensor *out);
+/* torch.scatter_add_: dst[...idx[i]...] += src[i] along axis (f32/i32). */
+wgml_status wgml_scatter_add(wgml_tensor *dst, int axis, const wgml_tensor *idx, const wgml_tensor *src);
+/* out = src with axis indexed by the 1-D idx. */
+wgml_status wgml_index_select(const wgml_tensor *src, int axis, const wgml_tensor *idx, wgml_tensor *out);
+/* idx [...] -> out [..., classes]: 1 at idx, 0 elsewhere (any numeric out dtype). */
+wgml_status wgml_one_hot(const wgml_tensor *idx, wgml_tensor *out);
+/* Lookup of token ids in a [vocab, dim] table (get_rows). */
+wgml_status wgml_embedding(const wgml_tensor *table, const wgml_tensor *ids, wgml_tensor *out);
+/* Dequantise (or convert) a whole tensor to f32/f16/bf16. */
+wgml_status wgml_dequantize(const wgml_tensor *x, wgml_tensor *out);
+
+/* Reductions over the axes in axes_mask (bit i = axis i); out has x's
+ * ndim with reduced axes of size 1.  ARGMAX/ARGMIN: exactly one axis, out
+ * i32, first occurrence wins.  VAR/STD: correction = p0 (0: population,
+ * 1: sample).  Float inputs accumulate in f32 with a tree order. */
+typedef enum wgml_reduce_op {
+    WGML_SUM, WGML_MEAN, WGML_RMAX, WGML_RMIN, WGML_PROD, WGML_ARGMAX, WGML_ARGMIN,
+    WGML_LOGSUMEXP, WGML_VAR, WGML_STD, WGML_L2NORM, WGML_REDUCE_COUNT
+} wgml_reduce_op;
+wgml_status wgml_reduce(wgml_reduce_op op, const wgml_tensor *x, unsigned axes_mask, float p0, wgml_tensor *out);
+wgml_status wgml_cumsum(const wgml_tensor *x, int axis, int exclusive, wgml_tensor *out);
+/* Indices (i32) sorting each row of the last axis; stable. */
+wgml_status wgml_argsort(const wgml_tensor *x, int descending, wgml_tensor *out);
+/* Largest k of each row (last axis), sorted descending; values and/or
+ * indices may be NULL. */
+wgml_status wgml_top_k(const wgml_tensor *x, int64_t k, wgml_tensor *values, wgml_tensor *indices);
+
+/* softmax(scale * x + mask + alibi) over `axis`; sinks (one logit per
+ * head, dim -3 of x... see docs) join the normaliser only. */
+typedef struct wgml_softmax_params {
+    int axis;          /* default -1 */
+    float scale;       /* 0 means 1 */
+    float max_bias;    /* ALiBi: 0 = off; slopes per head (dim -3) as in ggml */
+    int log;           /* 1: log_softmax */
+} wgml_softmax_params;
+wgml_status wgml_softmax(const wgml_tensor *x, const wgml_tensor *mask, const wgml_tensor *sinks,
+                         const wgml_softmax_params *p, wgml_tensor *out);
+
+/* Normalisation of the last axis (GROUP: over (C/groups) x rest of each
+ * group along axis 1; BATCH: per channel axis 1 with running mean/var).
+ * Optional: weight/bias (affine), residual (x + residual is normalised and,
+ * when sum_out is given, also written there). */
+typedef enum wgml_norm_kind { WGML_LAYER_NORM, WGML_RMS_NORM, WGML_L2_NORM, WGML_GROUP_NORM, WGML_BATCH_NORM } wgml_norm_kind;
+typedef struct wgml_norm_params {
+    wgml_norm_kind kind;
+    float eps;
+    int groups;                     /* GROUP_NORM */
+    const wgml_tensor *weight, *bias;
+    const wgml_tensor *residual;
+    const wgml_tensor *mean, *var;  /* BATCH_NORM running stats */
+    wgml_tensor *sum_out;
+} wgml_norm_params;
+wgml_status wgml_norm(const wgml_tensor *x, const wgml_norm_params *p, wgml_tensor *out);
+
+/* Rotary position embedding on x [..., seq, heads, head_dim] (ggml layout:
+ * positions per token), NORMAL (adjacent pairs) or NEOX (halves). */
+typedef enum wgml_rope_mode { WGML_ROPE_NORMAL, WGML_ROPE_NEOX, WGML_ROPE_MROPE } wgml_rope_mode;
+typedef struct wgml_rope_params {
+    wgml_rope_mode mode;
+    int n_dims;                      /* rotated dims (<= head_dim); rest copied */
+    float freq_base, freq_scale;     /* 10000, 1 */
+    float ext_factor, attn_factor, beta_fast, beta_slow; /* YaRN; ext_factor 0 = off */
+    int n_ctx_orig;
+    int sections[4];                 /* M-RoPE */
+    const wgml_tensor *freq_factors; /* optional [n_dims/2] f32 */
+} wgml_rope_params;
+wgml_status wgml_rope(const wgml_tensor *x, const wgml_tensor *pos, const wgml_rope_params *p, wgml_tensor *out);
+
+typedef enum wgml_glu_kind { WGML_SWIGLU, WGML_GEGLU_ERF, WGML_GEGLU_TANH, WGML_REGLU } wgml_glu_kind;
+/* gate NULL: x [..., 2n] holds [a, g] halves (swapped=1: [g, a]);
+ * out [..., n] = act(a) * g. */
+wgml_status wgml_glu(wgml_glu_kind kind, const wgml_tensor *x, const wgml_tensor *gate, int swapped,
+                     wgml_tensor *out);
+
+/* Sampling from logits rows [rows, vocab] (f32) into out [rows] i32.
+ * temperature 0 = greedy; top_k 0 and top_p 1 mean no restriction; min_p
+ * 0 = off.  Counter-based RNG: same seed, same draws. */
+typedef struct wgml_sample_params {
+    float temperature;
+    int top_k;
+    float top_p, min_p;
+    uint64_t seed;
+} wgml_sample_params;
+wgml_status wgml_sample(const wgml_tensor *logits, const wgml_sample_params *p, wgml_tensor *out);
+
+/* The op registry: one row per op, with the dtypes it supports. */
+typedef struct wgml_op_info {
+    const char *name;
+    const char *family;
+    uint32_t dtypes;  /* bit per wgml_dtype accepted as main input */
+} wgml_op_info;
+size_t wgml_op_count(void);
+const wgml_op_info *wgml_op_get(size_t i);
+
 #ifdef __cplusplus
 }
 #endif

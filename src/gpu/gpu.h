@@ -74,6 +74,10 @@ const wg_source *wg_source_find(const char *name);
  * "{{KEY}}" substitution.  Returns malloc'd text or NULL with the error set. */
 char *wg_template_expand(wgml_ctx *ctx, const char *file, const char *defines);
 
+/* Typed operand accessors for the `#tensor` directive (wgsl_tensor.c). */
+size_t wg_tensor_accessors(char *out, size_t cap, const char *name, int binding, const char *dtype,
+                           const char *mode, bool native_f16, bool *needs_f16);
+
 wgml_status wg_kernel_get(wgml_ctx *ctx, const wg_kernel_ref *ref, wgml_kernel **out);
 wgml_status wg_kernel_compile(wgml_ctx *ctx, const char *name, const char *wgsl,
                               const char *entry, int n_buffers, unsigned ro_mask,

@@ -100,8 +100,44 @@ static size_t word_len(const char *s, const char *e)
     return n;
 }
 
-static bool expand(strbuf *out, const wg_source *src, const defines *d, int depth, char *err, size_t errn)
+typedef struct xstate {
+    bool native_f16;  /* device has ShaderF16 */
+    bool need_f16;    /* some #tensor used it: prepend `enable f16;` */
+    char err[256];
+} xstate;
+
+/* `#tensor NAME BINDING DTYPE MODE` (see wgsl_tensor.c). */
+static bool tensor_directive(strbuf *out, const char *s, const char *e, const defines *d, xstate *x)
 {
+    char tok[4][64];
+    int nt = 0;
+    while (nt < 4) {
+        s = skip_ws(s, e);
+        size_t l = word_len(s, e);
+        if (!l || l >= sizeof tok[0])
+            break;
+        memcpy(tok[nt], s, l);
+        tok[nt][l] = 0;
+        nt++;
+        s += l;
+    }
+    if (nt != 4)
+        return false;
+    const char *dt = def_get(d, tok[2], strlen(tok[2]));
+    const char *mode = def_get(d, tok[3], strlen(tok[3]));
+    char buf[4096];
+    size_t n = wg_tensor_accessors(buf, sizeof buf, tok[0], atoi(tok[1]), dt ? dt : tok[2], mode ? mode : tok[3],
+                                   x->native_f16, &x->need_f16);
+    if (n == 0 || n >= sizeof buf)
+        return false;
+    sb_put(out, buf, n);
+    return true;
+}
+
+static bool expand(strbuf *out, const wg_source *src, const defines *d, int depth, xstate *x)
+{
+    char *err = x->err;
+    size_t errn = sizeof x->err;
     bool active[16] = {true};
     bool taken[16] = {true};
     int lvl = 0;
@@ -131,7 +167,7 @@ static bool expand(strbuf *out, const wg_source *src, const defines *d, int dept
                     snprintf(err, errn, "%s:%d: cannot include '%s'", src->name, line_no, name);
                     return false;
                 }
-                if (on && !expand(out, inc, d, depth + 1, err, errn))
+                if (on && !expand(out, inc, d, depth + 1, x))
                     return false;
             } else if ((wl == 2 && memcmp(s, "if", 2) == 0) || (wl == 5 && memcmp(s, "ifdef", 5) == 0) ||
                        (wl == 6 && memcmp(s, "ifndef", 6) == 0)) {
@@ -144,6 +180,11 @@ static bool expand(strbuf *out, const wg_source *src, const defines *d, int dept
                 lvl++;
                 active[lvl] = active[lvl - 1] && c;
                 taken[lvl] = c;
+            } else if (wl == 6 && memcmp(s, "tensor", 6) == 0) {
+                if (on && !tensor_directive(out, s + 6, le, d, x)) {
+                    snprintf(err, errn, "%s:%d: bad #tensor (name binding dtype mode)", src->name, line_no);
+                    return false;
+                }
             } else if (wl == 4 && memcmp(s, "else", 4) == 0 && lvl > 0) {
                 active[lvl] = active[lvl - 1] && !taken[lvl];
                 taken[lvl] = true;
@@ -202,12 +243,17 @@ char *wg_template_expand(wgml_ctx *ctx, const char *file, const char *defs)
         def_set(&d, "HAS_SUBGROUPS", 13, "1", 1);
     def_parse(&d, defs);
     strbuf out = {0};
-    char err[256];
-    if (!expand(&out, src, &d, 0, err, sizeof err)) {
+    xstate x = {0};
+    x.native_f16 = wg_has(ctx, WGML_FEATURE_F16);
+    /* Room for `enable f16;`, which must precede every declaration. */
+    sb_put(&out, "             \n", 14);
+    if (!expand(&out, src, &d, 0, &x)) {
         free(out.p);
-        wg_fail(WGML_ERR_INTERNAL, "kernel template: %s", err);
+        wg_fail(WGML_ERR_INTERNAL, "kernel template: %s", x.err);
         return NULL;
     }
+    if (x.need_f16 && !out.oom)
+        memcpy(out.p, "enable f16;", 11);
     if (out.oom) {
         free(out.p);
         wg_fail(WGML_ERR_OOM, "out of host memory expanding %s", file);

@@ -1,0 +1,173 @@
+// out = a (op) b with broadcasting already folded into the strides.
+// Arithmetic keeps the operands' compute type; comparisons write bool.
+#include "ew_common.wgsl"
+#tensor a 1 A_DT A_MODE
+#tensor b 2 B_DT B_MODE
+#tensor o 3 O_DT O_MODE
+
+fn is_nan(x: f32) -> bool {
+    // NaN is the only value whose exponent is all ones with a mantissa.
+    return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
+}
+
+#if FLOAT
+fn fpow(x: f32, y: f32) -> f32 {
+    if (y == 0.0) {
+        return 1.0;
+    }
+    if (x == 0.0) {
+        return select(0.0, bitcast<f32>(0x7f800000u), y < 0.0);
+    }
+    let m = pow(abs(x), y);
+    if (x > 0.0) {
+        return m;
+    }
+    if (y != trunc(y)) {
+        return bitcast<f32>(0x7fc00000u);   // negative base, fractional power
+    }
+    let odd = abs(y) < 16777216.0 && (i32(y) & 1) == 1;
+    return select(m, -m, odd);
+}
+#else
+fn ipow(x: a_T, y: a_T) -> a_T {
+    var r = a_T(1);
+    var b = x;
+#if SIGNED
+    if (y < 0) {
+        if (x == 1) { return 1; }
+        if (x == -1) { return select(1, -1, (y & 1) == 1); }
+        return 0;
+    }
+#endif
+    var e = u32(y);
+    for (var k = 0u; k < 32u; k++) {
+        if (e == 0u) {
+            break;
+        }
+        if ((e & 1u) == 1u) {
+            r = r * b;
+        }
+        b = b * b;
+        e = e >> 1u;
+    }
+    return r;
+}
+#endif
+
+fn f(x: a_T, y: a_T) -> o_T {
+#if OP_ADD
+    return x + y;
+#endif
+#if OP_SUB
+    return x - y;
+#endif
+#if OP_MUL
+    return x * y;
+#endif
+#if OP_DIV
+#if FLOAT
+    return x / y;
+#else
+    // floor division (numpy //); division by 0 gives 0
+    if (y == a_T(0)) {
+        return a_T(0);
+    }
+    var q = x / y;
+#if SIGNED
+    if (q * y != x && ((x < 0) != (y < 0))) {
+        q = q - 1;
+    }
+#endif
+    return q;
+#endif
+#endif
+#if OP_POW
+#if FLOAT
+    return fpow(x, y);
+#else
+    return ipow(x, y);
+#endif
+#endif
+#if OP_MAX
+#if FLOAT
+    if (is_nan(x) || is_nan(y)) {
+        return x + y;
+    }
+#endif
+    return max(x, y);
+#endif
+#if OP_MIN
+#if FLOAT
+    if (is_nan(x) || is_nan(y)) {
+        return x + y;
+    }
+#endif
+    return min(x, y);
+#endif
+#if OP_MOD
+    // result takes the sign of the divisor (numpy / Python)
+#if FLOAT
+    var r = x - y * trunc(x / y);
+    if (r != 0.0 && ((r < 0.0) != (y < 0.0))) {
+        r = r + y;
+    }
+    return r;
+#else
+    if (y == a_T(0)) {
+        return a_T(0);
+    }
+    var r = x % y;
+#if SIGNED
+    if (r != 0 && ((r < 0) != (y < 0))) {
+        r = r + y;
+    }
+#endif
+    return r;
+#endif
+#endif
+#if OP_AND
+    return x & y;
+#endif
+#if OP_OR
+    return x | y;
+#endif
+#if OP_XOR
+    return x ^ y;
+#endif
+#if OP_EQ
+    return select(0u, 1u, x == y);
+#endif
+#if OP_NE
+    return select(0u, 1u, x != y);
+#endif
+#if OP_LT
+    return select(0u, 1u, x < y);
+#endif
+#if OP_LE
+    return select(0u, 1u, x <= y);
+#endif
+#if OP_GT
+    return select(0u, 1u, x > y);
+#endif
+#if OP_GE
+    return select(0u, 1u, x >= y);
+#endif
+}
+
+@compute @workgroup_size(256)
+fn binary(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+          @builtin(local_invocation_index) li: u32) {
+    let base = ew_base(wid, nwg, li);
+    for (var j = 0u; j < EW_PER_THREAD; j++) {
+        let i = base + j * EW_WG;
+        if (i >= p.n) {
+            return;
+        }
+#if CONTIG
+        o_st(p.offs[2] + i, f(a_ld(p.offs[0] + i), b_ld(p.offs[1] + i)));
+#else
+        let c = ew_coords(i);
+        o_st(ew_at(2u, c), f(a_ld(ew_at(0u, c)), b_ld(ew_at(1u, c))));
+#endif
+    }
+}

@@ -1,0 +1,407 @@
+/*
+ * Elementwise family: unary, binary (numpy broadcasting), where, fill,
+ * cast and strided copy.  Kernels: ew_unary.wgsl, ew_binary.wgsl,
+ * ew_cast.wgsl, all through wg_ew_launch.  CPU references: *_ref below.
+ */
+#include "elementwise.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ names */
+
+static const char *unary_names[WGML_UNARY_COUNT] = {
+    "ABS", "NEG", "SIGN", "EXP", "EXPM1", "LOG", "LOG1P", "SQRT", "RSQRT", "SQR", "SIN", "COS",
+    "TANH", "SIGMOID", "RELU", "LEAKY_RELU", "ELU", "SELU", "GELU_ERF", "GELU_TANH", "GELU_QUICK",
+    "SILU", "SOFTPLUS", "MISH", "HARDSWISH", "HARDSIGMOID", "STEP", "CLAMP", "FLOOR", "CEIL",
+    "ROUND", "TRUNC", "RECIPROCAL", "ERF", "SCALE", "NOT",
+};
+static const char *binary_names[WGML_BINARY_COUNT] = {
+    "ADD", "SUB", "MUL", "DIV", "POW", "MAX", "MIN", "MOD", "AND", "OR", "XOR",
+    "EQ", "NE", "LT", "LE", "GT", "GE",
+};
+
+const char *wg_unary_name(wgml_unary_op op) { return (unsigned)op < WGML_UNARY_COUNT ? unary_names[op] : "?"; }
+const char *wg_binary_name(wgml_binary_op op) { return (unsigned)op < WGML_BINARY_COUNT ? binary_names[op] : "?"; }
+
+/* ------------------------------------------------------------ dtype rules */
+
+uint32_t wg_unary_dtypes(wgml_unary_op op)
+{
+    uint32_t sint = WG_DT_BIT(WGML_I32) | WG_DT_BIT(WGML_I8);
+    switch (op) {
+    case WGML_ABS: case WGML_NEG: case WGML_SIGN: case WGML_SQR: case WGML_RELU: case WGML_CLAMP:
+        return WG_DT_FLOATS | sint;
+    case WGML_NOT:
+        return WG_DT_INTS | WG_DT_BIT(WGML_BOOL);
+    default:
+        return WG_DT_FLOATS;
+    }
+}
+
+uint32_t wg_binary_dtypes(wgml_binary_op op)
+{
+    if (op == WGML_AND || op == WGML_OR || op == WGML_XOR)
+        return WG_DT_INTS | WG_DT_BIT(WGML_BOOL);
+    if (op >= WGML_EQ)
+        return WG_DT_PLAIN;
+    return WG_DT_FLOATS | WG_DT_INTS;
+}
+
+static const char *kind_defines(wgml_dtype t)
+{
+    switch (wg_dtype(t)->kind) {
+    case WG_KIND_FLOAT: return "FLOAT";
+    case WG_KIND_INT: return "SIGNED";
+    case WG_KIND_BOOL: return "BOOL";
+    default: return "UNSIGNED";
+    }
+}
+
+static wgml_status need_plain(const char *op, const wgml_tensor *t, uint32_t allowed)
+{
+    if (!(allowed & WG_DT_BIT(t->dtype)))
+        return wg_fail(WGML_ERR_DTYPE, "%s: dtype %s is not supported", op, wgml_dtype_name(t->dtype));
+    return WGML_OK;
+}
+
+/* ------------------------------------------------------------ unary */
+
+wgml_status wgml_unary(wgml_unary_op op, const wgml_tensor *x, wgml_tensor *out, float p0, float p1)
+{
+    char name[48];
+    snprintf(name, sizeof name, "wgml_unary(%s)", wg_unary_name(op));
+    wgml_status st = wg_check_tensor(name, "x", x);
+    if (st != WGML_OK)
+        return st;
+    if ((unsigned)op >= WGML_UNARY_COUNT)
+        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_unary: unknown op %d", (int)op);
+    if ((st = need_plain(name, x, wg_unary_dtypes(op))) != WGML_OK)
+        return st;
+    if ((st = wg_check_out(name, out, x->dtype, x->ndim, x->shape)) != WGML_OK)
+        return st;
+    if (!wg_same_ctx(x, out))
+        return wg_fail(WGML_ERR_INVALID_ARG, "%s: tensors from different contexts", name);
+    int64_t iter[4];
+    wg_shape4(out, iter);
+    wg_operand ops[2] = {{x, wg_view4_of(x), "a", false}, {out, wg_view4_of(out), "o", true}};
+    char defs[64];
+    snprintf(defs, sizeof defs, "OP_%s;%s", wg_unary_name(op), kind_defines(x->dtype));
+    float fp[4] = {p0, p1, 0, 0};
+    uint32_t ip[4] = {(uint32_t)(int32_t)p0, (uint32_t)(int32_t)p1, 0, 0};
+    return wg_ew_launch(x->ctx, "ew_unary.wgsl", "unary", defs, ops, 2, iter, fp, ip);
+}
+
+static double erf_ref(double x) { return erf(x); }
+
+double wg_wrap_int(double v, wgml_dtype t)
+{
+    int kind = wg_dtype(t)->kind;
+    if (kind != WG_KIND_INT && kind != WG_KIND_UINT)
+        return v;
+    int bits = (int)wg_dtype(t)->block_bytes * 8;
+    uint64_t m = bits == 32 ? 0xffffffffull : ((1ull << bits) - 1);
+    uint64_t u = (uint64_t)(int64_t)v & m;
+    if (kind == WG_KIND_INT && (u >> (bits - 1)) & 1)
+        return (double)(int64_t)(u | ~m);
+    return (double)u;
+}
+
+static double unary_exact(wgml_unary_op op, double x, double p0, double p1, wgml_dtype t)
+{
+    bool fl = wg_dtype_is_float(t);
+    switch (op) {
+    case WGML_ABS: return fabs(x);
+    case WGML_NEG: return -x;
+    case WGML_SIGN: return x > 0 ? 1 : x < 0 ? -1 : 0;
+    case WGML_EXP: return exp(x);
+    case WGML_EXPM1: return expm1(x);
+    case WGML_LOG: return log(x);
+    case WGML_LOG1P: return log1p(x);
+    case WGML_SQRT: return sqrt(x);
+    case WGML_RSQRT: return 1 / sqrt(x);
+    case WGML_SQR: return x * x;
+    case WGML_SIN: return sin(x);
+    case WGML_COS: return cos(x);
+    case WGML_TANH: return tanh(x);
+    case WGML_SIGMOID: return 1 / (1 + exp(-x));
+    case WGML_RELU: return x > 0 ? x : 0;
+    case WGML_LEAKY_RELU: return x > 0 ? x : p0 * x;
+    case WGML_ELU: return x > 0 ? x : p0 * expm1(x);
+    case WGML_SELU: return 1.0507009873554805 * (x > 0 ? x : 1.6732632423543772 * expm1(x));
+    case WGML_GELU_ERF: return 0.5 * x * (1 + erf_ref(x / sqrt(2.0)));
+    case WGML_GELU_TANH: return 0.5 * x * (1 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+    case WGML_GELU_QUICK: return x / (1 + exp(-1.702 * x));
+    case WGML_SILU: return x / (1 + exp(-x));
+    case WGML_SOFTPLUS: return x > 20 ? x : log1p(exp(x));
+    case WGML_MISH: return x * tanh(x > 20 ? x : log1p(exp(x)));
+    case WGML_HARDSWISH: return x * fmin(fmax(x + 3, 0), 6) / 6;
+    case WGML_HARDSIGMOID: return fmin(fmax((x + 3) / 6, 0), 1);
+    case WGML_STEP: return x > 0 ? 1 : 0;
+    case WGML_CLAMP: return fl ? fmin(fmax(x, p0), p1) : fmin(fmax(x, (double)(int32_t)p0), (double)(int32_t)p1);
+    case WGML_FLOOR: return floor(x);
+    case WGML_CEIL: return ceil(x);
+    case WGML_ROUND: return nearbyint(x); /* default rounding mode: half to even */
+    case WGML_TRUNC: return trunc(x);
+    case WGML_RECIPROCAL: return 1 / x;
+    case WGML_ERF: return erf_ref(x);
+    case WGML_SCALE: return x * p0 + p1;
+    case WGML_NOT:
+        if (t == WGML_BOOL)
+            return x != 0 ? 0 : 1;
+        if (t == WGML_U32)
+            return (double)(uint32_t)~(uint32_t)x;
+        if (t == WGML_U8)
+            return (double)(uint8_t)~(uint8_t)x;
+        return (double)~(int64_t)x;
+    default: return NAN;
+    }
+}
+
+double wg_unary_ref(wgml_unary_op op, double x, double p0, double p1, wgml_dtype t)
+{
+    return wg_wrap_int(unary_exact(op, x, p0, p1, t), t); /* integers wrap like the GPU's */
+}
+
+/* ------------------------------------------------------------ binary */
+
+wgml_status wgml_binary(wgml_binary_op op, const wgml_tensor *a, const wgml_tensor *b, wgml_tensor *out)
+{
+    char name[48];
+    snprintf(name, sizeof name, "wgml_binary(%s)", wg_binary_name(op));
+    wgml_status st = wg_check_tensor(name, "a", a);
+    if (st == WGML_OK)
+        st = wg_check_tensor(name, "b", b);
+    if (st != WGML_OK)
+        return st;
+    if ((unsigned)op >= WGML_BINARY_COUNT)
+        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_binary: unknown op %d", (int)op);
+    if (a->dtype != b->dtype)
+        return wg_fail(WGML_ERR_DTYPE, "%s: a is %s but b is %s (cast one first)", name, wgml_dtype_name(a->dtype),
+                       wgml_dtype_name(b->dtype));
+    if ((st = need_plain(name, a, wg_binary_dtypes(op))) != WGML_OK)
+        return st;
+    int nd;
+    int64_t shape[4];
+    if (!wg_broadcast_shapes(a, b, &nd, shape)) {
+        char sa[96], sb[96];
+        return wg_fail(WGML_ERR_SHAPE, "%s: shapes %s and %s do not broadcast", name, wg_shape_str(a, sa, sizeof sa),
+                       wg_shape_str(b, sb, sizeof sb));
+    }
+    bool cmp = op >= WGML_EQ;
+    if ((st = wg_check_out(name, out, cmp ? WGML_BOOL : a->dtype, nd, shape)) != WGML_OK)
+        return st;
+    if (!wg_same_ctx(a, b) || !wg_same_ctx(a, out))
+        return wg_fail(WGML_ERR_INVALID_ARG, "%s: tensors from different contexts", name);
+    int64_t iter[4];
+    wg_shape4(out, iter);
+    wg_operand ops[3] = {{a, wg_view4_of(a), "a", false}, {b, wg_view4_of(b), "b", false}, {out, wg_view4_of(out), "o", true}};
+    wg_view4_bcast(a, iter, &ops[0].v);
+    wg_view4_bcast(b, iter, &ops[1].v);
+    char defs[64];
+    snprintf(defs, sizeof defs, "OP_%s;%s", wg_binary_name(op), kind_defines(a->dtype));
+    return wg_ew_launch(a->ctx, "ew_binary.wgsl", "binary", defs, ops, 3, iter, NULL, NULL);
+}
+
+static double floor_div(double x, double y) { return y == 0 ? 0 : floor(x / y); }
+
+double wg_binary_ref(wgml_binary_op op, double x, double y, wgml_dtype t)
+{
+    bool fl = wg_dtype_is_float(t);
+    bool sgn = wg_dtype(t)->kind == WG_KIND_INT;
+    double r;
+    switch (op) {
+    case WGML_ADD: r = x + y; break;
+    case WGML_SUB: r = x - y; break;
+    case WGML_MUL: r = x * y; break;
+    case WGML_DIV: r = fl ? x / y : floor_div(x, y); break;
+    case WGML_POW:
+        if (fl) {
+            r = pow(x, y);
+        } else {
+            if (y < 0)
+                r = x == 1 ? 1 : x == -1 ? (((int64_t)y & 1) ? -1 : 1) : 0;
+            else {
+                /* wrapping power in the compute type (32-bit) */
+                uint32_t acc = 1, base = (uint32_t)(int64_t)x;
+                for (uint32_t e = (uint32_t)(int64_t)y; e; e >>= 1, base *= base)
+                    if (e & 1)
+                        acc *= base;
+                r = sgn ? (double)(int32_t)acc : (double)acc;
+            }
+        }
+        break;
+    case WGML_MAX: r = isnan(x) || isnan(y) ? NAN : fmax(x, y); break;
+    case WGML_MIN: r = isnan(x) || isnan(y) ? NAN : fmin(x, y); break;
+    case WGML_MOD:
+        if (!fl && y == 0)
+            r = 0;
+        else {
+            r = fmod(x, y);
+            if (r != 0 && ((r < 0) != (y < 0)))
+                r += y;
+        }
+        break;
+    case WGML_AND: r = (double)((int64_t)x & (int64_t)y); break;
+    case WGML_OR: r = (double)((int64_t)x | (int64_t)y); break;
+    case WGML_XOR: r = (double)((int64_t)x ^ (int64_t)y); break;
+    case WGML_EQ: return x == y;
+    case WGML_NE: return x != y;
+    case WGML_LT: return x < y;
+    case WGML_LE: return x <= y;
+    case WGML_GT: return x > y;
+    case WGML_GE: return x >= y;
+    default: return NAN;
+    }
+    return wg_wrap_int(r, t); /* integers wrap modulo 2^bits */
+}
+
+/* ------------------------------------------------------------ cast, copy */
+
+static void int_bounds(wgml_dtype t, char *lo, char *hi, size_t n)
+{
+    switch (t) {
+    case WGML_I32: snprintf(lo, n, "-2147483648"); snprintf(hi, n, "2147483647"); break;
+    case WGML_U32: snprintf(lo, n, "0u"); snprintf(hi, n, "4294967295u"); break;
+    case WGML_I8: snprintf(lo, n, "-128"); snprintf(hi, n, "127"); break;
+    default: snprintf(lo, n, "0u"); snprintf(hi, n, "255u"); break;
+    }
+}
+
+static const char *kind_tag(wgml_dtype t)
+{
+    switch (wg_dtype(t)->kind) {
+    case WG_KIND_FLOAT: return "FLOAT";
+    case WG_KIND_BOOL: return "BOOL";
+    default: return "INT";
+    }
+}
+
+static wgml_status cast_impl(const char *name, const wgml_tensor *x, wgml_tensor *out)
+{
+    wgml_status st = wg_check_tensor(name, "x", x);
+    if (st != WGML_OK)
+        return st;
+    if ((st = wg_check_out(name, out, -1, x->ndim, x->shape)) != WGML_OK)
+        return st;
+    if (!wg_same_ctx(x, out))
+        return wg_fail(WGML_ERR_INVALID_ARG, "%s: tensors from different contexts", name);
+    if (!wg_dtype_is_plain(x->dtype) || !wg_dtype_is_plain(out->dtype)) {
+        if (x->dtype == out->dtype && wgml_tensor_is_contiguous(x) && wgml_tensor_is_contiguous(out))
+            return wgml_buffer_copy(out->st->buf, out->offset, x->st->buf, x->offset, wgml_tensor_nbytes(x));
+        return wg_fail(WGML_ERR_DTYPE, "%s: %s -> %s: quantised tensors convert with wgml_dequantize", name,
+                       wgml_dtype_name(x->dtype), wgml_dtype_name(out->dtype));
+    }
+    int64_t iter[4];
+    wg_shape4(out, iter);
+    wg_operand ops[2] = {{x, wg_view4_of(x), "a", false}, {out, wg_view4_of(out), "o", true}};
+    char lo[16], hi[16], defs[160];
+    int_bounds(out->dtype, lo, hi, sizeof lo);
+    snprintf(defs, sizeof defs, "CAST;A_%s;O_%s;O_MIN=%s;O_MAX=%s", kind_tag(x->dtype), kind_tag(out->dtype), lo, hi);
+    return wg_ew_launch(x->ctx, "ew_cast.wgsl", "main", defs, ops, 2, iter, NULL, NULL);
+}
+
+wgml_status wgml_cast(const wgml_tensor *x, wgml_tensor *out) { return cast_impl("wgml_cast", x, out); }
+
+wgml_status wgml_copy(const wgml_tensor *x, wgml_tensor *out)
+{
+    if (x && out && x->dtype != out->dtype)
+        return wg_fail(WGML_ERR_DTYPE, "wgml_copy: %s -> %s (use wgml_cast to convert)", wgml_dtype_name(x->dtype),
+                       wgml_dtype_name(out->dtype));
+    return cast_impl("wgml_copy", x, out);
+}
+
+double wg_cast_ref(double x, wgml_dtype from, wgml_dtype to)
+{
+    /* integer -> integer wraps; float -> integer saturates (wg_host_set) */
+    int k = wg_dtype(to)->kind;
+    if ((k == WG_KIND_INT || k == WG_KIND_UINT) && !wg_dtype_is_float(from))
+        return wg_wrap_int(x, to);
+    uint8_t buf[8];
+    wg_host_set(to, buf, 0, x);
+    return wg_host_get(to, buf, 0);
+}
+
+/* ------------------------------------------------------------ fill, where */
+
+wgml_status wgml_fill(wgml_tensor *out, double value)
+{
+    wgml_status st = wg_check_tensor("wgml_fill", "out", out);
+    if (st != WGML_OK)
+        return st;
+    if (!wg_dtype_is_plain(out->dtype))
+        return wg_fail(WGML_ERR_DTYPE, "wgml_fill: quantised dtype %s", wgml_dtype_name(out->dtype));
+    /* The value in out's compute type (f32 / i32 / u32 bits). */
+    uint32_t bits;
+    uint8_t tmp[8];
+    wg_host_set(out->dtype, tmp, 0, value);
+    double v = wg_host_get(out->dtype, tmp, 0);
+    int kind = wg_dtype(out->dtype)->kind;
+    if (kind == WG_KIND_FLOAT) {
+        float f = (float)v;
+        memcpy(&bits, &f, 4);
+    } else if (kind == WG_KIND_INT) {
+        int32_t i = (int32_t)v;
+        memcpy(&bits, &i, 4);
+    } else {
+        bits = (uint32_t)v;
+    }
+    int64_t iter[4];
+    wg_shape4(out, iter);
+    wg_operand ops[1] = {{out, wg_view4_of(out), "o", true}};
+    uint32_t ip[4] = {bits, 0, 0, 0};
+    return wg_ew_launch(out->ctx, "ew_cast.wgsl", "main", "FILL", ops, 1, iter, NULL, ip);
+}
+
+wgml_status wgml_where(const wgml_tensor *c, const wgml_tensor *a, const wgml_tensor *b, wgml_tensor *out)
+{
+    const char *name = "wgml_where";
+    wgml_status st = wg_check_tensor(name, "cond", c);
+    if (st == WGML_OK) st = wg_check_tensor(name, "a", a);
+    if (st == WGML_OK) st = wg_check_tensor(name, "b", b);
+    if (st != WGML_OK)
+        return st;
+    if (c->dtype != WGML_BOOL)
+        return wg_fail(WGML_ERR_DTYPE, "%s: cond is %s, must be bool", name, wgml_dtype_name(c->dtype));
+    if (a->dtype != b->dtype || !wg_dtype_is_plain(a->dtype))
+        return wg_fail(WGML_ERR_DTYPE, "%s: a (%s) and b (%s) must share one plain dtype", name,
+                       wgml_dtype_name(a->dtype), wgml_dtype_name(b->dtype));
+    int nd1, nd;
+    int64_t s1[4], shape[4];
+    wgml_tensor tmp = {0};
+    if (!wg_broadcast_shapes(a, b, &nd1, s1))
+        return wg_fail(WGML_ERR_SHAPE, "%s: a and b do not broadcast", name);
+    tmp.ndim = nd1;
+    memcpy(tmp.shape, s1, sizeof s1);
+    if (!wg_broadcast_shapes(&tmp, c, &nd, shape))
+        return wg_fail(WGML_ERR_SHAPE, "%s: cond does not broadcast with a and b", name);
+    if ((st = wg_check_out(name, out, a->dtype, nd, shape)) != WGML_OK)
+        return st;
+    int64_t iter[4];
+    wg_shape4(out, iter);
+    wg_operand ops[4] = {{c, wg_view4_of(c), "c", false}, {a, wg_view4_of(a), "a", false}, {b, wg_view4_of(b), "b", false},
+                         {out, wg_view4_of(out), "o", true}};
+    wg_view4_bcast(c, iter, &ops[0].v);
+    wg_view4_bcast(a, iter, &ops[1].v);
+    wg_view4_bcast(b, iter, &ops[2].v);
+    return wg_ew_launch(a->ctx, "ew_cast.wgsl", "main", "WHERE", ops, 4, iter, NULL, NULL);
+}
+
+/* ------------------------------------------------------------ registry */
+
+static wgml_op_info rows[WGML_UNARY_COUNT + WGML_BINARY_COUNT + 4];
+
+wg_op_table wg_elementwise_ops(void)
+{
+    size_t n = 0;
+    for (int i = 0; i < WGML_UNARY_COUNT; i++)
+        rows[n++] = (wgml_op_info){unary_names[i], "unary", wg_unary_dtypes((wgml_unary_op)i)};
+    for (int i = 0; i < WGML_BINARY_COUNT; i++)
+        rows[n++] = (wgml_op_info){binary_names[i], "binary", wg_binary_dtypes((wgml_binary_op)i)};
+    rows[n++] = (wgml_op_info){"WHERE", "elementwise", WG_DT_PLAIN};
+    rows[n++] = (wgml_op_info){"FILL", "elementwise", WG_DT_PLAIN};
+    rows[n++] = (wgml_op_info){"CAST", "movement", WG_DT_PLAIN};
+    rows[n++] = (wgml_op_info){"COPY", "movement", WG_DT_PLAIN};
+    return (wg_op_table){rows, n};
+}

@@ -1,0 +1,149 @@
+/*
+ * The strided launcher behind every elementwise-shaped op: binds each
+ * operand's window of its buffer, splits the iteration space when a window
+ * would exceed one storage binding, and dispatches the kernel with
+ * wg_ew_params.  Kernels read those parameters through ew_common.wgsl.
+ */
+#include "ops.h"
+
+#include <string.h>
+
+#define WG_THREADS 256
+#define PER_THREAD 4
+
+typedef struct win {
+    uint64_t first, last; /* bytes, inclusive */
+} win;
+
+static win extent(const wg_operand *o, const int64_t iter[4], uint64_t esz)
+{
+    uint64_t last = o->v.offset;
+    for (int i = 0; i < 4; i++)
+        last += (uint64_t)(iter[i] - 1) * (uint64_t)o->v.strides[i];
+    win w = {o->v.offset * esz, last * esz + esz - 1};
+    return w;
+}
+
+static bool shares_buffer(const wg_operand *a, const wg_operand *b)
+{
+    return a->t->st->buf == b->t->st->buf;
+}
+
+static wgml_status launch_one(wgml_ctx *ctx, wgml_kernel *k, wg_operand *ops, int nops, const int64_t iter[4],
+                              const float fp[4], const uint32_t ip[4])
+{
+    wg_ew_params p;
+    memset(&p, 0, sizeof p);
+    wg_binding b[4];
+    uint64_t n = (uint64_t)wg_nelem4(iter);
+    for (int i = 0; i < 4; i++)
+        p.shape[i] = (uint32_t)iter[i];
+    p.n = (uint32_t)n;
+    for (int j = 0; j < nops; j++) {
+        uint64_t esz = wg_dtype(ops[j].t->dtype)->block_bytes;
+        win w = extent(&ops[j], iter, esz);
+        uint64_t rem;
+        b[j] = wg_bind_from(ops[j].t->st->buf, w.first, w.last + 1 - w.first, &rem);
+        p.offs[j] = (uint32_t)(rem / esz);
+        for (int i = 0; i < 4; i++)
+            p.st[j][i] = (uint32_t)ops[j].v.strides[i];
+    }
+    if (fp)
+        memcpy(p.fp, fp, sizeof p.fp);
+    if (ip)
+        memcpy(p.ip, ip, sizeof p.ip);
+    uint64_t groups = (n + WG_THREADS * PER_THREAD - 1) / (WG_THREADS * PER_THREAD);
+    return wg_dispatch(ctx, k, b, nops, &p, sizeof p, (uint32_t)groups, 1, 1);
+}
+
+/* Fits when every window is within one binding and indices fit in u32. */
+static bool fits(wgml_ctx *ctx, wg_operand *ops, int nops, const int64_t iter[4])
+{
+    uint64_t cap = wg_align_down(ctx->limits.maxStorageBufferBindingSize, 256) - 256;
+    if ((uint64_t)wg_nelem4(iter) > 0xffffffffull - WG_THREADS * PER_THREAD)
+        return false;
+    for (int j = 0; j < nops; j++) {
+        win w = extent(&ops[j], iter, wg_dtype(ops[j].t->dtype)->block_bytes);
+        if (w.last + 1 - w.first > cap)
+            return false;
+    }
+    return true;
+}
+
+static wgml_status launch_split(wgml_ctx *ctx, wgml_kernel *k, wg_operand *ops, int nops, const int64_t iter[4],
+                                const float fp[4], const uint32_t ip[4])
+{
+    if (fits(ctx, ops, nops, iter))
+        return launch_one(ctx, k, ops, nops, iter, fp, ip);
+    int d = 0;
+    while (d < 4 && iter[d] == 1)
+        d++;
+    if (d == 4 || (d == 3 && iter[3] == 1))
+        return wg_fail(WGML_ERR_LIMIT, "kernel '%s': one element's window exceeds a storage binding", k->name);
+    if (d == 3)
+        return wg_fail(WGML_ERR_LIMIT, "kernel '%s': a single row of %lld elements exceeds one storage binding "
+                       "(%llu bytes)", k->name, (long long)iter[3],
+                       (unsigned long long)ctx->limits.maxStorageBufferBindingSize);
+    /* Halve the outermost non-trivial dim; operands move by their stride. */
+    int64_t half = iter[d] / 2;
+    for (int part = 0; part < 2; part++) {
+        int64_t sub[4] = {iter[0], iter[1], iter[2], iter[3]};
+        int64_t start = part ? half : 0;
+        sub[d] = part ? iter[d] - half : half;
+        wg_operand o2[4];
+        for (int j = 0; j < nops; j++) {
+            o2[j] = ops[j];
+            o2[j].v.offset += (uint64_t)(start * ops[j].v.strides[d]);
+            o2[j].v.shape[d] = sub[d];
+        }
+        wgml_status st = launch_split(ctx, k, o2, nops, sub, fp, ip);
+        if (st != WGML_OK)
+            return st;
+    }
+    return WGML_OK;
+}
+
+wgml_status wg_ew_launch(wgml_ctx *ctx, const char *file, const char *entry, const char *defines, wg_operand *ops,
+                         int nops, const int64_t iter[4], const float fp[4], const uint32_t ip[4])
+{
+    if (wg_nelem4(iter) == 0)
+        return wg_check(ctx);
+    char defs[512];
+    size_t u = 0;
+    bool contig = true;
+    unsigned ro = 0;
+    for (int j = 0; j < nops; j++) {
+        const wg_operand *o = &ops[j];
+        /* A buffer both read and written in one dispatch must be bound
+         * read_write everywhere: WebGPU forbids mixing read-only and
+         * writable storage bindings of one buffer. */
+        bool rw = o->write;
+        for (int i = 0; i < nops && !o->write; i++)
+            if (i != j && ops[i].write && shares_buffer(o, &ops[i]))
+                rw = true;
+        if (!rw)
+            ro |= 1u << j;
+        char up[8] = {0};
+        for (size_t c = 0; o->name[c] && c + 1 < sizeof up; c++)
+            up[c] = (char)(o->name[c] >= 'a' && o->name[c] <= 'z' ? o->name[c] - 32 : o->name[c]);
+        int w = snprintf(defs + u, sizeof defs - u, "%s%s_DT=%s;%s_MODE=%s", u ? ";" : "", up,
+                         wg_dtype(o->t->dtype)->wgsl, up, o->write ? "w" : (rw ? "rw" : "r"));
+        u += w > 0 ? (size_t)w : 0;
+        wg_view4 v = o->v;
+        for (int i = 0; i < 4; i++)
+            v.shape[i] = iter[i];
+        contig = contig && wg_view4_contiguous(&v);
+    }
+    if (contig)
+        u += (size_t)snprintf(defs + u, sizeof defs - u, ";CONTIG");
+    if (defines && *defines)
+        snprintf(defs + u, sizeof defs - u, ";%s", defines);
+    /* Writable operands that are read too ("rw") keep their mode; the mode
+     * string tells #tensor whether to emit a store. */
+    wg_kernel_ref ref = {file, entry, defs, nops, ro};
+    wgml_kernel *k = NULL;
+    wgml_status st = wg_kernel_get(ctx, &ref, &k);
+    if (st != WGML_OK)
+        return st;
+    return launch_split(ctx, k, ops, nops, iter, fp, ip);
+}

@@ -1,0 +1,125 @@
+/*
+ * Internal interface shared by the op families (src/ops): the tensor
+ * struct, dtype facts, shape/validation helpers, the strided launcher that
+ * every elementwise-shaped kernel uses, and host-side element access for
+ * the CPU references.
+ *
+ * Conventions every op follows:
+ *   - validate everything first (wg_fail with a message), then record work;
+ *   - views are padded on the left to 4-D (wg_view4) before reaching a
+ *     kernel; strides are in elements and never negative;
+ *   - each family file holds its shape rules, its dispatch and its CPU
+ *     reference (`*_ref` functions on host arrays), tested against each
+ *     other in tests/test_op_*.c.
+ */
+#ifndef WGML_OPS_H
+#define WGML_OPS_H
+
+#include "gpu/gpu.h"
+
+typedef struct wg_storage {
+    wgml_buffer *buf;
+    int refs;
+} wg_storage;
+
+struct wgml_tensor {
+    wgml_ctx *ctx;
+    wg_storage *st;
+    uint64_t offset;            /* bytes into the buffer */
+    wgml_dtype dtype;
+    int ndim;
+    int64_t shape[WGML_MAX_DIMS];
+    int64_t strides[WGML_MAX_DIMS]; /* elements (blocks' elements for quantised rows) */
+};
+
+/* ------------------------------------------------------------ dtypes */
+
+enum { WG_KIND_FLOAT, WG_KIND_INT, WG_KIND_UINT, WG_KIND_BOOL, WG_KIND_QUANT };
+
+typedef struct wg_dtype_info {
+    const char *name;
+    uint32_t block_bytes, block_elems;
+    int kind;
+    const char *wgsl;   /* name for #tensor (NULL for quantised) */
+} wg_dtype_info;
+
+const wg_dtype_info *wg_dtype(wgml_dtype t); /* NULL if out of range */
+bool wg_dtype_is_float(wgml_dtype t);
+bool wg_dtype_is_plain(wgml_dtype t);        /* not quantised */
+#define WG_DT_BIT(t) (1u << (t))
+#define WG_DT_FLOATS (WG_DT_BIT(WGML_F32) | WG_DT_BIT(WGML_F16) | WG_DT_BIT(WGML_BF16))
+#define WG_DT_INTS (WG_DT_BIT(WGML_I32) | WG_DT_BIT(WGML_U32) | WG_DT_BIT(WGML_I8) | WG_DT_BIT(WGML_U8))
+#define WG_DT_PLAIN (WG_DT_FLOATS | WG_DT_INTS | WG_DT_BIT(WGML_BOOL))
+
+/* ------------------------------------------------------------ shapes */
+
+/* A view padded on the left to 4-D. */
+typedef struct wg_view4 {
+    int64_t shape[4];
+    int64_t strides[4];
+    uint64_t offset;     /* elements from the buffer start */
+} wg_view4;
+
+wg_view4 wg_view4_of(const wgml_tensor *t);
+/* t broadcast (numpy rules) to the 4-D iteration shape `iter`; false if
+ * it does not broadcast. */
+bool wg_view4_bcast(const wgml_tensor *t, const int64_t iter[4], wg_view4 *out);
+/* out's own 4-D shape (for ops whose iteration space is the output). */
+void wg_shape4(const wgml_tensor *t, int64_t out[4]);
+int64_t wg_nelem4(const int64_t s[4]);
+bool wg_view4_contiguous(const wg_view4 *v);
+
+/* Normalises a negative axis; -1 when out of range. */
+int wg_axis(const wgml_tensor *t, int axis);
+/* Numpy broadcast of two shapes into out (ndim = max); false if they clash. */
+bool wg_broadcast_shapes(const wgml_tensor *a, const wgml_tensor *b, int *ndim, int64_t shape[4]);
+/* Checks out has ndim/shape (NULL shape: skip) and dtype (-1: skip). */
+wgml_status wg_check_out(const char *op, const wgml_tensor *out, int dtype, int ndim, const int64_t *shape);
+wgml_status wg_check_tensor(const char *op, const char *what, const wgml_tensor *t);
+bool wg_same_ctx(const wgml_tensor *a, const wgml_tensor *b);
+/* Formats a shape "[2, 3, 4]". */
+const char *wg_shape_str(const wgml_tensor *t, char *buf, size_t n);
+
+/* ------------------------------------------------------------ launching */
+
+/* One operand of a strided kernel: its tensor, its 4-D view over the
+ * iteration space, and its #tensor name.  Written operands are `out`. */
+typedef struct wg_operand {
+    const wgml_tensor *t;
+    wg_view4 v;
+    const char *name;   /* "a", "b", "c", "o": defines NAME_DT and NAME_MODE */
+    bool write;
+} wg_operand;
+
+/* Runs `entry` of `file` over the 4-D iteration space `iter` with up to 4
+ * operands.  Binds each operand's window, splitting the space along outer
+ * dims when an operand exceeds one storage binding; sets <NAME>_DT,
+ * <NAME>_MODE and CONTIG (all operands contiguous over `iter`) defines, and
+ * passes wg_ew_params (below) to the kernel.  `defines` adds more. */
+typedef struct wg_ew_params {
+    uint32_t shape[4];      /* iteration space, [0] outermost */
+    uint32_t n, pad0, pad1, pad2;
+    uint32_t offs[4];       /* per operand, elements within its binding */
+    uint32_t st[4][4];      /* per operand strides */
+    float fp[4];
+    uint32_t ip[4];
+} wg_ew_params;
+
+wgml_status wg_ew_launch(wgml_ctx *ctx, const char *file, const char *entry, const char *defines,
+                         wg_operand *ops, int nops, const int64_t iter[4], const float fp[4],
+                         const uint32_t ip[4]);
+
+/* ------------------------------------------------------------ host side */
+
+/* Element i (linear in the dtype's storage) of host data as double / set
+ * from double with the dtype's rounding (cast rules in wgml.h). */
+double wg_host_get(wgml_dtype t, const void *data, size_t i);
+void wg_host_set(wgml_dtype t, void *data, size_t i, double v);
+
+/* Registry rows contributed by each family (registry.c joins them). */
+typedef struct wg_op_table {
+    const wgml_op_info *rows;
+    size_t n;
+} wg_op_table;
+
+#endif

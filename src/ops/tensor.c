@@ -1,0 +1,442 @@
+/*
+ * Tensors: dtype facts, creation, views, upload/download, and the shape
+ * helpers every op family uses.
+ */
+#include "ops.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const wg_dtype_info dtype_table[WGML_DTYPE_COUNT] = {
+    [WGML_F32] = {"f32", 4, 1, WG_KIND_FLOAT, "f32"},
+    [WGML_F16] = {"f16", 2, 1, WG_KIND_FLOAT, "f16"},
+    [WGML_BF16] = {"bf16", 2, 1, WG_KIND_FLOAT, "bf16"},
+    [WGML_I32] = {"i32", 4, 1, WG_KIND_INT, "i32"},
+    [WGML_U32] = {"u32", 4, 1, WG_KIND_UINT, "u32"},
+    [WGML_I8] = {"i8", 1, 1, WG_KIND_INT, "i8"},
+    [WGML_U8] = {"u8", 1, 1, WG_KIND_UINT, "u8"},
+    [WGML_BOOL] = {"bool", 1, 1, WG_KIND_BOOL, "bool"},
+    /* GGUF block layouts: bytes per block, elements per block */
+    [WGML_Q4_0] = {"q4_0", 18, 32, WG_KIND_QUANT, NULL},
+    [WGML_Q4_1] = {"q4_1", 20, 32, WG_KIND_QUANT, NULL},
+    [WGML_Q5_0] = {"q5_0", 22, 32, WG_KIND_QUANT, NULL},
+    [WGML_Q5_1] = {"q5_1", 24, 32, WG_KIND_QUANT, NULL},
+    [WGML_Q8_0] = {"q8_0", 34, 32, WG_KIND_QUANT, NULL},
+    [WGML_Q2_K] = {"q2_K", 84, 256, WG_KIND_QUANT, NULL},
+    [WGML_Q3_K] = {"q3_K", 110, 256, WG_KIND_QUANT, NULL},
+    [WGML_Q4_K] = {"q4_K", 144, 256, WG_KIND_QUANT, NULL},
+    [WGML_Q5_K] = {"q5_K", 176, 256, WG_KIND_QUANT, NULL},
+    [WGML_Q6_K] = {"q6_K", 210, 256, WG_KIND_QUANT, NULL},
+    [WGML_Q8_K] = {"q8_K", 292, 256, WG_KIND_QUANT, NULL},
+    [WGML_IQ4_NL] = {"iq4_nl", 18, 32, WG_KIND_QUANT, NULL},
+    [WGML_MXFP4] = {"mxfp4", 17, 32, WG_KIND_QUANT, NULL},
+};
+
+const wg_dtype_info *wg_dtype(wgml_dtype t)
+{
+    return (unsigned)t < WGML_DTYPE_COUNT ? &dtype_table[t] : NULL;
+}
+
+bool wg_dtype_is_float(wgml_dtype t) { return wg_dtype(t) && wg_dtype(t)->kind == WG_KIND_FLOAT; }
+bool wg_dtype_is_plain(wgml_dtype t) { return wg_dtype(t) && wg_dtype(t)->kind != WG_KIND_QUANT; }
+
+const char *wgml_dtype_name(wgml_dtype t) { return wg_dtype(t) ? wg_dtype(t)->name : NULL; }
+size_t wgml_dtype_block_bytes(wgml_dtype t) { return wg_dtype(t) ? wg_dtype(t)->block_bytes : 0; }
+size_t wgml_dtype_block_elems(wgml_dtype t) { return wg_dtype(t) ? wg_dtype(t)->block_elems : 0; }
+
+/* ------------------------------------------------------------ create */
+
+static wgml_status check_shape(wgml_dtype t, int ndim, const int64_t *shape)
+{
+    if (!wg_dtype(t))
+        return wg_fail(WGML_ERR_DTYPE, "unknown dtype %d", (int)t);
+    if (ndim < 0 || ndim > WGML_MAX_DIMS || (ndim && !shape))
+        return wg_fail(WGML_ERR_SHAPE, "ndim %d: must be 0..%d", ndim, WGML_MAX_DIMS);
+    uint64_t n = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] < 0 || shape[i] > (int64_t)1 << 40)
+            return wg_fail(WGML_ERR_SHAPE, "dim %d is %lld", i, (long long)shape[i]);
+        n *= (uint64_t)shape[i];
+        if (n > (1ull << 42))
+            return wg_fail(WGML_ERR_SHAPE, "tensor of more than 2^42 elements");
+    }
+    uint32_t be = wg_dtype(t)->block_elems;
+    if (be > 1 && (ndim == 0 || shape[ndim - 1] % be != 0))
+        return wg_fail(WGML_ERR_SHAPE, "%s rows must be a multiple of %u elements", wg_dtype(t)->name, be);
+    return WGML_OK;
+}
+
+static void set_contiguous(wgml_tensor *t)
+{
+    int64_t s = 1;
+    for (int i = t->ndim - 1; i >= 0; i--) {
+        t->strides[i] = s;
+        s *= t->shape[i];
+    }
+}
+
+uint64_t wgml_tensor_nbytes(const wgml_tensor *t)
+{
+    if (!t)
+        return 0;
+    const wg_dtype_info *d = wg_dtype(t->dtype);
+    return (uint64_t)wgml_tensor_nelem(t) / d->block_elems * d->block_bytes;
+}
+
+wgml_status wgml_tensor_new(wgml_ctx *ctx, wgml_dtype dt, int ndim, const int64_t *shape, wgml_tensor **out)
+{
+    wgml_status st = wg_check(ctx);
+    if (st != WGML_OK)
+        return st;
+    if (!out)
+        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_tensor_new: out is NULL");
+    *out = NULL;
+    if ((st = check_shape(dt, ndim, shape)) != WGML_OK)
+        return st;
+    wgml_tensor *t = calloc(1, sizeof *t);
+    wg_storage *s = calloc(1, sizeof *s);
+    if (!t || !s) {
+        free(t);
+        free(s);
+        return wg_fail(WGML_ERR_OOM, "out of host memory");
+    }
+    t->ctx = ctx;
+    t->dtype = dt;
+    t->ndim = ndim;
+    for (int i = 0; i < ndim; i++)
+        t->shape[i] = shape[i];
+    set_contiguous(t);
+    if ((st = wgml_buffer_create(ctx, wgml_tensor_nbytes(t), &s->buf)) != WGML_OK) {
+        free(t);
+        free(s);
+        return st;
+    }
+    s->refs = 1;
+    t->st = s;
+    *out = t;
+    return WGML_OK;
+}
+
+void wgml_tensor_free(wgml_tensor *t)
+{
+    if (!t)
+        return;
+    if (t->st && --t->st->refs == 0) {
+        wgml_buffer_destroy(t->st->buf);
+        free(t->st);
+    }
+    free(t);
+}
+
+wgml_dtype wgml_tensor_dtype(const wgml_tensor *t) { return t ? t->dtype : WGML_DTYPE_COUNT; }
+int wgml_tensor_ndim(const wgml_tensor *t) { return t ? t->ndim : 0; }
+
+int wg_axis(const wgml_tensor *t, int axis)
+{
+    if (axis < 0)
+        axis += t->ndim;
+    return axis >= 0 && axis < t->ndim ? axis : -1;
+}
+
+int64_t wgml_tensor_dim(const wgml_tensor *t, int axis)
+{
+    int a = t ? wg_axis(t, axis) : -1;
+    return a < 0 ? 0 : t->shape[a];
+}
+
+int64_t wgml_tensor_stride(const wgml_tensor *t, int axis)
+{
+    int a = t ? wg_axis(t, axis) : -1;
+    return a < 0 ? 0 : t->strides[a];
+}
+
+int64_t wgml_tensor_nelem(const wgml_tensor *t)
+{
+    if (!t)
+        return 0;
+    int64_t n = 1;
+    for (int i = 0; i < t->ndim; i++)
+        n *= t->shape[i];
+    return n;
+}
+
+int wgml_tensor_is_contiguous(const wgml_tensor *t)
+{
+    if (!t)
+        return 0;
+    int64_t s = 1;
+    for (int i = t->ndim - 1; i >= 0; i--) {
+        if (t->shape[i] != 1 && t->strides[i] != s)
+            return 0;
+        s *= t->shape[i];
+    }
+    return 1;
+}
+
+/* ------------------------------------------------------------ views */
+
+static wgml_status view_new(const wgml_tensor *t, wgml_tensor **out)
+{
+    if (!t || !out)
+        return wg_fail(WGML_ERR_INVALID_ARG, "view: tensor or out is NULL");
+    wgml_tensor *v = malloc(sizeof *v);
+    if (!v)
+        return wg_fail(WGML_ERR_OOM, "out of host memory");
+    *v = *t;
+    v->st->refs++;
+    *out = v;
+    return WGML_OK;
+}
+
+static bool quant_inner_axis(const wgml_tensor *t, int axis)
+{
+    return wg_dtype(t->dtype)->kind == WG_KIND_QUANT && axis == t->ndim - 1;
+}
+
+wgml_status wgml_view_permute(const wgml_tensor *t, const int *perm, wgml_tensor **out)
+{
+    if (!t || !perm)
+        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_view_permute: NULL argument");
+    unsigned seen = 0;
+    for (int i = 0; i < t->ndim; i++) {
+        int p = perm[i] < 0 ? perm[i] + t->ndim : perm[i];
+        if (p < 0 || p >= t->ndim || (seen >> p) & 1)
+            return wg_fail(WGML_ERR_INDEX, "wgml_view_permute: perm is not a permutation of 0..%d", t->ndim - 1);
+        seen |= 1u << p;
+    }
+    if (wg_dtype(t->dtype)->kind == WG_KIND_QUANT && perm[t->ndim - 1] != t->ndim - 1 &&
+        perm[t->ndim - 1] != -1)
+        return wg_fail(WGML_ERR_DTYPE, "wgml_view_permute: quantised rows cannot move off the last axis");
+    wgml_status st = view_new(t, out);
+    if (st != WGML_OK)
+        return st;
+    for (int i = 0; i < t->ndim; i++) {
+        int p = perm[i] < 0 ? perm[i] + t->ndim : perm[i];
+        (*out)->shape[i] = t->shape[p];
+        (*out)->strides[i] = t->strides[p];
+    }
+    return WGML_OK;
+}
+
+wgml_status wgml_view_transpose(const wgml_tensor *t, int a0, int a1, wgml_tensor **out)
+{
+    if (!t)
+        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_view_transpose: tensor is NULL");
+    int x = wg_axis(t, a0), y = wg_axis(t, a1);
+    if (x < 0 || y < 0)
+        return wg_fail(WGML_ERR_INDEX, "wgml_view_transpose: axes %d, %d out of range for %d dims", a0, a1, t->ndim);
+    int perm[WGML_MAX_DIMS];
+    for (int i = 0; i < t->ndim; i++)
+        perm[i] = i;
+    perm[x] = y;
+    perm[y] = x;
+    return wgml_view_permute(t, perm, out);
+}
+
+wgml_status wgml_view_slice(const wgml_tensor *t, int axis, int64_t start, int64_t stop, int64_t step,
+                            wgml_tensor **out)
+{
+    if (!t)
+        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_view_slice: tensor is NULL");
+    int a = wg_axis(t, axis);
+    if (a < 0)
+        return wg_fail(WGML_ERR_INDEX, "wgml_view_slice: axis %d out of range for %d dims", axis, t->ndim);
+    if (step < 1)
+        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_view_slice: step %lld must be >= 1", (long long)step);
+    if (start < 0 || stop < start || stop > t->shape[a])
+        return wg_fail(WGML_ERR_INDEX, "wgml_view_slice: [%lld, %lld) outside 0..%lld", (long long)start,
+                       (long long)stop, (long long)t->shape[a]);
+    if (quant_inner_axis(t, a))
+        return wg_fail(WGML_ERR_DTYPE, "wgml_view_slice: quantised rows cannot be sliced inside");
+    wgml_status st = view_new(t, out);
+    if (st != WGML_OK)
+        return st;
+    const wg_dtype_info *d = wg_dtype(t->dtype);
+    (*out)->offset += (uint64_t)(start * t->strides[a]) / d->block_elems * d->block_bytes;
+    (*out)->shape[a] = (stop - start + step - 1) / step;
+    (*out)->strides[a] = t->strides[a] * step;
+    return WGML_OK;
+}
+
+wgml_status wgml_view_reshape(const wgml_tensor *t, int ndim, const int64_t *shape, wgml_tensor **out)
+{
+    if (!t)
+        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_view_reshape: tensor is NULL");
+    if (!wgml_tensor_is_contiguous(t))
+        return wg_fail(WGML_ERR_SHAPE, "wgml_view_reshape: tensor is not contiguous (copy it first)");
+    int64_t s[WGML_MAX_DIMS];
+    int infer = -1;
+    int64_t n = 1;
+    if (ndim < 0 || ndim > WGML_MAX_DIMS || (ndim && !shape))
+        return wg_fail(WGML_ERR_SHAPE, "wgml_view_reshape: ndim %d", ndim);
+    for (int i = 0; i < ndim; i++) {
+        s[i] = shape[i];
+        if (s[i] == -1 && infer < 0)
+            infer = i;
+        else if (s[i] < 0)
+            return wg_fail(WGML_ERR_SHAPE, "wgml_view_reshape: dim %d is %lld", i, (long long)s[i]);
+        else
+            n *= s[i];
+    }
+    int64_t total = wgml_tensor_nelem(t);
+    if (infer >= 0) {
+        if (n == 0 || total % n)
+            return wg_fail(WGML_ERR_SHAPE, "wgml_view_reshape: cannot infer dim %d", infer);
+        s[infer] = total / n;
+        n *= s[infer];
+    }
+    if (n != total)
+        return wg_fail(WGML_ERR_SHAPE, "wgml_view_reshape: %lld elements cannot become %lld", (long long)total,
+                       (long long)n);
+    wgml_status st = check_shape(t->dtype, ndim, s);
+    if (st != WGML_OK)
+        return st;
+    if ((st = view_new(t, out)) != WGML_OK)
+        return st;
+    (*out)->ndim = ndim;
+    for (int i = 0; i < ndim; i++)
+        (*out)->shape[i] = s[i];
+    set_contiguous(*out);
+    return WGML_OK;
+}
+
+wgml_status wgml_view_broadcast(const wgml_tensor *t, int ndim, const int64_t *shape, wgml_tensor **out)
+{
+    if (!t || (ndim && !shape))
+        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_view_broadcast: NULL argument");
+    if (ndim < t->ndim || ndim > WGML_MAX_DIMS)
+        return wg_fail(WGML_ERR_SHAPE, "wgml_view_broadcast: cannot go from %d to %d dims", t->ndim, ndim);
+    if (wg_dtype(t->dtype)->kind == WG_KIND_QUANT)
+        return wg_fail(WGML_ERR_DTYPE, "wgml_view_broadcast: quantised tensors cannot broadcast");
+    int64_t st_[WGML_MAX_DIMS];
+    for (int i = 0; i < ndim; i++) {
+        int j = i - (ndim - t->ndim);
+        int64_t d = j >= 0 ? t->shape[j] : 1;
+        if (d != shape[i] && d != 1)
+            return wg_fail(WGML_ERR_SHAPE, "wgml_view_broadcast: dim %d is %lld, cannot become %lld", i,
+                           (long long)d, (long long)shape[i]);
+        st_[i] = d == shape[i] && j >= 0 ? t->strides[j] : 0;
+    }
+    wgml_status st = view_new(t, out);
+    if (st != WGML_OK)
+        return st;
+    (*out)->ndim = ndim;
+    for (int i = 0; i < ndim; i++) {
+        (*out)->shape[i] = shape[i];
+        (*out)->strides[i] = st_[i];
+    }
+    return WGML_OK;
+}
+
+/* ------------------------------------------------------------ helpers */
+
+wg_view4 wg_view4_of(const wgml_tensor *t)
+{
+    wg_view4 v;
+    int pad = 4 - t->ndim;
+    const wg_dtype_info *d = wg_dtype(t->dtype);
+    for (int i = 0; i < 4; i++) {
+        v.shape[i] = i < pad ? 1 : t->shape[i - pad];
+        v.strides[i] = i < pad ? 0 : t->strides[i - pad];
+    }
+    v.offset = t->offset / d->block_bytes * d->block_elems;
+    return v;
+}
+
+bool wg_view4_bcast(const wgml_tensor *t, const int64_t iter[4], wg_view4 *out)
+{
+    wg_view4 v = wg_view4_of(t);
+    for (int i = 0; i < 4; i++) {
+        if (v.shape[i] == iter[i])
+            continue;
+        if (v.shape[i] != 1)
+            return false;
+        v.shape[i] = iter[i];
+        v.strides[i] = 0;
+    }
+    *out = v;
+    return true;
+}
+
+void wg_shape4(const wgml_tensor *t, int64_t out[4])
+{
+    int pad = 4 - t->ndim;
+    for (int i = 0; i < 4; i++)
+        out[i] = i < pad ? 1 : t->shape[i - pad];
+}
+
+int64_t wg_nelem4(const int64_t s[4]) { return s[0] * s[1] * s[2] * s[3]; }
+
+bool wg_view4_contiguous(const wg_view4 *v)
+{
+    int64_t s = 1;
+    for (int i = 3; i >= 0; i--) {
+        if (v->shape[i] != 1 && v->strides[i] != s)
+            return false;
+        s *= v->shape[i];
+    }
+    return true;
+}
+
+bool wg_broadcast_shapes(const wgml_tensor *a, const wgml_tensor *b, int *ndim, int64_t shape[4])
+{
+    int n = a->ndim > b->ndim ? a->ndim : b->ndim;
+    for (int i = 0; i < n; i++) {
+        int ia = i - (n - a->ndim), ib = i - (n - b->ndim);
+        int64_t da = ia >= 0 ? a->shape[ia] : 1, db = ib >= 0 ? b->shape[ib] : 1;
+        if (da != db && da != 1 && db != 1)
+            return false;
+        shape[i] = da == 1 ? db : da;
+    }
+    *ndim = n;
+    return true;
+}
+
+const char *wg_shape_str(const wgml_tensor *t, char *buf, size_t n)
+{
+    size_t u = 0;
+    int w = snprintf(buf, n, "[");
+    u += w > 0 ? (size_t)w : 0;
+    for (int i = 0; i < t->ndim && u < n; i++) {
+        w = snprintf(buf + u, n - u, "%s%lld", i ? ", " : "", (long long)t->shape[i]);
+        u += w > 0 ? (size_t)w : 0;
+    }
+    if (u < n)
+        snprintf(buf + u, n - u, "]");
+    return buf;
+}
+
+wgml_status wg_check_tensor(const char *op, const char *what, const wgml_tensor *t)
+{
+    if (!t)
+        return wg_fail(WGML_ERR_INVALID_ARG, "%s: %s is NULL", op, what);
+    return wg_check(t->ctx);
+}
+
+bool wg_same_ctx(const wgml_tensor *a, const wgml_tensor *b) { return !a || !b || a->ctx == b->ctx; }
+
+wgml_status wg_check_out(const char *op, const wgml_tensor *out, int dtype, int ndim, const int64_t *shape)
+{
+    wgml_status st = wg_check_tensor(op, "out", out);
+    if (st != WGML_OK)
+        return st;
+    if (dtype >= 0 && out->dtype != (wgml_dtype)dtype)
+        return wg_fail(WGML_ERR_DTYPE, "%s: out is %s, expected %s", op, wgml_dtype_name(out->dtype),
+                       wgml_dtype_name((wgml_dtype)dtype));
+    if (shape) {
+        bool ok = out->ndim == ndim;
+        for (int i = 0; ok && i < ndim; i++)
+            ok = out->shape[i] == shape[i];
+        if (!ok) {
+            char a[96], b[96];
+            wgml_tensor tmp = {0};
+            tmp.ndim = ndim;
+            for (int i = 0; i < ndim; i++)
+                tmp.shape[i] = shape[i];
+            return wg_fail(WGML_ERR_SHAPE, "%s: out has shape %s, expected %s", op, wg_shape_str(out, a, sizeof a),
+                           wg_shape_str(&tmp, b, sizeof b));
+        }
+    }
+    return WGML_OK;
+}
