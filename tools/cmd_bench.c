@@ -74,8 +74,16 @@ static int bench_dispatch(wgml_ctx *ctx, int n)
 
 int cmd_bench(int argc, char **argv)
 {
+    if (argc >= 2 && strcmp(argv[1], "ops") == 0) {
+        wgml_ctx *ctx = cli_open();
+        if (!ctx)
+            return 1;
+        int rc = bench_ops(ctx, argc - 1, argv + 1);
+        wgml_ctx_destroy(ctx);
+        return rc;
+    }
     if (argc < 2 || strcmp(argv[1], "dispatch") != 0) {
-        fprintf(stderr, "usage: wgml bench dispatch [n]\n");
+        fprintf(stderr, "usage: wgml bench dispatch [n] | wgml bench ops [MiB]\n");
         return 2;
     }
     int n = argc > 2 ? atoi(argv[2]) : 10000;

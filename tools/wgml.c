@@ -14,7 +14,9 @@ static void usage(FILE *f)
             "  info              adapter, driver, enabled features, subgroup size, limits\n"
             "  info --adapters   every adapter WebGPU can see (WGML_ADAPTER indexes this list)\n"
             "  selfcheck         run a vector op and a reduction on the GPU, check them on the CPU\n"
+            "  ops               op x dtype coverage table (from the op registry)\n"
             "  bench dispatch    us per dispatch (10,000 dependent dispatches) and per flush+wait\n"
+            "  bench ops [MiB]   GB/s of add, softmax, rms_norm, rope, cast, get_rows on big tensors\n"
             "\n"
             "options:\n"
             "  -h, --help        this text\n"
@@ -71,6 +73,8 @@ int main(int argc, char **argv)
         return cmd_info(argc - 1, argv + 1);
     if (!strcmp(cmd, "selfcheck"))
         return cmd_selfcheck(argc - 1, argv + 1);
+    if (!strcmp(cmd, "ops"))
+        return cmd_ops(argc - 1, argv + 1);
     if (!strcmp(cmd, "bench"))
         return cmd_bench(argc - 1, argv + 1);
     fprintf(stderr, "wgml: unknown command '%s' (try wgml --help)\n", cmd);

@@ -1,0 +1,195 @@
+/*
+ * `wgml bench ops [MiB]`: memory-bound ops on big tensors (default 256 MiB
+ * per main operand), in GB/s counting each input read once and each output
+ * written once, and as a fraction of the device-to-device copy measured in
+ * the same run.  Each op: 2 warm-up runs, then 3 repetitions of `iters`
+ * runs recorded in one stream and waited on once; the best repetition is
+ * reported.  Outputs are spot-checked against the CPU so a fast wrong
+ * kernel cannot pass.  Lines starting with "op " are machine-readable
+ * (bench/torch_ops.py joins them with PyTorch's figures).
+ */
+#include "cli.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef wgml_status (*run_fn)(void *st);
+
+typedef struct bench {
+    wgml_ctx *ctx;
+    uint64_t bytes;       /* main operand size */
+    double copy_gbs;      /* measured roofline */
+} bench;
+
+static double time_it(bench *b, run_fn fn, void *st, int iters, wgml_status *status)
+{
+    double best = 1e30;
+    *status = WGML_OK;
+    for (int w = 0; w < 2 && *status == WGML_OK; w++)
+        *status = fn(st);
+    if (*status == WGML_OK)
+        *status = wgml_ctx_sync(b->ctx);
+    for (int rep = 0; rep < 3 && *status == WGML_OK; rep++) {
+        double t0 = cli_now();
+        for (int i = 0; i < iters && *status == WGML_OK; i++)
+            *status = fn(st);
+        if (*status == WGML_OK)
+            *status = wgml_ctx_sync(b->ctx);
+        double t = (cli_now() - t0) / iters;
+        if (t < best)
+            best = t;
+    }
+    return best;
+}
+
+static void report(bench *b, const char *op, const char *dtype, double moved, double t, int ok)
+{
+    double gbs = moved / t / 1e9;
+    printf("op %-10s %-8s %8.1f MiB moved %9.3f ms %8.1f GB/s  %5.2f of copy  %s\n", op, dtype, moved / 1048576.0,
+           t * 1e3, gbs, b->copy_gbs > 0 ? gbs / b->copy_gbs : 0, ok ? "verified" : "WRONG");
+}
+
+static uint64_t rng = 88172645463325252ull;
+static float frand(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (float)((double)(rng >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+}
+
+static wgml_tensor *random_f32(wgml_ctx *ctx, int ndim, const int64_t *shape, float **host)
+{
+    wgml_tensor *t = NULL;
+    if (wgml_tensor_new(ctx, WGML_F32, ndim, shape, &t) != WGML_OK)
+        return NULL;
+    int64_t n = wgml_tensor_nelem(t);
+    float *h = malloc((size_t)n * sizeof *h);
+    for (int64_t i = 0; i < n; i++)
+        h[i] = frand();
+    if (wgml_tensor_upload(t, h, (uint64_t)n * 4) != WGML_OK) {
+        wgml_tensor_free(t);
+        free(h);
+        return NULL;
+    }
+    if (host)
+        *host = h;
+    else
+        free(h);
+    return t;
+}
+
+/* Reads element i of t as f32 (t is f32 or f16). */
+static float element(wgml_tensor *t, int64_t i)
+{
+    wgml_tensor *v = NULL;
+    float r = NAN;
+    wgml_tensor *flat = NULL;
+    int64_t n = wgml_tensor_nelem(t);
+    if (wgml_view_reshape(t, 1, &n, &flat) != WGML_OK)
+        return r;
+    if (wgml_view_slice(flat, 0, i, i + 1, 1, &v) == WGML_OK) {
+        if (wgml_tensor_dtype(t) == WGML_F32) {
+            wgml_tensor_download(v, &r, 4);
+        } else {
+            uint16_t h = 0;
+            wgml_tensor_download(v, &h, 2);
+            unsigned e = (h >> 10) & 31, m = h & 1023;
+            r = e == 0 ? ldexpf((float)m, -24) : e == 31 ? INFINITY : ldexpf((float)(m | 1024), (int)e - 25);
+            if (h & 0x8000)
+                r = -r;
+        }
+    }
+    wgml_tensor_free(v);
+    wgml_tensor_free(flat);
+    return r;
+}
+
+/* ------------------------------------------------------------ cases */
+
+typedef struct two { wgml_buffer *a, *b; uint64_t n; } two;
+static wgml_status run_copy(void *p) { two *s = p; return wgml_buffer_copy(s->b, 0, s->a, 0, s->n); }
+
+typedef struct bin { wgml_tensor *a, *b, *o; } bin;
+static wgml_status run_add(void *p) { bin *s = p; return wgml_binary(WGML_ADD, s->a, s->b, s->o); }
+static wgml_status run_cast(void *p) { bin *s = p; return wgml_cast(s->a, s->o); }
+
+static int bench_copy(bench *b, int iters)
+{
+    two s = {NULL, NULL, b->bytes};
+    wgml_status st = wgml_buffer_create(b->ctx, b->bytes, &s.a);
+    if (st == WGML_OK) st = wgml_buffer_create(b->ctx, b->bytes, &s.b);
+    if (st == WGML_OK) st = wgml_buffer_fill(s.a, 0, b->bytes, 0x3f800000u);
+    double t = st == WGML_OK ? time_it(b, run_copy, &s, iters, &st) : 0;
+    float x = 0;
+    if (st == WGML_OK) st = wgml_buffer_read(s.b, b->bytes - 4, &x, 4);
+    wgml_buffer_destroy(s.a);
+    wgml_buffer_destroy(s.b);
+    if (st != WGML_OK)
+        return cli_error("bench copy", st);
+    b->copy_gbs = 2.0 * (double)b->bytes / t / 1e9;
+    report(b, "copy", "bytes", 2.0 * (double)b->bytes, t, x == 1.0f);
+    return 0;
+}
+
+static int bench_add(bench *b, int iters)
+{
+    int64_t n = (int64_t)(b->bytes / 4);
+    float *ha, *hb;
+    bin s = {random_f32(b->ctx, 1, &n, &ha), random_f32(b->ctx, 1, &n, &hb), NULL};
+    wgml_status st = s.a && s.b ? wgml_tensor_new(b->ctx, WGML_F32, 1, &n, &s.o) : WGML_ERR_OOM;
+    double t = st == WGML_OK ? time_it(b, run_add, &s, iters, &st) : 0;
+    int ok = st == WGML_OK;
+    for (int k = 0; k < 8 && ok; k++) {
+        int64_t i = (int64_t)((double)(n - 1) * k / 7);
+        ok = element(s.o, i) == ha[i] + hb[i];
+    }
+    wgml_tensor_free(s.a);
+    wgml_tensor_free(s.b);
+    wgml_tensor_free(s.o);
+    free(ha);
+    free(hb);
+    if (st != WGML_OK)
+        return cli_error("bench add", st);
+    report(b, "add", "f32", 3.0 * (double)b->bytes, t, ok);
+    return !ok;
+}
+
+static int bench_cast(bench *b, int iters)
+{
+    int64_t n = (int64_t)(b->bytes / 4);
+    float *ha;
+    bin s = {random_f32(b->ctx, 1, &n, &ha), NULL, NULL};
+    wgml_status st = s.a ? wgml_tensor_new(b->ctx, WGML_F16, 1, &n, &s.o) : WGML_ERR_OOM;
+    double t = st == WGML_OK ? time_it(b, run_cast, &s, iters, &st) : 0;
+    int ok = st == WGML_OK;
+    for (int k = 0; k < 8 && ok; k++) {
+        int64_t i = (int64_t)((double)(n - 1) * k / 7);
+        ok = fabsf(element(s.o, i) - ha[i]) <= 1e-3f * fabsf(ha[i]) + 1e-7f;
+    }
+    wgml_tensor_free(s.a);
+    wgml_tensor_free(s.o);
+    free(ha);
+    if (st != WGML_OK)
+        return cli_error("bench cast", st);
+    report(b, "cast", "f32>f16", 1.5 * (double)b->bytes, t, ok);
+    return !ok;
+}
+
+int bench_ops(wgml_ctx *ctx, int argc, char **argv)
+{
+    bench b = {ctx, 256ull << 20, 0};
+    if (argc > 1 && atoi(argv[1]) > 0)
+        b.bytes = (uint64_t)atoi(argv[1]) << 20;
+    wgml_device_info in;
+    if (wgml_device_info_get(ctx, &in) == WGML_OK)
+        printf("bench ops on %s (%s), %llu MiB per main operand\n", in.adapter, in.backend,
+               (unsigned long long)(b.bytes >> 20));
+    int iters = b.bytes >= (64ull << 20) ? 20 : 5;
+    int fails = bench_copy(&b, iters);
+    fails += bench_add(&b, iters);
+    fails += bench_cast(&b, iters);
+    return fails ? 1 : 0;
+}
