@@ -64,11 +64,16 @@ size_t wg_tensor_accessors(char *out, size_t cap, const char *name, int binding,
         EMIT("@group(0) @binding(%d) var<storage, %s> %s_buf: array<f16>;\n", binding, rd ? "read" : "read_write", N);
         EMIT("alias %s_T = f32;\n", N);
         EMIT("fn %s_ld(i: u32) -> f32 { return f32(%s_buf[i]); }\n", N, N);
-        /* WGSL leaves out-of-range f32 -> f16 conversion indeterminate:
-         * round by hand (overflow -> inf); the rounded value converts
-         * exactly.  (This naga rejects bitcast<vec2<f16>>(u32).x.) */
+        /* WGSL leaves out-of-range f32 -> f16 conversion indeterminate: in
+         * range the hardware converts (round to nearest even); outside it
+         * (and NaN, which fails the test) round by hand, after which the
+         * value converts exactly.  (This naga rejects
+         * bitcast<vec2<f16>>(u32).x, which would be simpler.) */
         if (wr)
-            EMIT("fn %s_st(i: u32, v: f32) { %s_buf[i] = f16(wg_f16_to_f32(wg_f16_bits(v))); }\n", N, N);
+            EMIT("fn %s_st(i: u32, v: f32) {\n"
+                 "    if (abs(v) <= 65504.0) { %s_buf[i] = f16(v); return; }\n"
+                 "    %s_buf[i] = f16(wg_f16_to_f32(wg_f16_bits(v)));\n"
+                 "}\n", N, N, N);
         return n;
     }
     bool atomic = wr && d->bits < 32;

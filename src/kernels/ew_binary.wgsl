@@ -107,16 +107,24 @@ fn f(x: a_T, y: a_T) -> o_T {
 #if OP_MOD
     // result takes the sign of the divisor (numpy / Python)
 #if FLOAT
-    var r = x - y * trunc(x / y);
-    if (r != 0.0 && ((r < 0.0) != (y < 0.0))) {
-        r = r + y;
+    // WGSL division is approximate (2.5 ulp), so floor(x / y) can be off by
+    // one near integers: bring the remainder back into [0, |y|) * sign(y).
+    var r = x - y * floor(x / y);
+    if (y > 0.0) {
+        if (r < 0.0) { r = r + y; }
+        if (r >= y) { r = r - y; }
+    } else {
+        if (r > 0.0) { r = r + y; }
+        if (r <= y) { r = r - y; }
     }
     return r;
 #else
     if (y == a_T(0)) {
         return a_T(0);
     }
-    var r = x % y;
+    // Not `%`: Vulkan leaves OpSRem undefined for negative operands (an
+    // H100 returned wrong values); truncating division is defined.
+    var r = x - (x / y) * y;
 #if SIGNED
     if (r != 0 && ((r < 0) != (y < 0))) {
         r = r + y;
