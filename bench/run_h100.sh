@@ -41,6 +41,8 @@ for s in $sections; do
     selfcheck)
       $B/wgml selfcheck
       WGML_PROFILE=1 $B/wgml selfcheck 2>&1 | tail -n 12 ;;
+    variants)
+      $B/wgml bench variants 256 ;;
     ops)
       $B/wgml bench ops 2>&1 | tee "$OUTDIR/bench_ops.txt"
       python3 bench/torch_ops.py 256 "$OUTDIR/bench_ops.txt" 2>&1 | tee "$OUTDIR/torch_ops.txt" ;;

@@ -74,11 +74,11 @@ static int bench_dispatch(wgml_ctx *ctx, int n)
 
 int cmd_bench(int argc, char **argv)
 {
-    if (argc >= 2 && strcmp(argv[1], "ops") == 0) {
+    if (argc >= 2 && (strcmp(argv[1], "ops") == 0 || strcmp(argv[1], "variants") == 0)) {
         wgml_ctx *ctx = cli_open();
         if (!ctx)
             return 1;
-        int rc = bench_ops(ctx, argc - 1, argv + 1);
+        int rc = argv[1][0] == 'o' ? bench_ops(ctx, argc - 1, argv + 1) : bench_variants(ctx, argc - 1, argv + 1);
         wgml_ctx_destroy(ctx);
         return rc;
     }
