@@ -76,7 +76,7 @@ char *wg_template_expand(wgml_ctx *ctx, const char *file, const char *defines);
 
 /* Typed operand accessors for the `#tensor` directive (wgsl_tensor.c). */
 size_t wg_tensor_accessors(char *out, size_t cap, const char *name, int binding, const char *dtype,
-                           const char *mode, bool native_f16, bool *needs_f16);
+                           const char *mode, bool native_f16, bool vec4, bool *needs_f16);
 
 wgml_status wg_kernel_get(wgml_ctx *ctx, const wg_kernel_ref *ref, wgml_kernel **out);
 wgml_status wg_kernel_compile(wgml_ctx *ctx, const char *name, const char *wgsl,
@@ -90,7 +90,7 @@ struct wgml_buffer {
     wgml_ctx *ctx;
     WGPUBuffer buf;
     uint64_t size;        /* as asked */
-    uint64_t alloc;       /* rounded up to 4 */
+    uint64_t alloc;       /* rounded up to 16 (4 at the maxBufferSize edge) */
     uint64_t id;          /* never reused; keys the bind-group cache */
 };
 

@@ -66,7 +66,11 @@ wgml_status wgml_buffer_create(wgml_ctx *ctx, uint64_t size, wgml_buffer **out)
         return wg_fail(WGML_ERR_OOM, "out of host memory");
     b->ctx = ctx;
     b->size = size;
-    b->alloc = wg_align_up(size ? size : 4, 4); /* bindings need >= 4 bytes */
+    /* >= 4 bytes for bindings; 16-byte multiples let vec4 kernels bind
+     * whole vectors at the end of a tensor. */
+    b->alloc = wg_align_up(size ? size : 16, 16);
+    if (b->alloc > ctx->limits.maxBufferSize)
+        b->alloc = wg_align_up(size, 4) <= ctx->limits.maxBufferSize ? wg_align_up(size, 4) : size;
     b->id = ctx->next_buffer_id++;
     WGPUBufferDescriptor d = {0};
     d.size = b->alloc;

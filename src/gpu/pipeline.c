@@ -127,7 +127,7 @@ static bool tensor_directive(strbuf *out, const char *s, const char *e, const de
     const char *mode = def_get(d, tok[3], strlen(tok[3]));
     char buf[4096];
     size_t n = wg_tensor_accessors(buf, sizeof buf, tok[0], atoi(tok[1]), dt ? dt : tok[2], mode ? mode : tok[3],
-                                   x->native_f16, &x->need_f16);
+                                   x->native_f16, def_get(d, "VEC4", 4) != NULL, &x->need_f16);
     if (n == 0 || n >= sizeof buf)
         return false;
     sb_put(out, buf, n);

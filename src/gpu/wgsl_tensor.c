@@ -10,6 +10,8 @@
  *   alias NAME_T = f32 | i32 | u32;      compute type
  *   fn NAME_ld(i: u32) -> NAME_T         element i of the binding
  *   fn NAME_st(i: u32, v: NAME_T)        (w / rw only)
+ * and, when the VEC4 define is set, NAME_ld4 / NAME_st4 on vector v
+ * (elements 4v .. 4v+3).
  *
  * Kernels using it #include "dtype.wgsl" (the f16/bf16 conversions).
  * Storage is array<u32> so 16- and 8-bit types work without ShaderF16.
@@ -49,9 +51,52 @@ static const dt_desc *dt_find(const char *name)
             n += (size_t)w_;                                         \
     } while (0)
 
+/* VEC4: the binding is an array of 4-element vectors, so contiguous
+ * kernels move 16 bytes per access (measured on an H100: a vec4 f32 add
+ * ran at 2.90 TB/s against 2.66 for scalar accesses).  NAME_ld/NAME_st
+ * still address single elements (the kernels' tails use them); only 32-bit
+ * types and native f16 qualify. */
+static size_t vec4_accessors(char *out, size_t cap, const char *N, int binding, const dt_desc *d, bool rd, bool wr,
+                             bool native_f16, bool *needs_f16)
+{
+    size_t n = 0;
+    const char *acc = rd ? "read" : "read_write";
+    if (strcmp(d->name, "f16") == 0) {
+        if (!native_f16)
+            return 0;
+        *needs_f16 = true;
+        EMIT("@group(0) @binding(%d) var<storage, %s> %s_buf: array<vec4<f16>>;\n", binding, acc, N);
+        EMIT("alias %s_T = f32;\n", N);
+        EMIT("fn %s_ld(i: u32) -> f32 { return f32(%s_buf[i >> 2u][i & 3u]); }\n", N, N);
+        EMIT("fn %s_ld4(v: u32) -> vec4<f32> { return vec4<f32>(%s_buf[v]); }\n", N, N);
+        if (wr) {
+            EMIT("fn %s_h(v: f32) -> f16 {\n"
+                 "    if (abs(v) <= 65504.0) { return f16(v); }\n"
+                 "    return f16(wg_f16_to_f32(wg_f16_bits(v)));\n"
+                 "}\n", N);
+            EMIT("fn %s_st(i: u32, v: f32) { %s_buf[i >> 2u][i & 3u] = %s_h(v); }\n", N, N, N);
+            EMIT("fn %s_st4(i: u32, v: vec4<f32>) {\n"
+                 "    %s_buf[i] = vec4<f16>(%s_h(v.x), %s_h(v.y), %s_h(v.z), %s_h(v.w));\n"
+                 "}\n", N, N, N, N, N, N);
+        }
+        return n;
+    }
+    if (d->bits != 32)
+        return 0;
+    EMIT("@group(0) @binding(%d) var<storage, %s> %s_buf: array<vec4<u32>>;\n", binding, acc, N);
+    EMIT("alias %s_T = %s;\n", N, d->ct);
+    EMIT("fn %s_ld(i: u32) -> %s { return bitcast<%s>(%s_buf[i >> 2u][i & 3u]); }\n", N, d->ct, d->ct, N);
+    EMIT("fn %s_ld4(v: u32) -> vec4<%s> { return bitcast<vec4<%s>>(%s_buf[v]); }\n", N, d->ct, d->ct, N);
+    if (wr) {
+        EMIT("fn %s_st(i: u32, v: %s) { %s_buf[i >> 2u][i & 3u] = bitcast<u32>(v); }\n", N, d->ct, N);
+        EMIT("fn %s_st4(i: u32, v: vec4<%s>) { %s_buf[i] = bitcast<vec4<u32>>(v); }\n", N, d->ct, N);
+    }
+    return n;
+}
+
 /* Returns the bytes written (or needed), 0 if the dtype or mode is unknown. */
 size_t wg_tensor_accessors(char *out, size_t cap, const char *name, int binding, const char *dtype,
-                           const char *mode, bool native_f16, bool *needs_f16)
+                           const char *mode, bool native_f16, bool vec4, bool *needs_f16)
 {
     const dt_desc *d = dt_find(dtype);
     bool rd = strcmp(mode, "r") == 0, wr = strcmp(mode, "w") == 0 || strcmp(mode, "rw") == 0;
@@ -59,6 +104,8 @@ size_t wg_tensor_accessors(char *out, size_t cap, const char *name, int binding,
         return 0;
     size_t n = 0;
     const char *N = name;
+    if (vec4)
+        return vec4_accessors(out, cap, N, binding, d, rd, wr, native_f16, needs_f16);
     if (d->bits == 16 && strcmp(d->name, "f16") == 0 && native_f16) {
         *needs_f16 = true;
         EMIT("@group(0) @binding(%d) var<storage, %s> %s_buf: array<f16>;\n", binding, rd ? "read" : "read_write", N);

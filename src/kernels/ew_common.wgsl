@@ -48,3 +48,14 @@ const EW_PER_THREAD: u32 = 4u;
 fn ew_base(wid: vec3<u32>, nwg: vec3<u32>, li: u32) -> u32 {
     return wg_linear(wid, nwg) * (EW_WG * EW_PER_THREAD) + li;
 }
+
+// VEC4 kernels: thread t owns elements 4t .. 4t+3 (one vector).  Returns
+// the vector index; ew_full(v) says all four elements exist (else the
+// kernel finishes the tail with scalar accesses).
+fn ew_vec(wid: vec3<u32>, nwg: vec3<u32>, li: u32) -> u32 {
+    return wg_linear(wid, nwg) * EW_WG + li;
+}
+
+fn ew_full(v: u32) -> bool {
+    return v * 4u + 3u < p.n;
+}

@@ -87,7 +87,7 @@ wgml_status wgml_unary(wgml_unary_op op, const wgml_tensor *x, wgml_tensor *out,
     wg_shape4(out, iter);
     wg_operand ops[2] = {{x, wg_view4_of(x), "a", false}, {out, wg_view4_of(out), "o", true}};
     char defs[64];
-    snprintf(defs, sizeof defs, "OP_%s;%s", wg_unary_name(op), kind_defines(x->dtype));
+    snprintf(defs, sizeof defs, "OP_%s;%s;VEC4OK", wg_unary_name(op), kind_defines(x->dtype));
     float fp[4] = {p0, p1, 0, 0};
     uint32_t ip[4] = {(uint32_t)(int32_t)p0, (uint32_t)(int32_t)p1, 0, 0};
     return wg_ew_launch(x->ctx, "ew_unary.wgsl", "unary", defs, ops, 2, iter, fp, ip);
@@ -200,7 +200,7 @@ wgml_status wgml_binary(wgml_binary_op op, const wgml_tensor *a, const wgml_tens
     wg_view4_bcast(a, iter, &ops[0].v);
     wg_view4_bcast(b, iter, &ops[1].v);
     char defs[64];
-    snprintf(defs, sizeof defs, "OP_%s;%s", wg_binary_name(op), kind_defines(a->dtype));
+    snprintf(defs, sizeof defs, "OP_%s;%s;VEC4OK", wg_binary_name(op), kind_defines(a->dtype));
     return wg_ew_launch(a->ctx, "ew_binary.wgsl", "binary", defs, ops, 3, iter, NULL, NULL);
 }
 
@@ -298,7 +298,8 @@ static wgml_status cast_impl(const char *name, const wgml_tensor *x, wgml_tensor
     wg_operand ops[2] = {{x, wg_view4_of(x), "a", false}, {out, wg_view4_of(out), "o", true}};
     char lo[16], hi[16], defs[160];
     int_bounds(out->dtype, lo, hi, sizeof lo);
-    snprintf(defs, sizeof defs, "CAST;A_%s;O_%s;O_MIN=%s;O_MAX=%s", kind_tag(x->dtype), kind_tag(out->dtype), lo, hi);
+    snprintf(defs, sizeof defs, "CAST;A_%s;O_%s;O_MIN=%s;O_MAX=%s;VEC4OK", kind_tag(x->dtype), kind_tag(out->dtype),
+             lo, hi);
     return wg_ew_launch(x->ctx, "ew_cast.wgsl", "main", defs, ops, 2, iter, NULL, NULL);
 }
 

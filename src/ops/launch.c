@@ -30,7 +30,7 @@ static bool shares_buffer(const wg_operand *a, const wg_operand *b)
 }
 
 static wgml_status launch_one(wgml_ctx *ctx, wgml_kernel *k, wg_operand *ops, int nops, const int64_t iter[4],
-                              const float fp[4], const uint32_t ip[4])
+                              const float fp[4], const uint32_t ip[4], bool vec4)
 {
     wg_ew_params p;
     memset(&p, 0, sizeof p);
@@ -44,6 +44,9 @@ static wgml_status launch_one(wgml_ctx *ctx, wgml_kernel *k, wg_operand *ops, in
         win w = extent(&ops[j], iter, esz);
         uint64_t rem;
         b[j] = wg_bind_from(ops[j].t->st->buf, w.first, w.last + 1 - w.first, &rem);
+        if (vec4) /* whole vectors: the buffer's size is a multiple of 16 */
+            b[j].size = wg_align_up(b[j].size, 16) <= ops[j].t->st->buf->alloc - b[j].offset
+                            ? wg_align_up(b[j].size, 16) : b[j].size;
         p.offs[j] = (uint32_t)(rem / esz);
         for (int i = 0; i < 4; i++)
             p.st[j][i] = (uint32_t)ops[j].v.strides[i];
@@ -52,7 +55,10 @@ static wgml_status launch_one(wgml_ctx *ctx, wgml_kernel *k, wg_operand *ops, in
         memcpy(p.fp, fp, sizeof p.fp);
     if (ip)
         memcpy(p.ip, ip, sizeof p.ip);
-    uint64_t groups = (n + WG_THREADS * PER_THREAD - 1) / (WG_THREADS * PER_THREAD);
+    /* vec4 kernels: one vector per thread (fastest shape on an H100, see
+     * `wgml bench variants`); scalar ones: PER_THREAD elements. */
+    uint64_t per = vec4 ? 4 : PER_THREAD;
+    uint64_t groups = (n + WG_THREADS * per - 1) / (WG_THREADS * per);
     return wg_dispatch(ctx, k, b, nops, &p, sizeof p, (uint32_t)groups, 1, 1);
 }
 
@@ -74,7 +80,7 @@ static wgml_status launch_split(wgml_ctx *ctx, wgml_kernel *k, wg_operand *ops, 
                                 const float fp[4], const uint32_t ip[4])
 {
     if (fits(ctx, ops, nops, iter))
-        return launch_one(ctx, k, ops, nops, iter, fp, ip);
+        return launch_one(ctx, k, ops, nops, iter, fp, ip, false);
     int d = 0;
     while (d < 4 && iter[d] == 1)
         d++;
@@ -136,6 +142,18 @@ wgml_status wg_ew_launch(wgml_ctx *ctx, const char *file, const char *entry, con
     }
     if (contig)
         u += (size_t)snprintf(defs + u, sizeof defs - u, ";CONTIG");
+    /* Kernels that have a VEC4 path say so with VEC4OK; it is taken when
+     * every operand is contiguous, 16-byte aligned, 32-bit (or native
+     * f16) and no split is needed (a split could break the alignment). */
+    bool vec4 = contig && defines && strstr(defines, "VEC4OK") && fits(ctx, ops, nops, iter);
+    for (int j = 0; j < nops && vec4; j++) {
+        wgml_dtype dt = ops[j].t->dtype;
+        bool ok32 = wg_dtype(dt)->block_bytes == 4 && wg_dtype(dt)->kind != WG_KIND_QUANT;
+        bool okh = dt == WGML_F16 && wg_has(ctx, WGML_FEATURE_F16);
+        vec4 = (ok32 || okh) && ops[j].v.offset % 4 == 0;
+    }
+    if (vec4)
+        u += (size_t)snprintf(defs + u, sizeof defs - u, ";VEC4");
     if (defines && *defines)
         snprintf(defs + u, sizeof defs - u, ";%s", defines);
     /* Writable operands that are read too ("rw") keep their mode; the mode
@@ -145,5 +163,7 @@ wgml_status wg_ew_launch(wgml_ctx *ctx, const char *file, const char *entry, con
     wgml_status st = wg_kernel_get(ctx, &ref, &k);
     if (st != WGML_OK)
         return st;
+    if (vec4)
+        return launch_one(ctx, k, ops, nops, iter, fp, ip, true);
     return launch_split(ctx, k, ops, nops, iter, fp, ip);
 }

@@ -1,0 +1,119 @@
+// Rotary position embedding (ggml semantics; host side and CPU reference in
+// src/ops/rope.c).  x/out are [B, S, H, D] views; one thread per work item
+// of a row: items 0 .. n_dims/2-1 rotate one pair, the rest copy one of the
+// D - n_dims trailing elements.  Defines: X_DT/X_MODE, O_DT/O_MODE, one of
+// MODE_NORMAL (pairs 2i, 2i+1) / MODE_NEOX / MODE_MROPE (pairs i, i+n/2),
+// HAS_FF (freq_factors bound at 4).
+#include "prelude.wgsl"
+#include "dtype.wgsl"
+
+struct RopeParams {
+    dims: vec4<u32>,   // B, S, H, D of this launch
+    xs: vec4<u32>,     // x strides (elements) over b, s, h, d
+    os: vec4<u32>,     // out strides
+    a: vec4<u32>,      // items, items per row, n_dims/2, x offset
+    b: vec4<u32>,      // out offset, pos offset, pos stride over s, elements between M-RoPE streams
+    c: vec4<u32>,      // ff offset, ff stride, end of section 0, end of section 1
+    d: vec4<u32>,      // end of section 2, sum of sections
+    f0: vec4<f32>,     // k_hi, k_lo (log2 of the per-pair frequency ratio), freq_scale, ext_factor
+    f1: vec4<f32>,     // corr_lo, corr_hi (YaRN ramp), mscale
+}
+
+@group(0) @binding(0) var<uniform> P: RopeParams;
+
+#tensor x 1 X_DT X_MODE
+#tensor o 2 O_DT O_MODE
+#tensor pos 3 i32 r
+#ifdef HAS_FF
+#tensor ff 4 f32 r
+#endif
+
+// sin and cos of t, both accurate to about one f32 ulp for any |t| up to
+// ~1e5 (WGSL's own sin/cos are only specified to 2^-11 inside [-pi, pi]
+// and not at all outside).  Reduction by pi/2 in two parts: PIO2_HI has 8
+// significant bits, so q * PIO2_HI is exact for |q| < 2^16 and t - q * HI
+// is exact too (Sterbenz); Taylor series on |r| <= pi/4 then truncate below
+// 2e-9.
+fn rope_sincos(t: f32) -> vec2<f32> {
+    let q = round(t * 0.6366197723675814);
+    let r = (t - q * 1.5703125) - q * 4.8382679489661923e-4;
+    let z = r * r;
+    let sn = r + r * z * (-0.16666666666666666 + z * (0.008333333333333333 + z * (-1.984126984126984e-4 +
+             z * 2.7557319223985893e-6)));
+    let cs = 1.0 + z * (-0.5 + z * (0.041666666666666664 + z * (-0.001388888888888889 +
+             z * (2.48015873015873e-5 + z * (-2.755731922398589e-7)))));
+    switch (i32(q) & 3) {
+        case 0: { return vec2<f32>(sn, cs); }
+        case 1: { return vec2<f32>(cs, -sn); }
+        case 2: { return vec2<f32>(-sn, -cs); }
+        default: { return vec2<f32>(-cs, sn); }
+    }
+}
+
+// freq_base^(-2i/n_dims) = 2^(i*k): k is split so that i * k_hi is exact
+// (k_hi has 12 significant bits and i < 2^12); exp2 then only sees the
+// fraction, where its error is a few ulp instead of growing with |i*k|.
+fn rope_inv_freq(i: u32) -> f32 {
+    let fi = f32(i);
+    let e = fi * P.f0.x;
+    let n = floor(e);
+    return ldexp(exp2((e - n) + fi * P.f0.y), i32(n));
+}
+
+// Which position stream drives pair i (M-RoPE: t, h, w, e by sections).
+fn rope_stream(i: u32) -> u32 {
+#ifdef MODE_MROPE
+    let sector = i % P.d.y;
+    return select(select(select(3u, 2u, sector < P.d.x), 1u, sector < P.c.w), 0u, sector < P.c.z);
+#else
+    return 0u;
+#endif
+}
+
+@compute @workgroup_size(64)
+fn rope(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) li: u32) {
+    let t = wg_linear(wid, nwg) * 64u + li;
+    if (t >= P.a.x) {
+        return;
+    }
+    let row = t / P.a.y;
+    let j = t % P.a.y;
+    let h = row % P.dims.z;
+    let q = row / P.dims.z;
+    let s = q % P.dims.y;
+    let b = q / P.dims.y;
+    let xb = P.a.w + b * P.xs.x + s * P.xs.y + h * P.xs.z;
+    let ob = P.b.x + b * P.os.x + s * P.os.y + h * P.os.z;
+    let nh = P.a.z;
+    if (j >= nh) {
+        let d = j + nh;   // element n_dims + (j - n_dims/2)
+        o_st(ob + d * P.os.w, x_ld(xb + d * P.xs.w));
+        return;
+    }
+#ifdef MODE_NORMAL
+    let d0 = 2u * j;
+    let d1 = d0 + 1u;
+#else
+    let d0 = j;
+    let d1 = j + nh;
+#endif
+    let p = f32(pos_ld(P.b.y + s * P.b.z + rope_stream(j) * P.b.w));
+    // theta = p * base^(-2j/n) / ff_j, then YaRN: theta_interp * (1 - mix) +
+    // theta_extrap * mix = theta_extrap * (freq_scale * (1 - mix) + mix).
+    var g = P.f0.z;
+    if (P.f0.w != 0.0) {
+        let y = (f32(j) - P.f1.x) / max(0.001, P.f1.y - P.f1.x);
+        let mix = (1.0 - clamp(y, 0.0, 1.0)) * P.f0.w;
+        g = P.f0.z * (1.0 - mix) + mix;
+    }
+    var w = rope_inv_freq(j) * g;
+#ifdef HAS_FF
+    w = w / ff_ld(P.c.x + j * P.c.y);
+#endif
+    let sc = rope_sincos(p * w) * P.f1.z;
+    let x0 = x_ld(xb + d0 * P.xs.w);
+    let x1 = x_ld(xb + d1 * P.xs.w);
+    o_st(ob + d0 * P.os.w, x0 * sc.y - x1 * sc.x);
+    o_st(ob + d1 * P.os.w, x0 * sc.x + x1 * sc.y);
+}

@@ -1,0 +1,364 @@
+/*
+ * Rotary position embedding with ggml's semantics (ggml_rope_ext /
+ * ggml_rope_multi).  x is [..., seq, heads, head_dim] (3-D or 4-D, any
+ * strides), one position per seq index.  For pair i < n_dims/2:
+ *
+ *   theta_extrap = pos * freq_base^(-2i/n_dims) / freq_factor[i]
+ *   theta_interp = freq_scale * theta_extrap
+ *   YaRN off (ext_factor 0): theta = theta_interp, mscale = attn_factor
+ *   YaRN on: ramp(i) = 1 - clamp((i - lo) / max(0.001, hi - lo), 0, 1),
+ *            mix = ramp * ext_factor,
+ *            theta = theta_interp * (1 - mix) + theta_extrap * mix,
+ *            mscale = attn_factor * (1 + 0.1 ln(1 / freq_scale)),
+ *   where [lo, hi] = [max(0, floor(c(beta_fast))), min(n_dims-1, ceil(c(beta_slow)))]
+ *   and c(b) = n_dims ln(n_ctx_orig / (2 pi b)) / (2 ln freq_base).
+ *   (x0, x1) -> (x0 cos - x1 sin, x0 sin + x1 cos) * mscale.
+ *
+ * NORMAL pairs elements (2i, 2i+1); NEOX and M-RoPE pair (i, i + n_dims/2);
+ * elements from n_dims on are copied.  M-RoPE reads four position streams
+ * (pos has 4*seq entries: t, h, w, e) and pair i uses the stream of sector
+ * i % (s0+s1+s2+s3): [0, s0) t, [s0, s0+s1) h, then w, then e.
+ *
+ * Zero-initialised fields take ggml's usual values: freq_base 10000,
+ * freq_scale 1, attn_factor 1 and, with YaRN on, beta_fast 32 / beta_slow 1
+ * when both are 0.  freq_factors may have more than n_dims/2 entries (as in
+ * ggml); only the first n_dims/2 are read.  out may be x itself.
+ *
+ * The kernel (rope.wgsl) computes the angle in f32 but more carefully than
+ * ggml's running product: the frequency is one exp2 of a fraction, and
+ * sin/cos use their own range reduction (see there).  The CPU reference
+ * below evaluates the formulas above in double.
+ */
+#include "rope.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define ROPE_WG 64
+
+typedef struct rope_k {
+    double base, scale, ext, attn, mscale;
+    double corr[2];
+} rope_k;
+
+static double corr_dim(int n_dims, int n_ctx_orig, double n_rot, double base)
+{
+    return n_dims * log(n_ctx_orig / (n_rot * 2 * 3.14159265358979323846)) / (2 * log(base));
+}
+
+/* Defaults, checks and the derived YaRN constants. */
+static wgml_status rope_consts(const wgml_rope_params *p, rope_k *k)
+{
+    k->base = p->freq_base == 0 ? 10000 : p->freq_base;
+    k->scale = p->freq_scale == 0 ? 1 : p->freq_scale;
+    k->attn = p->attn_factor == 0 ? 1 : p->attn_factor;
+    k->ext = p->ext_factor;
+    double bf = p->beta_fast, bs = p->beta_slow;
+    if (bf == 0 && bs == 0) {
+        bf = 32;
+        bs = 1;
+    }
+    if (!(k->base > 0) || isinf(k->base) || k->base == 1)
+        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_rope: freq_base %g must be positive, finite and not 1", k->base);
+    if (!(k->scale > 0) || isinf(k->scale))
+        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_rope: freq_scale %g must be positive and finite", k->scale);
+    if (!isfinite(k->attn) || !isfinite(k->ext))
+        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_rope: attn_factor and ext_factor must be finite");
+    k->mscale = k->attn;
+    k->corr[0] = k->corr[1] = 0;
+    if (k->ext != 0) {
+        if (p->n_ctx_orig <= 0)
+            return wg_fail(WGML_ERR_INVALID_ARG, "wgml_rope: YaRN (ext_factor %g) needs n_ctx_orig > 0, got %d",
+                           k->ext, p->n_ctx_orig);
+        if (!(bf > 0) || !(bs > 0) || isinf(bf) || isinf(bs))
+            return wg_fail(WGML_ERR_INVALID_ARG, "wgml_rope: beta_fast %g and beta_slow %g must be positive", bf, bs);
+        double lo = floor(corr_dim(p->n_dims, p->n_ctx_orig, bf, k->base));
+        double hi = ceil(corr_dim(p->n_dims, p->n_ctx_orig, bs, k->base));
+        k->corr[0] = lo > 0 ? lo : 0;
+        k->corr[1] = hi < p->n_dims - 1 ? hi : p->n_dims - 1;
+        k->mscale *= 1 + 0.1 * log(1 / k->scale);
+    }
+    return WGML_OK;
+}
+
+/* Stream (0..3) of pair i for M-RoPE; 0 otherwise. */
+static int rope_stream(const wgml_rope_params *p, int64_t i)
+{
+    if (p->mode != WGML_ROPE_MROPE)
+        return 0;
+    const int *s = p->sections;
+    int64_t sector = i % (s[0] + s[1] + s[2] + s[3]);
+    return sector < s[0] ? 0 : sector < s[0] + s[1] ? 1 : sector < s[0] + s[1] + s[2] ? 2 : 3;
+}
+
+/* ------------------------------------------------------------ validation */
+
+static wgml_status rope_check(const wgml_tensor *x, const wgml_tensor *pos, const wgml_rope_params *p,
+                              const wgml_tensor *out, rope_k *k)
+{
+    const char *op = "wgml_rope";
+    wgml_status st = wg_check_tensor(op, "x", x);
+    if (st == WGML_OK)
+        st = wg_check_tensor(op, "pos", pos);
+    if (st != WGML_OK)
+        return st;
+    if (!p)
+        return wg_fail(WGML_ERR_INVALID_ARG, "%s: params are NULL", op);
+    if ((unsigned)p->mode > WGML_ROPE_MROPE)
+        return wg_fail(WGML_ERR_INVALID_ARG, "%s: unknown mode %d", op, (int)p->mode);
+    if (!(WG_DT_FLOATS & WG_DT_BIT(x->dtype)))
+        return wg_fail(WGML_ERR_DTYPE, "%s: x is %s; f32, f16 and bf16 are supported", op, wgml_dtype_name(x->dtype));
+    if (x->ndim < 3) {
+        char s[96];
+        return wg_fail(WGML_ERR_SHAPE, "%s: x %s must be [..., seq, heads, head_dim] (3 or 4 dims)", op,
+                       wg_shape_str(x, s, sizeof s));
+    }
+    if ((st = wg_check_out(op, out, x->dtype, x->ndim, x->shape)) != WGML_OK)
+        return st;
+    int64_t head_dim = x->shape[x->ndim - 1], seq = x->shape[x->ndim - 3];
+    if (p->n_dims <= 0 || p->n_dims % 2 || p->n_dims > head_dim)
+        return wg_fail(WGML_ERR_INVALID_ARG, "%s: n_dims %d must be even, positive and <= head_dim %lld", op,
+                       p->n_dims, (long long)head_dim);
+    if (pos->dtype != WGML_I32)
+        return wg_fail(WGML_ERR_DTYPE, "%s: pos is %s, must be i32", op, wgml_dtype_name(pos->dtype));
+    int64_t want = p->mode == WGML_ROPE_MROPE ? 4 * seq : seq;
+    if (pos->ndim != 1 || pos->shape[0] != want)
+        return wg_fail(WGML_ERR_SHAPE, "%s: pos must be 1-D with %lld entries (%s seq %lld), got %lld elements in %d dims",
+                       op, (long long)want, p->mode == WGML_ROPE_MROPE ? "4 x" : "one per", (long long)seq,
+                       (long long)wgml_tensor_nelem(pos), pos->ndim);
+    if (p->mode == WGML_ROPE_MROPE) {
+        const int *s = p->sections;
+        if (s[0] < 0 || s[1] < 0 || s[2] < 0 || s[3] < 0 || (int64_t)s[0] + s[1] + s[2] + s[3] <= 0 ||
+            (int64_t)s[0] + s[1] + s[2] + s[3] > 1 << 20)
+            return wg_fail(WGML_ERR_INVALID_ARG, "%s: M-RoPE sections {%d, %d, %d, %d} must be >= 0 with a positive sum",
+                           op, s[0], s[1], s[2], s[3]);
+    }
+    const wgml_tensor *ff = p->freq_factors;
+    if (ff) {
+        if ((st = wg_check_tensor(op, "freq_factors", ff)) != WGML_OK)
+            return st;
+        if (ff->dtype != WGML_F32)
+            return wg_fail(WGML_ERR_DTYPE, "%s: freq_factors is %s, must be f32", op, wgml_dtype_name(ff->dtype));
+        if (ff->ndim != 1 || ff->shape[0] < p->n_dims / 2)
+            return wg_fail(WGML_ERR_SHAPE, "%s: freq_factors must be 1-D with n_dims/2 = %d entries", op,
+                           p->n_dims / 2);
+    }
+    if (!wg_same_ctx(x, out) || !wg_same_ctx(x, pos) || !wg_same_ctx(x, ff))
+        return wg_fail(WGML_ERR_INVALID_ARG, "%s: tensors from different contexts", op);
+    return rope_consts(p, k);
+}
+
+/* ------------------------------------------------------------ dispatch */
+
+typedef struct rope_params {
+    uint32_t dims[4], xs[4], os[4], a[4], b[4], c[4], d[4];
+    float f0[4], f1[4];
+} rope_params;
+
+typedef struct rope_job {
+    const wgml_tensor *x, *out, *pos, *ff;
+    wg_view4 xv, ov;       /* [B, S, H, D] */
+    uint64_t pos_off;      /* elements */
+    int64_t pos_st, pos_stream, ff_off, ff_st;
+    int nstreams;
+} rope_job;
+
+static uint64_t last_elem(const wg_view4 *v)
+{
+    uint64_t e = v->offset;
+    for (int i = 0; i < 4; i++)
+        e += (uint64_t)(v->shape[i] - 1) * (uint64_t)v->strides[i];
+    return e;
+}
+
+static wg_binding bind_elems(const wgml_tensor *t, uint64_t first, uint64_t last, uint32_t *off)
+{
+    uint64_t esz = wg_dtype(t->dtype)->block_bytes, rem;
+    wg_binding b = wg_bind_from(t->st->buf, first * esz, (last + 1 - first) * esz, &rem);
+    *off = (uint32_t)(rem / esz);
+    return b;
+}
+
+static wgml_status rope_run(wgml_ctx *ctx, wgml_kernel *k, const rope_job *j, const rope_params *base)
+{
+    const int64_t *dm = j->xv.shape;
+    int64_t nh = base->a[2], per_row = dm[3] - nh;
+    uint64_t items = (uint64_t)(dm[0] * dm[1] * dm[2]) * (uint64_t)per_row;
+    uint64_t cap = wg_align_down(ctx->limits.maxStorageBufferBindingSize, 256) - 256;
+    uint64_t xl = last_elem(&j->xv), ol = last_elem(&j->ov);
+    uint64_t pl = j->pos_off + (uint64_t)((dm[1] - 1) * j->pos_st + (j->nstreams - 1) * j->pos_stream);
+    uint64_t xsz = wg_dtype(j->x->dtype)->block_bytes;
+    bool fits = items <= 0xffffffffull - ROPE_WG && (xl + 1 - j->xv.offset) * xsz <= cap &&
+                (ol + 1 - j->ov.offset) * xsz <= cap && (pl + 1 - j->pos_off) * 4 <= cap;
+    if (!fits) {
+        /* Halve the outermost of B, S, H that is > 1; positions move with S. */
+        int d = 0;
+        while (d < 3 && dm[d] == 1)
+            d++;
+        if (d == 3)
+            return wg_fail(WGML_ERR_LIMIT, "wgml_rope: one row of %lld elements exceeds a storage binding",
+                           (long long)dm[3]);
+        int64_t half = dm[d] / 2;
+        for (int part = 0; part < 2; part++) {
+            rope_job s = *j;
+            int64_t start = part ? half : 0;
+            s.xv.shape[d] = s.ov.shape[d] = part ? dm[d] - half : half;
+            s.xv.offset += (uint64_t)(start * j->xv.strides[d]);
+            s.ov.offset += (uint64_t)(start * j->ov.strides[d]);
+            if (d == 1)
+                s.pos_off += (uint64_t)(start * j->pos_st);
+            wgml_status st = rope_run(ctx, k, &s, base);
+            if (st != WGML_OK)
+                return st;
+        }
+        return WGML_OK;
+    }
+    rope_params p = *base;
+    wg_binding b[4];
+    uint32_t xo, oo, po, fo = 0;
+    b[0] = bind_elems(j->x, j->xv.offset, xl, &xo);
+    b[1] = bind_elems(j->out, j->ov.offset, ol, &oo);
+    b[2] = bind_elems(j->pos, j->pos_off, pl, &po);
+    int nb = 3;
+    if (j->ff) {
+        uint64_t ff0 = (uint64_t)j->ff_off;
+        b[nb++] = bind_elems(j->ff, ff0, ff0 + (uint64_t)((nh - 1) * j->ff_st), &fo);
+    }
+    for (int i = 0; i < 4; i++) {
+        p.dims[i] = (uint32_t)dm[i];
+        p.xs[i] = (uint32_t)j->xv.strides[i];
+        p.os[i] = (uint32_t)j->ov.strides[i];
+    }
+    p.a[0] = (uint32_t)items;
+    p.a[1] = (uint32_t)per_row;
+    p.a[3] = xo;
+    p.b[0] = oo;
+    p.b[1] = po;
+    p.b[2] = (uint32_t)j->pos_st;
+    p.b[3] = (uint32_t)j->pos_stream;
+    p.c[0] = fo;
+    p.c[1] = (uint32_t)j->ff_st;
+    uint64_t groups = (items + ROPE_WG - 1) / ROPE_WG;
+    return wg_dispatch(ctx, k, b, nb, &p, sizeof p, (uint32_t)groups, 1, 1);
+}
+
+static bool same_buf(const wgml_tensor *a, const wgml_tensor *b) { return a && b && a->st->buf == b->st->buf; }
+
+wgml_status wgml_rope(const wgml_tensor *x, const wgml_tensor *pos, const wgml_rope_params *p, wgml_tensor *out)
+{
+    rope_k kc;
+    wgml_status st = rope_check(x, pos, p, out, &kc);
+    if (st != WGML_OK)
+        return st;
+    if (wgml_tensor_nelem(x) == 0)
+        return wg_check(x->ctx);
+    const wgml_tensor *ff = p->freq_factors;
+    /* A buffer written by the dispatch must be bound read_write by every
+     * operand that sees it (WebGPU forbids mixing the two). */
+    const char *xm = same_buf(x, out) ? "rw" : "r";
+    bool pos_rw = same_buf(pos, out), ff_rw = same_buf(ff, out);
+    char defs[192];
+    snprintf(defs, sizeof defs, "X_DT=%s;X_MODE=%s;O_DT=%s;O_MODE=w;MODE_%s%s", wg_dtype(x->dtype)->wgsl, xm,
+             wg_dtype(out->dtype)->wgsl,
+             p->mode == WGML_ROPE_NORMAL ? "NORMAL" : p->mode == WGML_ROPE_NEOX ? "NEOX" : "MROPE",
+             ff ? ";HAS_FF" : "");
+    if (pos_rw || ff_rw)
+        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_rope: pos and freq_factors must not share out's buffer");
+    unsigned ro = (strcmp(xm, "r") == 0 ? 1u : 0u) | 4u | (ff ? 8u : 0u);
+    wg_kernel_ref ref = {"rope.wgsl", "rope", defs, ff ? 4 : 3, ro};
+    wgml_kernel *k = NULL;
+    if ((st = wg_kernel_get(x->ctx, &ref, &k)) != WGML_OK)
+        return st;
+
+    rope_params base;
+    memset(&base, 0, sizeof base);
+    int nh = p->n_dims / 2;
+    base.a[2] = (uint32_t)nh;
+    if (p->mode == WGML_ROPE_MROPE) {
+        const int *s = p->sections;
+        base.c[2] = (uint32_t)s[0];
+        base.c[3] = (uint32_t)(s[0] + s[1]);
+        base.d[0] = (uint32_t)(s[0] + s[1] + s[2]);
+        base.d[1] = (uint32_t)(s[0] + s[1] + s[2] + s[3]);
+    }
+    /* log2 of the frequency ratio between pairs, split so that i * k_hi is
+     * exact in f32 for i < 2^12. */
+    double kk = -2.0 * log2(kc.base) / p->n_dims;
+    int e;
+    double m = frexp(kk, &e);
+    double k_hi = ldexp(nearbyint(m * 4096), e - 12);
+    base.f0[0] = (float)k_hi;
+    base.f0[1] = (float)(kk - k_hi);
+    base.f0[2] = (float)kc.scale;
+    base.f0[3] = (float)kc.ext;
+    base.f1[0] = (float)kc.corr[0];
+    base.f1[1] = (float)kc.corr[1];
+    base.f1[2] = (float)kc.mscale;
+
+    rope_job j;
+    memset(&j, 0, sizeof j);
+    j.x = x;
+    j.out = out;
+    j.pos = pos;
+    j.ff = ff;
+    j.xv = wg_view4_of(x);
+    j.ov = wg_view4_of(out);
+    wg_view4 pv = wg_view4_of(pos);
+    j.pos_off = pv.offset;
+    j.pos_st = pos->strides[0];
+    j.pos_stream = pos->strides[0] * x->shape[x->ndim - 3];
+    j.nstreams = p->mode == WGML_ROPE_MROPE ? 4 : 1;
+    if (ff) {
+        j.ff_off = (int64_t)wg_view4_of(ff).offset;
+        j.ff_st = ff->strides[0];
+    }
+    return rope_run(x->ctx, k, &j, &base);
+}
+
+/* ------------------------------------------------------------ reference */
+
+void wg_rope_ref(const wgml_rope_params *p, const int64_t shape[4], const double *x, const int32_t *pos,
+                 const double *ff, double *out, double *theta)
+{
+    rope_k k;
+    if (rope_consts(p, &k) != WGML_OK)
+        return;
+    int64_t B = shape[0], S = shape[1], H = shape[2], D = shape[3], nh = p->n_dims / 2;
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t s = 0; s < S; s++)
+            for (int64_t h = 0; h < H; h++) {
+                int64_t row = ((b * S + s) * H + h) * D;
+                for (int64_t d = p->n_dims; d < D; d++) {
+                    out[row + d] = x[row + d];
+                    if (theta)
+                        theta[row + d] = 0;
+                }
+                for (int64_t i = 0; i < nh; i++) {
+                    double ps = pos[s + S * rope_stream(p, i)];
+                    double extrap = ps * pow(k.base, -2.0 * (double)i / p->n_dims) / (ff ? ff[i] : 1.0);
+                    double interp = k.scale * extrap, th = interp;
+                    if (k.ext != 0) {
+                        double y = ((double)i - k.corr[0]) / fmax(0.001, k.corr[1] - k.corr[0]);
+                        double mix = (1 - fmin(1, fmax(0, y))) * k.ext;
+                        th = interp * (1 - mix) + extrap * mix;
+                    }
+                    double c = cos(th) * k.mscale, sn = sin(th) * k.mscale;
+                    int64_t d0 = p->mode == WGML_ROPE_NORMAL ? 2 * i : i;
+                    int64_t d1 = p->mode == WGML_ROPE_NORMAL ? 2 * i + 1 : i + nh;
+                    double x0 = x[row + d0], x1 = x[row + d1];
+                    out[row + d0] = x0 * c - x1 * sn;
+                    out[row + d1] = x0 * sn + x1 * c;
+                    if (theta)
+                        theta[row + d0] = theta[row + d1] = fabs(th);
+                }
+            }
+}
+
+/* ------------------------------------------------------------ registry */
+
+static const wgml_op_info rope_rows[] = {
+    {"ROPE", "rope", WG_DT_FLOATS},
+};
+
+wg_op_table wg_rope_ops(void) { return (wg_op_table){rope_rows, sizeof rope_rows / sizeof *rope_rows}; }
