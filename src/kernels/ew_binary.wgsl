@@ -162,36 +162,21 @@ fn f(x: a_T, y: a_T) -> o_T {
 #endif
 }
 
-@compute @workgroup_size(256)
-fn binary(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-          @builtin(local_invocation_index) li: u32) {
-#if VEC4
-    let v = ew_vec(wid, nwg, li);
-    if (ew_full(v)) {
-        let x = a_ld4((p.offs[0] >> 2u) + v);
-        let y = b_ld4((p.offs[1] >> 2u) + v);
-        o_st4((p.offs[2] >> 2u) + v, vec4<o_T>(f(x.x, y.x), f(x.y, y.y), f(x.z, y.z), f(x.w, y.w)));
-        return;
-    }
-    for (var k = 0u; k < 4u; k++) {
-        let i = v * 4u + k;
-        if (i < p.n) {
-            o_st(p.offs[2] + i, f(a_ld(p.offs[0] + i), b_ld(p.offs[1] + i)));
-        }
-    }
-    return;
-#endif
-    let base = ew_base(wid, nwg, li);
-    for (var j = 0u; j < EW_PER_THREAD; j++) {
-        let i = base + j * EW_WG;
-        if (i >= p.n) {
-            return;
-        }
+fn ew_one(i: u32) {
 #if CONTIG
-        o_st(p.offs[2] + i, f(a_ld(p.offs[0] + i), b_ld(p.offs[1] + i)));
+    o_st(p.offs[2] + i, f(a_ld(p.offs[0] + i), b_ld(p.offs[1] + i)));
 #else
-        let c = ew_coords(i);
-        o_st(ew_at(2u, c), f(a_ld(ew_at(0u, c)), b_ld(ew_at(1u, c))));
+    let c = ew_coords(i);
+    o_st(ew_at(2u, c), f(a_ld(ew_at(0u, c)), b_ld(ew_at(1u, c))));
 #endif
-    }
 }
+
+#if VEC4
+fn ew_four(v: u32) {
+    let x = a_ld4((p.offs[0] >> 2u) + v);
+    let y = b_ld4((p.offs[1] >> 2u) + v);
+    o_st4((p.offs[2] >> 2u) + v, vec4<o_T>(f(x.x, y.x), f(x.y, y.y), f(x.z, y.z), f(x.w, y.w)));
+}
+#endif
+
+#include "ew_main.wgsl"

@@ -51,41 +51,24 @@ fn conv(x: a_T) -> o_T {
 }
 #endif
 
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) li: u32) {
-#if VEC4
+fn ew_one(i: u32) {
 #ifdef CAST
-    let v = ew_vec(wid, nwg, li);
-    if (ew_full(v)) {
-        let x = a_ld4((p.offs[0] >> 2u) + v);
-        o_st4((p.offs[1] >> 2u) + v, vec4<o_T>(conv(x.x), conv(x.y), conv(x.z), conv(x.w)));
-        return;
-    }
-    for (var k = 0u; k < 4u; k++) {
-        let i = v * 4u + k;
-        if (i < p.n) {
-            o_st(p.offs[1] + i, conv(a_ld(p.offs[0] + i)));
-        }
-    }
-    return;
-#endif
-#endif
-    let base = ew_base(wid, nwg, li);
-    for (var j = 0u; j < EW_PER_THREAD; j++) {
-        let i = base + j * EW_WG;
-        if (i >= p.n) {
-            return;
-        }
-#ifdef CAST
-        o_st(ew_index(1u, i), conv(a_ld(ew_index(0u, i))));
+    o_st(ew_index(1u, i), conv(a_ld(ew_index(0u, i))));
 #endif
 #ifdef FILL
-        o_st(ew_index(0u, i), bitcast<o_T>(p.ip.x));
+    o_st(ew_index(0u, i), bitcast<o_T>(p.ip.x));
 #endif
 #ifdef WHERE
-        let k = ew_coords(i);
-        o_st(ew_at(3u, k), select(b_ld(ew_at(2u, k)), a_ld(ew_at(1u, k)), c_ld(ew_at(0u, k)) != 0u));
+    let k = ew_coords(i);
+    o_st(ew_at(3u, k), select(b_ld(ew_at(2u, k)), a_ld(ew_at(1u, k)), c_ld(ew_at(0u, k)) != 0u));
 #endif
-    }
 }
+
+#if VEC4
+fn ew_four(v: u32) {
+    let x = a_ld4((p.offs[0] >> 2u) + v);
+    o_st4((p.offs[1] >> 2u) + v, vec4<o_T>(conv(x.x), conv(x.y), conv(x.z), conv(x.w)));
+}
+#endif
+
+#include "ew_main.wgsl"

@@ -145,30 +145,15 @@ fn f(x: a_T) -> o_T {
 #endif
 }
 
-@compute @workgroup_size(256)
-fn unary(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-         @builtin(local_invocation_index) li: u32) {
-#if VEC4
-    let v = ew_vec(wid, nwg, li);
-    if (ew_full(v)) {
-        let x = a_ld4((p.offs[0] >> 2u) + v);
-        o_st4((p.offs[1] >> 2u) + v, vec4<o_T>(f(x.x), f(x.y), f(x.z), f(x.w)));
-        return;
-    }
-    for (var k = 0u; k < 4u; k++) {
-        let i = v * 4u + k;
-        if (i < p.n) {
-            o_st(p.offs[1] + i, f(a_ld(p.offs[0] + i)));
-        }
-    }
-    return;
-#endif
-    let base = ew_base(wid, nwg, li);
-    for (var j = 0u; j < EW_PER_THREAD; j++) {
-        let i = base + j * EW_WG;
-        if (i >= p.n) {
-            return;
-        }
-        o_st(ew_index(1u, i), f(a_ld(ew_index(0u, i))));
-    }
+fn ew_one(i: u32) {
+    o_st(ew_index(1u, i), f(a_ld(ew_index(0u, i))));
 }
+
+#if VEC4
+fn ew_four(v: u32) {
+    let x = a_ld4((p.offs[0] >> 2u) + v);
+    o_st4((p.offs[1] >> 2u) + v, vec4<o_T>(f(x.x), f(x.y), f(x.z), f(x.w)));
+}
+#endif
+
+#include "ew_main.wgsl"

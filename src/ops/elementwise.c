@@ -90,7 +90,7 @@ wgml_status wgml_unary(wgml_unary_op op, const wgml_tensor *x, wgml_tensor *out,
     snprintf(defs, sizeof defs, "OP_%s;%s;VEC4OK", wg_unary_name(op), kind_defines(x->dtype));
     float fp[4] = {p0, p1, 0, 0};
     uint32_t ip[4] = {(uint32_t)(int32_t)p0, (uint32_t)(int32_t)p1, 0, 0};
-    return wg_ew_launch(x->ctx, "ew_unary.wgsl", "unary", defs, ops, 2, iter, fp, ip);
+    return wg_ew_launch(x->ctx, "ew_unary.wgsl", "ew_main", defs, ops, 2, iter, fp, ip);
 }
 
 static double erf_ref(double x) { return erf(x); }
@@ -201,7 +201,7 @@ wgml_status wgml_binary(wgml_binary_op op, const wgml_tensor *a, const wgml_tens
     wg_view4_bcast(b, iter, &ops[1].v);
     char defs[64];
     snprintf(defs, sizeof defs, "OP_%s;%s;VEC4OK", wg_binary_name(op), kind_defines(a->dtype));
-    return wg_ew_launch(a->ctx, "ew_binary.wgsl", "binary", defs, ops, 3, iter, NULL, NULL);
+    return wg_ew_launch(a->ctx, "ew_binary.wgsl", "ew_main", defs, ops, 3, iter, NULL, NULL);
 }
 
 static double floor_div(double x, double y) { return y == 0 ? 0 : floor(x / y); }
@@ -300,7 +300,7 @@ static wgml_status cast_impl(const char *name, const wgml_tensor *x, wgml_tensor
     int_bounds(out->dtype, lo, hi, sizeof lo);
     snprintf(defs, sizeof defs, "CAST;A_%s;O_%s;O_MIN=%s;O_MAX=%s;VEC4OK", kind_tag(x->dtype), kind_tag(out->dtype),
              lo, hi);
-    return wg_ew_launch(x->ctx, "ew_cast.wgsl", "main", defs, ops, 2, iter, NULL, NULL);
+    return wg_ew_launch(x->ctx, "ew_cast.wgsl", "ew_main", defs, ops, 2, iter, NULL, NULL);
 }
 
 wgml_status wgml_cast(const wgml_tensor *x, wgml_tensor *out) { return cast_impl("wgml_cast", x, out); }
@@ -352,7 +352,7 @@ wgml_status wgml_fill(wgml_tensor *out, double value)
     wg_shape4(out, iter);
     wg_operand ops[1] = {{out, wg_view4_of(out), "o", true}};
     uint32_t ip[4] = {bits, 0, 0, 0};
-    return wg_ew_launch(out->ctx, "ew_cast.wgsl", "main", "FILL", ops, 1, iter, NULL, ip);
+    return wg_ew_launch(out->ctx, "ew_cast.wgsl", "ew_main", "FILL", ops, 1, iter, NULL, ip);
 }
 
 wgml_status wgml_where(const wgml_tensor *c, const wgml_tensor *a, const wgml_tensor *b, wgml_tensor *out)
@@ -386,7 +386,7 @@ wgml_status wgml_where(const wgml_tensor *c, const wgml_tensor *a, const wgml_te
     wg_view4_bcast(c, iter, &ops[0].v);
     wg_view4_bcast(a, iter, &ops[1].v);
     wg_view4_bcast(b, iter, &ops[2].v);
-    return wg_ew_launch(a->ctx, "ew_cast.wgsl", "main", "WHERE", ops, 4, iter, NULL, NULL);
+    return wg_ew_launch(a->ctx, "ew_cast.wgsl", "ew_main", "WHERE", ops, 4, iter, NULL, NULL);
 }
 
 /* ------------------------------------------------------------ registry */
