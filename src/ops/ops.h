@@ -126,4 +126,15 @@ typedef struct wg_op_table {
     size_t n;
 } wg_op_table;
 
+wg_op_table wg_elementwise_ops(void);
+wg_op_table wg_movement_ops(void);
+wg_op_table wg_indexing_ops(void);
+wg_op_table wg_reduce_ops(void);
+wg_op_table wg_softmax_ops(void);
+wg_op_table wg_norm_ops(void);
+wg_op_table wg_rope_ops(void);
+wg_op_table wg_glu_ops(void);
+wg_op_table wg_sample_ops(void);
+wg_op_table wg_quant_ops(void);
+
 #endif

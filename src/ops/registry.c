@@ -1,27 +1,21 @@
 /*
  * The op registry behind wgml_op_get and `wgml ops`: each family file
- * contributes its rows; nothing here is typed by hand.  Families are weak
- * references so the table is whatever the library was built with.
+ * contributes its rows (wg_<family>_ops, declared in ops.h); nothing here
+ * is typed by hand.  The references are strong on purpose: libwgml.a is a
+ * static archive, and only a strong reference makes the linker pull in a
+ * family whose functions the program does not otherwise call.
  */
 #include "ops.h"
 
-#define FAMILIES(X) \
-    X(elementwise) X(movement) X(indexing) X(reduce) X(softmax) X(norm) X(rope) X(glu) X(sample) X(quant)
-
-#define DECLARE(f) wg_op_table wg_##f##_ops(void) __attribute__((weak));
-FAMILIES(DECLARE)
-
 static wg_op_table (*const families[])(void) = {
-#define LIST(f) wg_##f##_ops,
-    FAMILIES(LIST)
+    wg_elementwise_ops, wg_movement_ops, wg_indexing_ops, wg_reduce_ops, wg_softmax_ops,
+    wg_norm_ops,        wg_rope_ops,     wg_glu_ops,      wg_sample_ops, wg_quant_ops,
 };
 
 static const wgml_op_info *row(size_t i, size_t *total)
 {
     size_t n = 0;
     for (size_t f = 0; f < sizeof families / sizeof *families; f++) {
-        if (!families[f])
-            continue;
         wg_op_table t = families[f]();
         if (i < n + t.n && total == NULL)
             return &t.rows[i - n];
