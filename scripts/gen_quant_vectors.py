@@ -49,6 +49,7 @@ import hashlib
 import importlib.metadata
 import struct
 import sys
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -83,6 +84,7 @@ def make_inputs(rng: np.random.Generator) -> np.ndarray:
     """Normal-ish data at several scales plus the awkward cases quantisers get
     wrong: constant blocks, large outliers, wildly different sub-block scales,
     single-signed blocks, rounding ties and values at/just below powers of two.
+    Super-block 4 starts with FMA canaries (see fma_canary_block).
     Never an all-zero block (each quantiser has a special case for that which
     gguf and ggml handle identically and trivially)."""
     scales = [1e-3, 0.02, 0.5, 1.0, 3.0, 40.0, 1000.0]
@@ -124,11 +126,76 @@ def make_inputs(rng: np.random.Generator) -> np.ndarray:
             sign = np.float32(1.0 if (sb // 8) % 2 == 0 else -1.0)
             x = sign * (np.abs(x) + np.float32(0.3 * s))
         out.append(x.astype(np.float32))
+    # super-block 4: blocks 0..3 are FMA canaries for Q4_0, Q4_1, Q5_0, Q5_1
+    for i, (bits, affine) in enumerate([(4, False), (4, True), (5, False), (5, True)]):
+        out[4][32 * i:32 * (i + 1)] = fma_canary_block(rng, bits, affine)
     x = np.concatenate(out).astype(np.float32)
     assert np.all(np.isfinite(x)) and np.max(np.abs(x)) < 60000.0
     for bs in (32, 256):
         assert np.all(np.max(np.abs(x.reshape(-1, bs)), axis=1) > 0)
     return x
+
+
+def _f32_round(v: Fraction) -> np.float32:
+    """Correctly rounded (ties-to-even) float32 of an exact rational."""
+    c = np.float32(float(v))
+    cands = [np.nextafter(c, np.float32(-np.inf)), c, np.nextafter(c, np.float32(np.inf))]
+    return min(cands, key=lambda f: (abs(Fraction(float(f)) - v), int(np.array(f).view(np.uint32)) & 1))
+
+
+def fma_canary_block(rng: np.random.Generator, bits: int, affine: bool) -> np.ndarray:
+    """A 32-block on which gguf's legacy quantiser (q = trunc(a*id + bias),
+    a = x or x - min, rounded after the multiply AND after the add) gives a
+    different code than a fused multiply-add would.  Guards the C reference
+    against builds that contract a*b+c into an FMA (-ffp-contract=fast, or
+    clang/-march with FMA): such a build fails the byte-exact comparison.
+
+    Construction: for a code boundary N let M be the midpoint between N and
+    the float below it, and t = M - bias (exact in f32).  If a*id is slightly
+    below t but rounds to t, the unfused sum t + bias == M ties to the even
+    neighbour N, whereas the exact (fused) sum is below M and rounds down, so
+    trunc() gives N - 1.  Elements are searched near t/id until 4 hit.
+    (With bias 0.5 only boundaries at powers of two give an exact t.)"""
+    while True:
+        x = rng.standard_normal(32).astype(np.float32)
+        if affine:
+            lo, hi = x.min(), x.max()
+            d = (hi - lo) / np.float32(2 ** bits - 1)
+            bias = np.float32(0.5)
+        else:
+            m = x[np.abs(x).argmax()]
+            d = m / np.float32(-(2 ** (bits - 1)))
+            bias = np.float32(2 ** (bits - 1) + 0.5)
+            lo, hi = -abs(m), abs(m)
+        idv = np.float32(1) / d
+        hits = 0
+        targets = []  # (boundary t, rounding to even code) for every code n
+        for n in range(1, 2 ** bits):
+            n = np.float32(n)
+            mid = (float(n) + float(np.nextafter(n, np.float32(0)))) / 2
+            t = np.float32(mid - float(bias))
+            if float(t) == mid - float(bias):
+                targets.append(t)
+        for j in range(32):
+            if x[j] in (lo, hi) or hits >= 4:
+                continue
+            t = targets[int(rng.integers(0, len(targets)))]
+            x0 = np.float32(float(t) / float(idv) + (float(lo) if affine else 0.0))
+            for k in range(-40, 41):
+                xv = np.float32(x0 + np.float32(k) * np.spacing(x0))
+                if not (lo < xv < hi):
+                    continue
+                a = np.float32(xv - lo) if affine else xv  # what gguf computes
+                if np.float32(a * idv) != t or float(a) * float(idv) >= float(t):
+                    continue
+                unfused = np.float32(np.float32(a * idv) + bias)
+                fused = _f32_round(Fraction(float(a)) * Fraction(float(idv)) + Fraction(float(bias)))
+                if np.trunc(unfused) != np.trunc(fused):
+                    x[j] = xv
+                    hits += 1
+                    break
+        if hits >= 4:
+            return x
 
 
 def special_scales(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -212,7 +279,8 @@ def main() -> int:
             qb = np.ascontiguousarray(qb, dtype=np.uint8).reshape(-1)
             assert qb.size == N_INPUT // block_elems * block_bytes
             parts += [qb.tobytes(), dequant(name, qtype, qb).astype("<f4").tobytes()]
-        rdeq = dequant(name, qtype, rb)
+        with np.errstate(over="ignore"):  # MXFP4 e=255 times 12 overflows to inf, as in ggml
+            rdeq = dequant(name, qtype, rb)
         assert rdeq.size == rb.shape[0] * block_elems
         parts += [rb.tobytes(), rdeq.astype("<f4").tobytes()]
         data = b"".join(parts)

@@ -178,6 +178,46 @@ static int bench_cast(bench *b, int iters)
     return !ok;
 }
 
+/* get_rows: a [rows, 4096] f32 table gathered in a random order into an
+ * output of the same size (read table once, write out once). */
+typedef struct gather { wgml_tensor *tab, *idx, *o; } gather;
+static wgml_status run_get_rows(void *p) { gather *s = p; return wgml_get_rows(s->tab, s->idx, s->o); }
+
+static int bench_get_rows(bench *b, int iters)
+{
+    int64_t cols = 4096, rows = (int64_t)(b->bytes / 4 / 4096);
+    int64_t shape[2] = {rows, cols};
+    float *ht;
+    gather s = {random_f32(b->ctx, 2, shape, &ht), NULL, NULL};
+    int32_t *perm = malloc(sizeof(int32_t) * (size_t)rows);
+    for (int64_t i = 0; i < rows; i++)
+        perm[i] = (int32_t)i;
+    for (int64_t i = rows - 1; i > 0; i--) {
+        int64_t j = (int64_t)((frand() * 0.5f + 0.5f) * (float)i);
+        int32_t t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    wgml_status st = s.tab ? wgml_tensor_new(b->ctx, WGML_I32, 1, &rows, &s.idx) : WGML_ERR_OOM;
+    if (st == WGML_OK) st = wgml_tensor_upload(s.idx, perm, (uint64_t)rows * 4);
+    if (st == WGML_OK) st = wgml_tensor_new(b->ctx, WGML_F32, 2, shape, &s.o);
+    double t = st == WGML_OK ? time_it(b, run_get_rows, &s, iters, &st) : 0;
+    int ok = st == WGML_OK;
+    for (int k = 0; k < 8 && ok; k++) {
+        int64_t r = (int64_t)((double)(rows - 1) * k / 7), c = (k * 997) % cols;
+        ok = element(s.o, r * cols + c) == ht[perm[r] * cols + c];
+    }
+    wgml_tensor_free(s.tab);
+    wgml_tensor_free(s.idx);
+    wgml_tensor_free(s.o);
+    free(ht);
+    free(perm);
+    if (st != WGML_OK)
+        return cli_error("bench get_rows", st);
+    report(b, "get_rows", "f32", 2.0 * (double)b->bytes, t, ok);
+    return !ok;
+}
+
 int bench_ops(wgml_ctx *ctx, int argc, char **argv)
 {
     bench b = {ctx, 256ull << 20, 0};
@@ -191,5 +231,6 @@ int bench_ops(wgml_ctx *ctx, int argc, char **argv)
     int fails = bench_copy(&b, iters);
     fails += bench_add(&b, iters);
     fails += bench_cast(&b, iters);
+    fails += bench_get_rows(&b, iters);
     return fails ? 1 : 0;
 }

@@ -1,7 +1,8 @@
 // Gated linear units: out = act(a) * g over the 4-D iteration space of out,
 // through the strided launcher (src/ops/launch.c).  a and g are any views:
-// the two halves of one packed tensor or two separate tensors.  One of
-// KIND_SWIGLU / KIND_GEGLU_ERF / KIND_GEGLU_TANH / KIND_REGLU.
+// the two halves of one packed tensor or two separate tensors.  The kind
+// (wgml_glu_kind order) is p.ip.x: a uniform branch, so the four kinds
+// share one pipeline per dtype and layout (each pipeline costs compile time).
 #include "ew_common.wgsl"
 #include "math.wgsl"
 #tensor a 1 A_DT A_MODE
@@ -9,18 +10,20 @@
 #tensor o 3 O_DT O_MODE
 
 fn act(x: f32) -> f32 {
-#ifdef KIND_SWIGLU
-    return x * wg_sigmoid(x);
-#endif
-#ifdef KIND_GEGLU_ERF
-    return 0.5 * x * (1.0 + wg_erf(x * 0.7071067811865476));
-#endif
-#ifdef KIND_GEGLU_TANH
-    return 0.5 * x * (1.0 + wg_tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
-#endif
-#ifdef KIND_REGLU
-    return max(x, 0.0);
-#endif
+    switch (p.ip.x) {
+        case 0u: {
+            return x * wg_sigmoid(x);
+        }
+        case 1u: {
+            return 0.5 * x * (1.0 + wg_erf(x * 0.7071067811865476));
+        }
+        case 2u: {
+            return 0.5 * x * (1.0 + wg_tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+        }
+        default: {
+            return max(x, 0.0);
+        }
+    }
 }
 
 @compute @workgroup_size(256)

@@ -1,9 +1,11 @@
 // Rotary position embedding (ggml semantics; host side and CPU reference in
 // src/ops/rope.c).  x/out are [B, S, H, D] views; one thread per work item
 // of a row: items 0 .. n_dims/2-1 rotate one pair, the rest copy one of the
-// D - n_dims trailing elements.  Defines: X_DT/X_MODE, O_DT/O_MODE, one of
-// MODE_NORMAL (pairs 2i, 2i+1) / MODE_NEOX / MODE_MROPE (pairs i, i+n/2),
-// HAS_FF (freq_factors bound at 4).
+// D - n_dims trailing elements.  Defines: X_DT/X_MODE, O_DT/O_MODE.  The
+// mode and whether freq_factors are given are uniform parameters rather
+// than defines: one pipeline per dtype serves every mode (each pipeline
+// costs compile time; the branches cost nothing).  Without freq_factors,
+// binding 4 is the positions buffer again and is not read.
 #include "prelude.wgsl"
 #include "dtype.wgsl"
 
@@ -14,7 +16,7 @@ struct RopeParams {
     a: vec4<u32>,      // items, items per row, n_dims/2, x offset
     b: vec4<u32>,      // out offset, pos offset, pos stride over s, elements between M-RoPE streams
     c: vec4<u32>,      // ff offset, ff stride, end of section 0, end of section 1
-    d: vec4<u32>,      // end of section 2, sum of sections
+    d: vec4<u32>,      // end of section 2, sum of sections, mode (wgml_rope_mode), has freq_factors
     f0: vec4<f32>,     // k_hi, k_lo (log2 of the per-pair frequency ratio), freq_scale, ext_factor
     f1: vec4<f32>,     // corr_lo, corr_hi (YaRN ramp), mscale
 }
@@ -24,9 +26,7 @@ struct RopeParams {
 #tensor x 1 X_DT X_MODE
 #tensor o 2 O_DT O_MODE
 #tensor pos 3 i32 r
-#ifdef HAS_FF
 #tensor ff 4 f32 r
-#endif
 
 // sin and cos of t, both accurate to about one f32 ulp for any |t| up to
 // ~1e5 (WGSL's own sin/cos are only specified to 2^-11 inside [-pi, pi]
@@ -62,12 +62,11 @@ fn rope_inv_freq(i: u32) -> f32 {
 
 // Which position stream drives pair i (M-RoPE: t, h, w, e by sections).
 fn rope_stream(i: u32) -> u32 {
-#ifdef MODE_MROPE
+    if (P.d.z != 2u) {
+        return 0u;
+    }
     let sector = i % P.d.y;
     return select(select(select(3u, 2u, sector < P.d.x), 1u, sector < P.c.w), 0u, sector < P.c.z);
-#else
-    return 0u;
-#endif
 }
 
 @compute @workgroup_size(64)
@@ -91,13 +90,10 @@ fn rope(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         o_st(ob + d * P.os.w, x_ld(xb + d * P.xs.w));
         return;
     }
-#ifdef MODE_NORMAL
-    let d0 = 2u * j;
-    let d1 = d0 + 1u;
-#else
-    let d0 = j;
-    let d1 = j + nh;
-#endif
+    // NORMAL pairs (2j, 2j+1); NEOX and M-RoPE pair (j, j + n_dims/2).
+    let normal = P.d.z == 0u;
+    let d0 = select(j, 2u * j, normal);
+    let d1 = select(j + nh, 2u * j + 1u, normal);
     let p = f32(pos_ld(P.b.y + s * P.b.z + rope_stream(j) * P.b.w));
     // theta = p * base^(-2j/n) / ff_j, then YaRN: theta_interp * (1 - mix) +
     // theta_extrap * mix = theta_extrap * (freq_scale * (1 - mix) + mix).
@@ -108,9 +104,9 @@ fn rope(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         g = P.f0.z * (1.0 - mix) + mix;
     }
     var w = rope_inv_freq(j) * g;
-#ifdef HAS_FF
-    w = w / ff_ld(P.c.x + j * P.c.y);
-#endif
+    if (P.d.w != 0u) {
+        w = w / ff_ld(P.c.x + j * P.c.y);
+    }
     let sc = rope_sincos(p * w) * P.f1.z;
     let x0 = x_ld(xb + d0 * P.xs.w);
     let x1 = x_ld(xb + d1 * P.xs.w);

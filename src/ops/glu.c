@@ -4,8 +4,8 @@
  * (REGLU).  Packed form (gate NULL): x [..., 2n] holds [a | g] (swapped:
  * [g | a]) and out is [..., n]; the halves are two strided views of x given
  * to the elementwise launcher, so nothing is copied.  Separate form: a = x,
- * g = gate, both of out's shape.  x, gate and out share one float dtype;
- * the kernel (glu.wgsl) computes in f32.
+ * g = gate, both of out's shape (swapped is then ignored).  x, gate and
+ * out share one float dtype; the kernel (glu.wgsl) computes in f32.
  */
 #include "rope.h"
 
@@ -68,9 +68,8 @@ wgml_status wgml_glu(wgml_glu_kind kind, const wgml_tensor *x, const wgml_tensor
         ops[0].v.shape[3] = ops[1].v.shape[3] = n;
         half2->offset += (uint64_t)(n * x->strides[x->ndim - 1]);
     }
-    char defs[40];
-    snprintf(defs, sizeof defs, "KIND_%s", glu_names[kind]);
-    return wg_ew_launch(x->ctx, "glu.wgsl", "glu", defs, ops, 3, iter, NULL, NULL);
+    uint32_t ip[4] = {(uint32_t)kind, 0, 0, 0};
+    return wg_ew_launch(x->ctx, "glu.wgsl", "glu", NULL, ops, 3, iter, NULL, ip);
 }
 
 double wg_glu_ref(wgml_glu_kind k, double a, double g)

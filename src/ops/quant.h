@@ -51,16 +51,16 @@ const wgml_qtype_traits *wgml_qtype_get(wgml_qtype t);
 /* Decode n elements (n / block_elems whole blocks) from src into dst.
  * Returns 0 on success, -1 on bad arguments (NULL pointer, unknown type,
  * n negative or not a multiple of block_elems).  Bit-exact with ggml. */
-int wgml_dequantize(wgml_qtype t, const void *src, float *dst, int64_t n);
+int wg_dequantize_ref(wgml_qtype t, const void *src, float *dst, int64_t n);
 
 /* Encode n finite floats into n / block_elems blocks at dst; same argument
- * rules as wgml_dequantize.  For Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and MXFP4 the
+ * rules as wg_dequantize_ref.  For Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and MXFP4 the
  * output is byte-identical to gguf's numpy quantiser; Q8_K matches ggml's
  * quantize_row_q8_K_ref.  gguf 0.19.0 has no quantiser for Q2_K..Q6_K and
  * IQ4_NL, so those use wgml's own simple round-to-nearest schemes documented
  * in quant_ref_k.c / quant_ref.c (valid blocks, not ggml's search-based
  * output). */
-int wgml_quantize(wgml_qtype t, const float *src, void *dst, int64_t n);
+int wg_quantize_ref(wgml_qtype t, const float *src, void *dst, int64_t n);
 
 /* IEEE binary16 <-> binary32.  Round to nearest even, overflow to inf,
  * subnormals both ways, NaN stays NaN (payload kept where it fits, quiet bit
@@ -141,11 +141,14 @@ void wgml_q5_K_quant(const float *x, uint8_t *b);
 void wgml_q6_K_quant(const float *x, uint8_t *b);
 void wgml_q8_K_quant(const float *x, uint8_t *b);
 
-/* Element-wise float ops in both files must round after every operation,
- * exactly like numpy does; an FMA would change low bits.  GCC honours this
- * pragma even under -ffp-contract=fast; clang honours it unless
- * -ffp-contract=fast is given explicitly (don't build these files with it,
- * nor with -ffast-math).  The bit-exact tests catch either mistake. */
+/* Float ops in both files must round after every operation, exactly like
+ * numpy.  Where it matters: gguf's legacy quantisers compute
+ * trunc(x*id + bias), and an FMA there flips codes on near-ties (the vector
+ * files contain blocks built to catch exactly that).  The dequantisers are
+ * immune: their products (fp16 scale x small integers) are exact in f32.
+ * GCC honours this pragma even under -ffp-contract=fast; clang honours it
+ * unless -ffp-contract=fast is given explicitly (don't build these files
+ * with that, nor with -ffast-math; test_quant_ref fails if you do). */
 #if defined(__clang__)
 #pragma clang fp contract(off)
 #elif defined(__GNUC__)

@@ -220,10 +220,11 @@ static wgml_status rope_run(wgml_ctx *ctx, wgml_kernel *k, const rope_job *j, co
     b[0] = bind_elems(j->x, j->xv.offset, xl, &xo);
     b[1] = bind_elems(j->out, j->ov.offset, ol, &oo);
     b[2] = bind_elems(j->pos, j->pos_off, pl, &po);
-    int nb = 3;
     if (j->ff) {
         uint64_t ff0 = (uint64_t)j->ff_off;
-        b[nb++] = bind_elems(j->ff, ff0, ff0 + (uint64_t)((nh - 1) * j->ff_st), &fo);
+        b[3] = bind_elems(j->ff, ff0, ff0 + (uint64_t)((nh - 1) * j->ff_st), &fo);
+    } else {
+        b[3] = b[2]; /* unread: the kernel checks the has-freq_factors flag */
     }
     for (int i = 0; i < 4; i++) {
         p.dims[i] = (uint32_t)dm[i];
@@ -240,7 +241,7 @@ static wgml_status rope_run(wgml_ctx *ctx, wgml_kernel *k, const rope_job *j, co
     p.c[0] = fo;
     p.c[1] = (uint32_t)j->ff_st;
     uint64_t groups = (items + ROPE_WG - 1) / ROPE_WG;
-    return wg_dispatch(ctx, k, b, nb, &p, sizeof p, (uint32_t)groups, 1, 1);
+    return wg_dispatch(ctx, k, b, 4, &p, sizeof p, (uint32_t)groups, 1, 1);
 }
 
 static bool same_buf(const wgml_tensor *a, const wgml_tensor *b) { return a && b && a->st->buf == b->st->buf; }
@@ -258,15 +259,13 @@ wgml_status wgml_rope(const wgml_tensor *x, const wgml_tensor *pos, const wgml_r
      * operand that sees it (WebGPU forbids mixing the two). */
     const char *xm = same_buf(x, out) ? "rw" : "r";
     bool pos_rw = same_buf(pos, out), ff_rw = same_buf(ff, out);
-    char defs[192];
-    snprintf(defs, sizeof defs, "X_DT=%s;X_MODE=%s;O_DT=%s;O_MODE=w;MODE_%s%s", wg_dtype(x->dtype)->wgsl, xm,
-             wg_dtype(out->dtype)->wgsl,
-             p->mode == WGML_ROPE_NORMAL ? "NORMAL" : p->mode == WGML_ROPE_NEOX ? "NEOX" : "MROPE",
-             ff ? ";HAS_FF" : "");
     if (pos_rw || ff_rw)
         return wg_fail(WGML_ERR_INVALID_ARG, "wgml_rope: pos and freq_factors must not share out's buffer");
-    unsigned ro = (strcmp(xm, "r") == 0 ? 1u : 0u) | 4u | (ff ? 8u : 0u);
-    wg_kernel_ref ref = {"rope.wgsl", "rope", defs, ff ? 4 : 3, ro};
+    char defs[96];
+    snprintf(defs, sizeof defs, "X_DT=%s;X_MODE=%s;O_DT=%s;O_MODE=w", wg_dtype(x->dtype)->wgsl, xm,
+             wg_dtype(out->dtype)->wgsl);
+    unsigned ro = (strcmp(xm, "r") == 0 ? 1u : 0u) | 4u | 8u;
+    wg_kernel_ref ref = {"rope.wgsl", "rope", defs, 4, ro};
     wgml_kernel *k = NULL;
     if ((st = wg_kernel_get(x->ctx, &ref, &k)) != WGML_OK)
         return st;
@@ -275,6 +274,8 @@ wgml_status wgml_rope(const wgml_tensor *x, const wgml_tensor *pos, const wgml_r
     memset(&base, 0, sizeof base);
     int nh = p->n_dims / 2;
     base.a[2] = (uint32_t)nh;
+    base.d[2] = (uint32_t)p->mode;
+    base.d[3] = ff != NULL;
     if (p->mode == WGML_ROPE_MROPE) {
         const int *s = p->sections;
         base.c[2] = (uint32_t)s[0];

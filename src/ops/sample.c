@@ -1,0 +1,293 @@
+/*
+ * Sampling token ids from logits [rows, vocab] (f32, f16 or bf16; any
+ * strides) into out [rows] i32, one workgroup per row (sample.wgsl).
+ *
+ * Per row, in this order:
+ *   1. Greedy (temperature 0, top_k 1, or a temperature so small that
+ *      1/T overflows f32): the index of the largest logit, first occurrence.
+ *      Also taken when the largest logit is not finite (+inf, or every
+ *      logit -inf / NaN).
+ *   2. Weights w = exp((logit - max) / T); NaN logits are never kept.
+ *   3. top_k > 0: keep logits >= the k-th largest logit.  Ties at that
+ *      value are all kept, so more than k tokens survive only when several
+ *      share exactly the k-th value.
+ *   4. top_p < 1: among the survivors, keep the tokens whose logit is >=
+ *      the largest value v such that the mass of {logit >= v} is at least
+ *      top_p times the survivors' mass: the shortest run of largest
+ *      logits reaching top_p, with ties at the boundary value all kept.
+ *      top_p 0 keeps only the largest value.
+ *   5. min_p > 0: also require logit >= max + T ln(min_p) (that is
+ *      p >= min_p * p_max), the threshold rounded to f32 once.
+ *   6. Draw: u in [0, 1) from 24 bits of the counter-based stream
+ *      wg_sample_bits(seed, row, 0); the first token in index order whose
+ *      running mass exceeds u times the kept mass.
+ *
+ * Thresholds are found by binary search over an order-preserving u32 key
+ * of the logits (~32 passes per active filter), so nothing is sorted and
+ * any vocabulary size works.  top_k and min_p decisions are exact; top_p
+ * and the draw compare f32 sums (f64 in the reference), so a row whose
+ * boundary lies within the sums' rounding may differ from the reference.
+ */
+#include "rope.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { F_GREEDY = 1, F_TOPP = 2, F_MINP = 4 };
+
+typedef struct sample_k {
+    unsigned flags;
+    float inv_t, top_p, minp_c;
+} sample_k;
+
+static wgml_status sample_consts(const wgml_sample_params *p, sample_k *k)
+{
+    if (!(p->temperature >= 0) || isinf(p->temperature))
+        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_sample: temperature %g must be finite and >= 0", p->temperature);
+    if (p->top_k < 0)
+        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_sample: top_k %d must be >= 0", p->top_k);
+    if (!(p->top_p >= 0 && p->top_p <= 1))
+        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_sample: top_p %g must be in [0, 1]", p->top_p);
+    if (!(p->min_p >= 0 && p->min_p <= 1))
+        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_sample: min_p %g must be in [0, 1]", p->min_p);
+    memset(k, 0, sizeof *k);
+    float inv = p->temperature > 0 ? (float)(1.0 / p->temperature) : INFINITY;
+    if (p->temperature == 0 || p->top_k == 1 || isinf(inv))
+        k->flags |= F_GREEDY;
+    k->inv_t = isinf(inv) ? 0 : inv;
+    k->top_p = p->top_p;
+    if (p->top_p < 1)
+        k->flags |= F_TOPP;
+    if (p->min_p > 0) {
+        k->flags |= F_MINP;
+        k->minp_c = (float)((double)p->temperature * log((double)p->min_p));
+    }
+    return WGML_OK;
+}
+
+/* ------------------------------------------------------------ RNG */
+
+static uint32_t mix32(uint32_t z)
+{
+    z ^= z >> 16;
+    z *= 0x21f0aaadu;
+    z ^= z >> 15;
+    z *= 0x735a2d97u;
+    z ^= z >> 15;
+    return z;
+}
+
+uint32_t wg_sample_bits(uint64_t seed, uint64_t row, uint32_t counter)
+{
+    uint32_t h = mix32((uint32_t)seed + 0x9e3779b9u);
+    h = mix32(h ^ (uint32_t)(seed >> 32));
+    h = mix32(h ^ (uint32_t)row);
+    return mix32(h ^ mix32(counter + 0x6a09e667u));
+}
+
+/* ------------------------------------------------------------ dispatch */
+
+typedef struct sample_params {
+    uint32_t a[4], b[4], c[4];
+    float f[4];
+    uint32_t e[4];
+} sample_params;
+
+wgml_status wgml_sample(const wgml_tensor *logits, const wgml_sample_params *p, wgml_tensor *out)
+{
+    const char *op = "wgml_sample";
+    wgml_status st = wg_check_tensor(op, "logits", logits);
+    if (st != WGML_OK)
+        return st;
+    if (!p)
+        return wg_fail(WGML_ERR_INVALID_ARG, "%s: params are NULL", op);
+    if (!(WG_DT_FLOATS & WG_DT_BIT(logits->dtype)))
+        return wg_fail(WGML_ERR_DTYPE, "%s: logits are %s; f32, f16 and bf16 are supported", op,
+                       wgml_dtype_name(logits->dtype));
+    char s1[96];
+    if (logits->ndim != 2)
+        return wg_fail(WGML_ERR_SHAPE, "%s: logits %s must be [rows, vocab]", op, wg_shape_str(logits, s1, sizeof s1));
+    int64_t rows = logits->shape[0], vocab = logits->shape[1];
+    if ((st = wg_check_out(op, out, WGML_I32, 1, &rows)) != WGML_OK)
+        return st;
+    if (rows > 0 && (vocab == 0 || vocab > INT32_MAX))
+        return wg_fail(WGML_ERR_SHAPE, "%s: vocab %lld must be in 1..2^31-1", op, (long long)vocab);
+    if (!wg_same_ctx(logits, out))
+        return wg_fail(WGML_ERR_INVALID_ARG, "%s: tensors from different contexts", op);
+    sample_k k;
+    if ((st = sample_consts(p, &k)) != WGML_OK)
+        return st;
+    if (rows == 0)
+        return wg_check(logits->ctx);
+    wgml_ctx *ctx = logits->ctx;
+    bool alias = logits->st->buf == out->st->buf;
+    char defs[64];
+    /* Small vocabularies leave most of a 256-wide workgroup idle at every
+     * barrier of the searches: 64 threads serve them. */
+    snprintf(defs, sizeof defs, "L_DT=%s;L_MODE=%s;WG=%d", wg_dtype(logits->dtype)->wgsl, alias ? "rw" : "r",
+             vocab <= 4096 ? 64 : 256);
+    wg_kernel_ref ref = {"sample.wgsl", "sample", defs, 2, alias ? 0u : 1u};
+    wgml_kernel *kern = NULL;
+    if ((st = wg_kernel_get(ctx, &ref, &kern)) != WGML_OK)
+        return st;
+
+    uint64_t esz = wg_dtype(logits->dtype)->block_bytes;
+    uint64_t cap = wg_align_down(ctx->limits.maxStorageBufferBindingSize, 256) - 256;
+    uint64_t rs = (uint64_t)logits->strides[0], cs = (uint64_t)logits->strides[1];
+    uint64_t row_span = (uint64_t)(vocab - 1) * cs + 1; /* elements of one row's window */
+    if (row_span * esz > cap)
+        return wg_fail(WGML_ERR_LIMIT, "%s: one row of %lld logits exceeds a storage binding", op, (long long)vocab);
+    /* Rows per launch: as many as fit one binding (rows sharing the window). */
+    uint64_t per = rs ? (cap / esz - row_span) / rs + 1 : (uint64_t)rows;
+    if (per > (uint64_t)rows)
+        per = (uint64_t)rows;
+    uint64_t l0 = wg_view4_of(logits).offset, o0 = wg_view4_of(out).offset;
+    for (uint64_t r0 = 0; r0 < (uint64_t)rows; r0 += per) {
+        uint64_t n = (uint64_t)rows - r0 < per ? (uint64_t)rows - r0 : per;
+        uint64_t first = l0 + r0 * rs, last = first + (n - 1) * rs + row_span - 1;
+        uint64_t ofirst = o0 + r0 * (uint64_t)out->strides[0], olast = ofirst + (n - 1) * (uint64_t)out->strides[0];
+        uint64_t lrem, orem;
+        wg_binding b[2];
+        b[0] = wg_bind_from(logits->st->buf, first * esz, (last + 1 - first) * esz, &lrem);
+        b[1] = wg_bind_from(out->st->buf, ofirst * 4, (olast + 1 - ofirst) * 4, &orem);
+        sample_params sp;
+        memset(&sp, 0, sizeof sp);
+        sp.a[0] = (uint32_t)n;
+        sp.a[1] = (uint32_t)vocab;
+        sp.a[2] = (uint32_t)(lrem / esz);
+        sp.a[3] = (uint32_t)rs;
+        sp.b[0] = (uint32_t)cs;
+        sp.b[1] = (uint32_t)(orem / 4);
+        sp.b[2] = (uint32_t)out->strides[0];
+        sp.b[3] = (uint32_t)r0;
+        sp.c[0] = (uint32_t)p->top_k;
+        sp.c[1] = k.flags;
+        sp.c[2] = (uint32_t)p->seed;
+        sp.c[3] = (uint32_t)(p->seed >> 32);
+        sp.f[0] = k.inv_t;
+        sp.f[1] = k.top_p;
+        sp.f[2] = k.minp_c;
+        sp.e[0] = vocab <= 4096 ? 32 : 128;
+        if ((st = wg_dispatch(ctx, kern, b, 2, &sp, sizeof sp, (uint32_t)n, 1, 1)) != WGML_OK)
+            return st;
+    }
+    return WGML_OK;
+}
+
+/* ------------------------------------------------------------ reference */
+
+static uint32_t skey(float v)
+{
+    uint32_t b;
+    if (isnan(v))
+        return 0;
+    if (v == 0)
+        return 0x80000000u;
+    memcpy(&b, &v, 4);
+    return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+}
+
+typedef struct kv {
+    uint32_t key;
+    double w;
+} kv;
+
+static int kv_desc(const void *a, const void *b)
+{
+    uint32_t x = ((const kv *)a)->key, y = ((const kv *)b)->key;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+int32_t wg_sample_ref(const double *logits, int64_t vocab, const wgml_sample_params *p, uint64_t row,
+                      double *margin)
+{
+    sample_k k;
+    if (margin)
+        *margin = INFINITY;
+    if (vocab <= 0 || sample_consts(p, &k) != WGML_OK)
+        return -1;
+    int64_t am = 0;
+    for (int64_t i = 1; i < vocab; i++)
+        if (skey((float)logits[i]) > skey((float)logits[am]))
+            am = i;
+    double m = logits[am];
+    if ((k.flags & F_GREEDY) || !isfinite(m))
+        return (int32_t)am;
+    kv *s = malloc(sizeof(kv) * (size_t)vocab);
+    double *w = malloc(sizeof(double) * (size_t)vocab);
+    if (!s || !w) {
+        free(s);
+        free(w);
+        return -1;
+    }
+    for (int64_t i = 0; i < vocab; i++) {
+        w[i] = isnan(logits[i]) ? 0 : exp((logits[i] - m) / p->temperature);
+        s[i] = (kv){skey((float)logits[i]), w[i]};
+    }
+    qsort(s, (size_t)vocab, sizeof *s, kv_desc);
+    int64_t valid = vocab;
+    while (valid > 0 && s[valid - 1].key == 0)
+        valid--;
+    uint32_t t = 1;
+    if (p->top_k > 0 && p->top_k < valid)
+        t = s[p->top_k - 1].key;
+    if (k.flags & F_TOPP) {
+        double mass = 0, cum = 0, prev = 0;
+        for (int64_t i = 0; i < valid && s[i].key >= t; i++)
+            mass += s[i].w;
+        double want = (double)k.top_p * mass;
+        for (int64_t i = 0; i < valid && s[i].key >= t;) {
+            int64_t j = i;
+            while (j < valid && s[j].key == s[i].key)
+                cum += s[j++].w;
+            if (cum >= want) {
+                /* the cut moves if `want` crosses this group's or the
+                 * previous group's running mass */
+                double mg = fmin(cum - want, i > 0 ? want - prev : INFINITY) / mass;
+                if (margin && mg < *margin)
+                    *margin = mg;
+                t = s[i].key;
+                break;
+            }
+            prev = cum;
+            i = j;
+        }
+    }
+    if (k.flags & F_MINP) {
+        float thr = (float)((float)m + k.minp_c);
+        uint32_t tm = skey(thr);
+        t = tm > t ? tm : t;
+    }
+    double total = 0;
+    for (int64_t i = 0; i < vocab; i++)
+        if (skey((float)logits[i]) >= t)
+            total += w[i];
+    double u = (double)(wg_sample_bits(p->seed, row, 0) >> 8) * 0x1p-24;
+    double target = u * total, cum = 0;
+    int32_t pick = -1;
+    for (int64_t i = 0; i < vocab; i++) {
+        if (skey((float)logits[i]) < t || w[i] == 0)
+            continue;
+        double before = cum;
+        cum += w[i];
+        if (cum > target) {
+            double mg = fmin(cum - target, target - before) / total;
+            if (margin && mg < *margin)
+                *margin = mg;
+            pick = (int32_t)i;
+            break;
+        }
+    }
+    free(s);
+    free(w);
+    return pick;
+}
+
+/* ------------------------------------------------------------ registry */
+
+static const wgml_op_info sample_rows[] = {
+    {"SAMPLE", "sample", WG_DT_FLOATS},
+};
+
+wg_op_table wg_sample_ops(void) { return (wg_op_table){sample_rows, sizeof sample_rows / sizeof *sample_rows}; }
