@@ -13,8 +13,10 @@ export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d
 export XDG_RUNTIME_DIR=/tmp/wgml-xdg WGML_CACHE_DIR=/tmp/wgml-cache
 mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
 B=.devbuild
-OUTDIR=${OUT:-/tmp/out}
+OUTDIR=/tmp/wgml-logs
 mkdir -p "$OUTDIR"
+# the device tool returns at most 8 files: logs travel as one archive
+trap '[ -n "${OUT:-}" ] && tar czf "$OUT/logs.tgz" -C "$OUTDIR" .' EXIT
 sections="${*:-info tests dispatch selfcheck}"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv,noheader
 
@@ -28,12 +30,18 @@ for s in $sections; do
     tests)
       for t in $B/tests/test_*; do
         [ -x "$t" ] || continue
+        n=$(basename "$t")
         args=""
-        [ "$(basename "$t")" = test_quant_ref ] && args=tests/quant_vectors
-        echo "--- $t"
-        "$t" $args > "$OUTDIR/$(basename "$t").log" 2>&1; rc=$?
-        tail -n 1 "$OUTDIR/$(basename "$t").log"; grep -E "FAIL|check failed" "$OUTDIR/$(basename "$t").log" | head -20
-        echo "rc=$rc"
+        [ "$n" = test_quant_ref ] && args=tests/quant_vectors
+        modes="native"
+        case $n in test_op_*) modes="native nof16" ;; esac
+        for m in $modes; do
+          if [ $m = nof16 ]; then export WGML_DISABLE=f16; else unset WGML_DISABLE; fi
+          "$t" $args > "$OUTDIR/$n.$m.log" 2>&1; rc=$?
+          echo "--- $n ($m): $(tail -n 1 "$OUTDIR/$n.$m.log") rc=$rc"
+          grep -E "check failed" "$OUTDIR/$n.$m.log" | head -8
+        done
+        unset WGML_DISABLE
       done ;;
     dispatch)
       $B/wgml bench dispatch 10000

@@ -218,6 +218,49 @@ static int bench_get_rows(bench *b, int iters)
     return !ok;
 }
 
+/* rope: x [seq, 32 heads, 128] f32, NEOX over the whole head, positions
+ * 0..seq-1 (read x once, write out once). */
+typedef struct rope_case { wgml_tensor *x, *pos, *o; wgml_rope_params p; } rope_case;
+static wgml_status run_rope(void *p) { rope_case *s = p; return wgml_rope(s->x, s->pos, &s->p, s->o); }
+
+static int bench_rope(bench *b, int iters)
+{
+    int64_t seq = (int64_t)(b->bytes / 4 / (32 * 128));
+    int64_t shape[3] = {seq, 32, 128};
+    float *hx;
+    rope_case s = {random_f32(b->ctx, 3, shape, &hx), NULL, NULL, {0}};
+    s.p.mode = WGML_ROPE_NEOX;
+    s.p.n_dims = 128;
+    s.p.freq_base = 10000.0f;
+    s.p.freq_scale = 1.0f;
+    s.p.attn_factor = 1.0f;
+    int32_t *pos = malloc(sizeof(int32_t) * (size_t)seq);
+    for (int64_t i = 0; i < seq; i++)
+        pos[i] = (int32_t)i;
+    wgml_status st = s.x ? wgml_tensor_new(b->ctx, WGML_I32, 1, &seq, &s.pos) : WGML_ERR_OOM;
+    if (st == WGML_OK) st = wgml_tensor_upload(s.pos, pos, (uint64_t)seq * 4);
+    if (st == WGML_OK) st = wgml_tensor_new(b->ctx, WGML_F32, 3, shape, &s.o);
+    double t = st == WGML_OK ? time_it(b, run_rope, &s, iters, &st) : 0;
+    /* spot check: token r, head 0, pair (i, i + 64) rotated by r * 10000^(-i/64) */
+    int ok = st == WGML_OK;
+    for (int k = 0; k < 6 && ok; k++) {
+        int64_t r = (int64_t)((double)(seq - 1) * k / 5) % 4096, i = (k * 11) % 64;
+        double th = (double)r * pow(10000.0, -(double)i / 64.0);
+        double x0 = hx[r * 4096 + i], x1 = hx[r * 4096 + i + 64];
+        double want = x0 * cos(th) - x1 * sin(th);
+        ok = fabs(element(s.o, r * 4096 + i) - want) < 1e-4;
+    }
+    wgml_tensor_free(s.x);
+    wgml_tensor_free(s.pos);
+    wgml_tensor_free(s.o);
+    free(hx);
+    free(pos);
+    if (st != WGML_OK)
+        return cli_error("bench rope", st);
+    report(b, "rope", "f32", 2.0 * (double)b->bytes, t, ok);
+    return !ok;
+}
+
 int bench_ops(wgml_ctx *ctx, int argc, char **argv)
 {
     bench b = {ctx, 256ull << 20, 0};
@@ -232,5 +275,6 @@ int bench_ops(wgml_ctx *ctx, int argc, char **argv)
     fails += bench_add(&b, iters);
     fails += bench_cast(&b, iters);
     fails += bench_get_rows(&b, iters);
+    fails += bench_rope(&b, iters);
     return fails ? 1 : 0;
 }
