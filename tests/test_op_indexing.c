@@ -779,6 +779,37 @@ static void t_registry(void)
     }
 }
 
+/* The host copy of validated indices follows the index buffer: a new
+ * upload or a GPU write (here a fill) must be seen by the next call. */
+static void t_index_cache(void)
+{
+    const int64_t ts[2] = {6, 5}, n = 4, os[2] = {4, 5};
+    t_tensor tab = t_random(WGML_F32, 2, ts, -5, 5);
+    wgml_tensor *idx = NULL, *out = NULL;
+    CHECK_OK(wgml_tensor_new(t_ctx, WGML_I32, 1, &n, &idx));
+    CHECK_OK(wgml_tensor_new(t_ctx, WGML_F32, 2, os, &out));
+    if (!idx || !out || !tab.t)
+        return;
+    for (int round = 0; round < 3; round++) {
+        int32_t ids[4] = {round, 5 - round, 2, round + 1};
+        CHECK_OK(wgml_tensor_upload(idx, ids, sizeof ids));
+        CHECK_OK(wgml_get_rows(tab.t, idx, out));
+        CHECK_OK(wgml_get_rows(tab.t, idx, out)); /* second call: from the cache */
+        double *got = t_values(out);
+        int bad = 0;
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < 5; j++)
+                bad += got[i * 5 + j] != tab.val[ids[i] * 5 + j];
+        CHECK(bad == 0, "round %d: %d wrong (stale cached indices?)", round, bad);
+        free(got);
+    }
+    CHECK_OK(wgml_fill(idx, 9)); /* a GPU write makes every index out of range */
+    CHECK(wgml_get_rows(tab.t, idx, out) == WGML_ERR_INDEX, "indices written on the GPU were not re-read");
+    wgml_tensor_free(idx);
+    wgml_tensor_free(out);
+    t_free(&tab);
+}
+
 int main(int argc, char **argv)
 {
     if (t_setup(argc, argv))
@@ -798,6 +829,7 @@ int main(int argc, char **argv)
         {"bad_indices_write_nothing", t_bad_indices},
         {"invalid_calls", t_invalid},
         {"registry", t_registry},
+        {"index_cache_follows_writes", t_index_cache},
     };
     int rc = t_run(cases, sizeof cases / sizeof *cases, argc > 1 ? argv[1] : NULL);
     wgml_ctx_destroy(t_ctx);

@@ -92,6 +92,9 @@ struct wgml_buffer {
     uint64_t size;        /* as asked */
     uint64_t alloc;       /* rounded up to 16 (4 at the maxBufferSize edge) */
     uint64_t id;          /* never reused; keys the bind-group cache */
+    uint64_t version;     /* bumped by every recorded write (dispatch with a
+                           * writable binding, upload): lets host-side
+                           * caches of buffer contents know they are stale */
 };
 
 /* A byte range of a buffer as one storage binding. */

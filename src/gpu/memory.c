@@ -176,6 +176,7 @@ wgml_status wgml_buffer_write(wgml_buffer *b, uint64_t off, const void *src, uin
         return st;
     const uint8_t *s = src;
     uint64_t end = off + size;
+    b->version++;
     uint64_t a0 = wg_align_up(off, 4), a1 = wg_align_down(end, 4);
     uint64_t head_end = a0 < end ? a0 : end;
     if (a1 > a0) {

@@ -195,6 +195,9 @@ wgml_status wg_dispatch(wgml_ctx *ctx, wgml_kernel *k, const wg_binding *b, int 
     s->ring_used = off + (uint32_t)(psize ? wg_align_up(psize, 4) : 4);
 
     WGPUBindGroup bg = bind_group(ctx, k, b, nb);
+    for (int i = 0; i < nb; i++)
+        if (!((k->readonly_mask >> i) & 1))
+            b[i].buffer->version++;
     const WGPUPassTimestampWrites *tw = wg_profile_pass_writes(ctx, k);
     if (tw) {
         wg_stream_encoder(ctx); /* one pass per dispatch to time it */

@@ -44,7 +44,10 @@ static const char *coords_str(const wgml_tensor *t, int64_t i, char *buf, size_t
 }
 
 /* Downloads idx (i32, any layout) in logical order into *out (malloc'd,
- * caller frees) and checks every value lies in [0, limit). */
+ * caller frees) and checks every value lies in [0, limit).  The values are
+ * kept on the tensor's storage until the buffer is written again, so
+ * indices reused across calls (a fixed permutation, token ids read by
+ * several ops) cost no GPU wait after the first read. */
 static wgml_status load_idx(const char *op, const char *what, const wgml_tensor *idx, int64_t limit, int32_t **out)
 {
     int64_t n = wgml_tensor_nelem(idx);
@@ -52,10 +55,37 @@ static wgml_status load_idx(const char *op, const char *what, const wgml_tensor 
     *out = NULL;
     if (!h)
         return wg_fail(WGML_ERR_OOM, "%s: out of host memory for %lld indices", op, (long long)n);
-    wgml_status st = n ? wgml_tensor_download(idx, h, (uint64_t)n * 4) : WGML_OK;
-    if (st != WGML_OK) {
-        free(h);
-        return wg_failp(st, "%s: reading %s back to check it: ", op, what);
+    wg_index_cache *c = &idx->st->idx;
+    uint64_t key = wg_hash_bytes(WG_HASH_SEED, &idx->offset, sizeof idx->offset);
+    key = wg_hash_bytes(key, idx->shape, sizeof idx->shape);
+    key = wg_hash_bytes(key, idx->strides, sizeof idx->strides);
+    key = wg_hash_bytes(key, &idx->ndim, sizeof idx->ndim);
+    if (c->vals && c->version == idx->st->buf->version && c->key == key && c->n == n) {
+        memcpy(h, c->vals, sizeof(int32_t) * (size_t)n);
+        if (c->min >= 0 && c->max < limit) {
+            *out = h;
+            return WGML_OK;
+        }
+    } else {
+        wgml_status st = n ? wgml_tensor_download(idx, h, (uint64_t)n * 4) : WGML_OK;
+        if (st != WGML_OK) {
+            free(h);
+            return wg_failp(st, "%s: reading %s back to check it: ", op, what);
+        }
+        free(c->vals);
+        c->vals = malloc(sizeof(int32_t) * (size_t)(n + 1));
+        c->min = INT32_MAX;
+        c->max = INT32_MIN;
+        for (int64_t i = 0; i < n; i++) {
+            c->min = h[i] < c->min ? h[i] : c->min;
+            c->max = h[i] > c->max ? h[i] : c->max;
+        }
+        if (c->vals) {
+            memcpy(c->vals, h, sizeof(int32_t) * (size_t)n);
+            c->n = n;
+            c->key = key;
+            c->version = idx->st->buf->version;
+        }
     }
     for (int64_t i = 0; i < n; i++)
         if (h[i] < 0 || h[i] >= limit) {
