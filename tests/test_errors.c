@@ -70,6 +70,17 @@ static void t_bad_args(void)
     char big[300] = {0};
     CHECK(wgml_dispatch(ctx, k, &b, 1, big, sizeof big, 1, 1, 1) == WGML_ERR_INVALID_ARG, "300 param bytes accepted");
     CHECK(wgml_dispatch(ctx, k, &b, 1, NULL, 0, 0, 1, 1) == WGML_OK, "empty grid refused");
+    /* One buffer bound read-only and writable: refused up front (wgpu-native
+     * would abort the process at submit). */
+    wgml_kernel_desc d2 = {"alias", "@group(0) @binding(1) var<storage, read> x: array<u32>;\n"
+                                    "@group(0) @binding(2) var<storage, read_write> y: array<u32>;\n"
+                                    "@compute @workgroup_size(1) fn main() { y[0] = x[1]; }\n", "main", 2, 1};
+    wgml_kernel *ka = NULL;
+    CHECK_OK(wgml_kernel_create(ctx, &d2, &ka));
+    wgml_buffer *two[2] = {b, b};
+    if (ka)
+        CHECK(wgml_dispatch(ctx, ka, two, 2, NULL, 0, 1, 1, 1) == WGML_ERR_INVALID_ARG, "aliased read-only/writable accepted");
+    CHECK_OK(wgml_ctx_sync(ctx));
     CHECK(strcmp(wgml_status_name(WGML_ERR_SHADER), "WGML_ERR_SHADER") == 0, "status name");
     CHECK(strcmp(wgml_status_name((wgml_status)999), "WGML_ERR_UNKNOWN") == 0, "unknown status name");
     wgml_buffer_destroy(b);

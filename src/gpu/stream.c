@@ -171,6 +171,14 @@ wgml_status wg_dispatch(wgml_ctx *ctx, wgml_kernel *k, const wg_binding *b, int 
             return wg_fail(WGML_ERR_LIMIT, "dispatch of '%s': binding %d is empty or larger than "
                            "maxStorageBufferBindingSize (%llu bytes)", k->name, i,
                            (unsigned long long)ctx->limits.maxStorageBufferBindingSize);
+    /* A buffer bound read-only and writable in one dispatch is a WebGPU
+     * usage conflict, and wgpu-native reports errors found at submit by
+     * aborting the process: refuse it here instead. */
+    for (int i = 0; i < nb; i++)
+        for (int j = i + 1; j < nb; j++)
+            if (b[i].buffer == b[j].buffer && ((k->readonly_mask >> i) & 1) != ((k->readonly_mask >> j) & 1))
+                return wg_fail(WGML_ERR_INVALID_ARG, "dispatch of '%s': bindings %d and %d are one buffer, "
+                               "read-only and writable", k->name, i, j);
     if (gx == 0 || gy == 0 || gz == 0)
         return WGML_OK;
     uint32_t maxd = ctx->limits.maxComputeWorkgroupsPerDimension;
