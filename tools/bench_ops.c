@@ -261,6 +261,57 @@ static int bench_rope(bench *b, int iters)
     return !ok;
 }
 
+/* softmax and rms_norm (x weight) over rows of 4096 f32 (read x once,
+ * write out once; the weight is 16 KiB and not counted). */
+typedef struct rows_case { wgml_tensor *x, *w, *o; wgml_softmax_params sp; wgml_norm_params np; } rows_case;
+static wgml_status run_softmax(void *p) { rows_case *s = p; return wgml_softmax(s->x, NULL, NULL, &s->sp, s->o); }
+static wgml_status run_rms(void *p) { rows_case *s = p; return wgml_norm(s->x, &s->np, s->o); }
+
+static int bench_rows(bench *b, int iters, int norm)
+{
+    int64_t shape[2] = {(int64_t)(b->bytes / 4 / 4096), 4096};
+    int64_t wn = 4096;
+    float *hx, *hw = NULL;
+    rows_case s = {random_f32(b->ctx, 2, shape, &hx), NULL, NULL, {-1, 1.0f, 0.0f, 0}, {0}};
+    wgml_status st = s.x ? WGML_OK : WGML_ERR_OOM;
+    if (st == WGML_OK && norm) {
+        s.w = random_f32(b->ctx, 1, &wn, &hw);
+        st = s.w ? WGML_OK : WGML_ERR_OOM;
+        s.np.kind = WGML_RMS_NORM;
+        s.np.eps = 1e-6f;
+        s.np.weight = s.w;
+    }
+    if (st == WGML_OK) st = wgml_tensor_new(b->ctx, WGML_F32, 2, shape, &s.o);
+    double t = st == WGML_OK ? time_it(b, norm ? run_rms : run_softmax, &s, iters, &st) : 0;
+    int ok = st == WGML_OK;
+    for (int k = 0; k < 3 && ok; k++) {
+        int64_t r = (int64_t)((double)(shape[0] - 1) * k / 2), c = (k * 1237) % 4096;
+        const float *x = hx + r * 4096;
+        double want, acc = 0, mx = -1e30;
+        for (int j = 0; j < 4096; j++) {
+            acc += norm ? (double)x[j] * x[j] : 0;
+            mx = x[j] > mx ? x[j] : mx;
+        }
+        if (norm) {
+            want = x[c] / sqrt(acc / 4096 + 1e-6) * hw[c];
+        } else {
+            for (int j = 0; j < 4096; j++)
+                acc += exp(x[j] - mx);
+            want = exp(x[c] - mx) / acc;
+        }
+        ok = fabs(element(s.o, r * 4096 + c) - want) <= 1e-5 * fabs(want) + 1e-7;
+    }
+    wgml_tensor_free(s.x);
+    wgml_tensor_free(s.w);
+    wgml_tensor_free(s.o);
+    free(hx);
+    free(hw);
+    if (st != WGML_OK)
+        return cli_error(norm ? "bench rms_norm" : "bench softmax", st);
+    report(b, norm ? "rms_norm" : "softmax", "f32", 2.0 * (double)b->bytes, t, ok);
+    return !ok;
+}
+
 int bench_ops(wgml_ctx *ctx, int argc, char **argv)
 {
     bench b = {ctx, 256ull << 20, 0};
@@ -274,6 +325,8 @@ int bench_ops(wgml_ctx *ctx, int argc, char **argv)
     int fails = bench_copy(&b, iters);
     fails += bench_add(&b, iters);
     fails += bench_cast(&b, iters);
+    fails += bench_rows(&b, iters, 0);
+    fails += bench_rows(&b, iters, 1);
     fails += bench_get_rows(&b, iters);
     fails += bench_rope(&b, iters);
     return fails ? 1 : 0;
