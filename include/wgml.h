@@ -358,8 +358,11 @@ wgml_status wgml_argsort(const wgml_tensor *x, int descending, wgml_tensor *out)
  * indices may be NULL. */
 wgml_status wgml_top_k(const wgml_tensor *x, int64_t k, wgml_tensor *values, wgml_tensor *indices);
 
-/* softmax(scale * x + mask + alibi) over `axis`; sinks (one logit per
- * head, dim -3 of x... see docs) join the normaliser only. */
+/* softmax (log=1: log_softmax) of scale * x + slope(h) * mask over any
+ * axis (p NULL: defaults).  mask f32/f16/bf16, numpy-broadcast to x.
+ * ALiBi (max_bias > 0, with a mask): h = index on dim -3 of x, ggml's
+ * slopes.  sinks: 1-D [n_head] logits joining max and sum only.  -inf
+ * logits give 0 (log: -inf), fully masked rows included. */
 typedef struct wgml_softmax_params {
     int axis;          /* default -1 */
     float scale;       /* 0 means 1 */
@@ -369,10 +372,11 @@ typedef struct wgml_softmax_params {
 wgml_status wgml_softmax(const wgml_tensor *x, const wgml_tensor *mask, const wgml_tensor *sinks,
                          const wgml_softmax_params *p, wgml_tensor *out);
 
-/* Normalisation of the last axis (GROUP: over (C/groups) x rest of each
- * group along axis 1; BATCH: per channel axis 1 with running mean/var).
- * Optional: weight/bias (affine), residual (x + residual is normalised and,
- * when sum_out is given, also written there). */
+/* LAYER/RMS/L2 over the last axis (weight/bias/residual broadcast to x;
+ * L2: v / max(|v|, eps)); GROUP/BATCH on x [N, C, ...] with [C]
+ * weight/bias/mean/var.  eps used as given (>= 0).  residual: x + residual
+ * is normalised and, when sum_out is given, also written there (the fused
+ * residual add); RMS_NORM with a weight is one pass (fused rms_norm x w). */
 typedef enum wgml_norm_kind { WGML_LAYER_NORM, WGML_RMS_NORM, WGML_L2_NORM, WGML_GROUP_NORM, WGML_BATCH_NORM } wgml_norm_kind;
 typedef struct wgml_norm_params {
     wgml_norm_kind kind;

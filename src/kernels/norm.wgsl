@@ -1,88 +1,101 @@
 // Normalisations, one row per workgroup (host: src/ops/norm.c).  The row
-// value is v = x (+ residual with RES; written to `so` with SUM).  Kinds:
-//   LAYER  (v - mean) / sqrt(var + eps), statistics by per-thread Welford
-//          merged in a tree (Chan et al.), so no cancellation in E[v^2] - E[v]^2;
-//          GROUP_NORM is LAYER over rows of (C/groups) x spatial elements
-//   RMS    v / sqrt(mean(v^2) + eps)
-//   L2     v / max(|v|_2, eps)
-//   BATCH  (v - mean[c]) / sqrt(var[c] + eps) from running statistics: no
-//          reduction, one pass
-// then * weight (WEIGHT) + bias (BIAS).  Weight/bias/mean/var are read at
-// element j of their row, or at j / p.ip.x with WDIV (group norm: the
-// channel of element j when a row is channels x spatial).
-//   p.fp.x eps
+// value is v = x (+ residual r), also written to `so` on request.  Kinds
+// (p.ip.z; uniform branches, so one kernel variant serves them all):
+//   0 LAYER  (v - mean) / sqrt(var + eps), statistics by per-thread
+//            Welford merged exactly (Chan et al.), so no cancellation as
+//            in E[v^2] - E[v]^2; GROUP_NORM is LAYER over rows of
+//            (C/groups) x spatial elements
+//   1 RMS    v / sqrt(mean(v^2) + eps)
+//   2 L2     v / max(|v|_2, eps)
+//   3 BATCH  (v - mean[c]) / sqrt(var[c] + eps) from running statistics:
+//            no reduction, one pass
+// then * weight + bias.  Weight/bias/mean/var are read at element j of
+// their row, or at j / p.ip.x when p.ip.x > 1 (group norm: the channel of
+// element j when a row is channels x spatial).
+//   p.fp.x eps   p.ip.y flags: 1 residual, 2 weight, 4 bias, 8 sum_out
+//   (optional operands cost no kernel variants either)
 #include "rows.wgsl"
 #tensor x 1 X_DT X_MODE
-#ifdef RES
 #tensor r 2 R_DT R_MODE
-#endif
-#ifdef WEIGHT
 #tensor w 3 W_DT W_MODE
-#endif
-#ifdef BIAS
 #tensor b 4 B_DT B_MODE
-#endif
-#ifdef BATCH
 #tensor mn 5 MN_DT MN_MODE
 #tensor vr 6 VR_DT VR_MODE
-#endif
 #tensor o 7 O_DT O_MODE
-#ifdef SUM
 #tensor so 8 SO_DT SO_MODE
-#endif
 
-fn value(xb: u32, rb: u32, j: u32) -> f32 {
-    var v = x_ld(xb + j * p.st[0].w);
-#ifdef RES
-    v = v + r_ld(rb + j * p.st[1].w);
-#endif
+fn has(flag: u32) -> bool {
+    return (p.ip.y & flag) != 0u;
+}
+
+// v = x (+ residual) at a chunk's clamped indices (rows.wgsl).
+fn values(xb: u32, rb: u32, base: u32, n: u32) -> vec4<f32> {
+    let c = chunk_clamped(base, n);
+    let j = c * p.st[0].w + vec4<u32>(xb);
+    var v = vec4<f32>(x_ld(j.x), x_ld(j.y), x_ld(j.z), x_ld(j.w));
+    if (has(1u)) {
+        let k = c * p.st[1].w + vec4<u32>(rb);
+        v = v + vec4<f32>(r_ld(k.x), r_ld(k.y), r_ld(k.z), r_ld(k.w));
+    }
     return v;
 }
 
 // Index of element j in a per-channel operand's row.
-fn chan(j: u32) -> u32 {
-#ifdef WDIV
-    return j / p.ip.x;
-#else
-    return j;
-#endif
+fn chan(j: vec4<u32>) -> vec4<u32> {
+    if (p.ip.x == 1u) {
+        return j;
+    }
+    return j / vec4<u32>(p.ip.x);
+}
+
+// Operand k (per-element or per-channel, read at chan(j)) over a chunk.
+fn w4(base: u32, c: vec4<u32>) -> vec4<f32> {
+    let i = c * p.st[2].w + vec4<u32>(base);
+    return vec4<f32>(w_ld(i.x), w_ld(i.y), w_ld(i.z), w_ld(i.w));
+}
+fn b4(base: u32, c: vec4<u32>) -> vec4<f32> {
+    let i = c * p.st[3].w + vec4<u32>(base);
+    return vec4<f32>(b_ld(i.x), b_ld(i.y), b_ld(i.z), b_ld(i.w));
+}
+fn mn4(base: u32, c: vec4<u32>) -> vec4<f32> {
+    let i = c * p.st[4].w + vec4<u32>(base);
+    return vec4<f32>(mn_ld(i.x), mn_ld(i.y), mn_ld(i.z), mn_ld(i.w));
+}
+fn vr4(base: u32, c: vec4<u32>) -> vec4<f32> {
+    let i = c * p.st[5].w + vec4<u32>(base);
+    return vec4<f32>(vr_ld(i.x), vr_ld(i.y), vr_ld(i.z), vr_ld(i.w));
 }
 
 // Chan's merge of two (count, mean, M2) partial statistics.
 fn merge(a: vec3<f32>, b: vec3<f32>) -> vec3<f32> {
     let c = a.x + b.x;
-    if (c == 0.0) {
+    if (b.x == 0.0) {
         return a;
+    }
+    if (a.x == 0.0) {
+        return b;
     }
     let d = b.y - a.y;
     let f = b.x / c;
     return vec3<f32>(c, a.y + d * f, a.z + b.z + d * d * a.x * f);
 }
 
-@compute @workgroup_size({{WG}})
-fn norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) li: u32) {
-    let row = wg_linear(wid, nwg);
-    if (row >= row_count()) {
-        return;
+// The row's (count, mean, M2) from each thread's.
+fn row_stats(li: u32, lane: u32, acc: vec3<f32>) -> vec3<f32> {
+#ifdef HAS_SUBGROUPS
+    // Within a subgroup: the pooled mean, then M2 = sum of M2_i plus
+    // n_i (mean_i - mean)^2 (an exact decomposition, no cancellation).
+    let n = subgroupAdd(acc.x);
+    let mean = select(subgroupAdd(acc.x * acc.y) / n, 0.0, n == 0.0);
+    let d = acc.y - mean;
+    let m2 = subgroupAdd(acc.z + acc.x * d * d);
+    let np = parts_put(lane, vec3<f32>(n, mean, m2));
+    var t = vec3<f32>(0.0, 0.0, 0.0);
+    for (var k = 0u; k < np; k = k + 1u) {
+        t = merge(t, vec3<f32>(red0[k], red1[k], red2[k]));
     }
-    let r = row_coords(row);
-    let n = p.shape.w;
-    let eps = p.fp.x;
-    let xb = row_base(0u, r);
-    let rb = row_base(1u, r);
-
-    var mean = 0.0;
-    var scale = 1.0;
-#ifdef LAYER
-    var acc = vec3<f32>(0.0, 0.0, 0.0);
-    for (var j = li; j < n; j = j + WG) {
-        let v = value(xb, rb, j);
-        acc.x = acc.x + 1.0;
-        let d = v - acc.y;
-        acc.y = acc.y + d / acc.x;
-        acc.z = acc.z + d * (v - acc.y);
-    }
+    return t;
+#else
     red0[li] = acc.x;
     red1[li] = acc.y;
     red2[li] = acc.z;
@@ -96,22 +109,71 @@ fn norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
         workgroupBarrier();
     }
-    mean = red1[0];
-    scale = inverseSqrt(red2[0] / f32(n) + eps);
+    return vec3<f32>(red0[0], red1[0], red2[0]);
 #endif
-#ifdef SUMSQ
-    var ss = 0.0;
-    for (var j = li; j < n; j = j + WG) {
-        let v = value(xb, rb, j);
-        ss = ss + v * v;
+}
+
+// Four elements per thread are loaded before any is used, so the loads
+// overlap; lanes past the row (live = false) are skipped.
+fn layer_stats(li: u32, lane: u32, xb: u32, rb: u32, n: u32, eps: f32) -> vec2<f32> {
+    var acc = vec3<f32>(0.0, 0.0, 0.0);
+    for (var base = li; base < n; base = base + WG * K) {
+        let v = values(xb, rb, base, n);
+        let live = chunk(base) < vec4<u32>(n);
+        for (var u = 0u; u < K; u = u + 1u) {
+            if (live[u]) {
+                acc.x = acc.x + 1.0;
+                let d = v[u] - acc.y;
+                acc.y = acc.y + d / acc.x;
+                acc.z = acc.z + d * (v[u] - acc.y);
+            }
+        }
     }
-    ss = tree_sum(li, ss);
-#ifdef RMS
-    scale = inverseSqrt(ss / f32(n) + eps);
-#else
-    scale = 1.0 / max(sqrt(ss), eps);
+    let t = row_stats(li, lane, acc);
+    return vec2<f32>(t.y, inverseSqrt(t.z / f32(n) + eps));
+}
+
+// RMS (rms = true) or L2 scale from the row's sum of squares.
+fn sumsq_scale(li: u32, lane: u32, xb: u32, rb: u32, n: u32, eps: f32, rms: bool) -> f32 {
+    var ss = 0.0;
+    for (var base = li; base < n; base = base + WG * K) {
+        let v = select(vec4<f32>(0.0), values(xb, rb, base, n), chunk(base) < vec4<u32>(n));
+        ss = ss + dot(v, v);
+    }
+    ss = row_sum(li, lane, ss);
+    return select(1.0 / max(sqrt(ss), eps), inverseSqrt(ss / f32(n) + eps), rms);
+}
+
+@compute @workgroup_size({{WG}})
+fn norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+#ifdef HAS_SUBGROUPS
+        @builtin(subgroup_invocation_id) lane: u32,
 #endif
+        @builtin(local_invocation_index) li: u32) {
+#ifndef HAS_SUBGROUPS
+    let lane = 0u;
 #endif
+    let row = wg_linear(wid, nwg);
+    if (row >= row_count()) {
+        return;
+    }
+    row_begin(li);
+    let r = row_coords(row);
+    let n = p.shape.w;
+    let eps = p.fp.x;
+    let xb = row_base(0u, r);
+    let rb = row_base(1u, r);
+
+    // (mean, 1 / scale) of the row; batch norm reads its statistics later.
+    var ms = vec2<f32>(0.0, 1.0);
+    let kind = p.ip.z;
+    if (kind == 0u) {
+        ms = layer_stats(li, lane, xb, rb, n, eps);
+    } else if (kind < 3u) {
+        ms = vec2<f32>(0.0, sumsq_scale(li, lane, xb, rb, n, eps, kind == 1u));
+    }
+    let mean = ms.x;
+    let scale = ms.y;
 
     let wb = row_base(2u, r);
     let bb = row_base(3u, r);
@@ -119,23 +181,29 @@ fn norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let vrb = row_base(5u, r);
     let ob = row_base(6u, r);
     let sob = row_base(7u, r);
-    for (var j = li; j < n; j = j + WG) {
-        let v = value(xb, rb, j);
-#ifdef SUM
-        so_st(sob + j * p.st[7].w, v);
-#endif
-        let c = chan(j);
-#ifdef BATCH
-        var y = (v - mn_ld(mnb + c * p.st[4].w)) * inverseSqrt(vr_ld(vrb + c * p.st[5].w) + eps);
-#else
-        var y = (v - mean) * scale;
-#endif
-#ifdef WEIGHT
-        y = y * w_ld(wb + c * p.st[2].w);
-#endif
-#ifdef BIAS
-        y = y + b_ld(bb + c * p.st[3].w);
-#endif
-        o_st(ob + j * p.st[6].w, y);
+    for (var base = li; base < n; base = base + WG * K) {
+        let v = values(xb, rb, base, n);
+        let c = chan(chunk_clamped(base, n));
+        var y = (v - vec4<f32>(mean)) * scale;
+        if (kind == 3u) {
+            y = (v - mn4(mnb, c)) * inverseSqrt(vr4(vrb, c) + vec4<f32>(eps));
+        }
+        if (has(2u)) {
+            y = y * w4(wb, c);
+        }
+        if (has(4u)) {
+            y = y + b4(bb, c);
+        }
+        let jj = chunk(base);
+        for (var u = 0u; u < K; u = u + 1u) {
+            let j = jj[u];
+            if (j >= n) {
+                break;
+            }
+            if (has(8u)) {
+                so_st(sob + j * p.st[7].w, v[u]);
+            }
+            o_st(ob + j * p.st[6].w, y[u]);
+        }
     }
 }

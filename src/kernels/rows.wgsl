@@ -45,9 +45,52 @@ fn row_base(k: u32, r: vec3<u32>) -> u32 {
     return p.offs[k / 4u][k % 4u] + r.x * s.x + r.y * s.y + r.z * s.z;
 }
 
-// Sum over the workgroup; every thread gets the result.  The trailing
-// barrier lets the caller reuse red0 at once.
-fn tree_sum(li: u32, v: f32) -> f32 {
+#ifdef HAS_SUBGROUPS
+// Subgroup partials: one lane of each subgroup takes the next slot of
+// red0..2 (a counter, so nothing is assumed about how invocations map to
+// subgroups).  One barrier in all, where a tree over WG threads needs
+// log2(WG): fewer barriers run faster and compile much faster (lavapipe).
+// Each kernel reduces once per row.  Workgroup memory is not zeroed for
+// trusted modules: kernels call parts_reset first.
+var<workgroup> nparts: atomic<u32>;
+
+fn parts_reset(li: u32) {
+    if (li == 0u) {
+        atomicStore(&nparts, 0u);
+    }
+    workgroupBarrier();
+}
+
+fn parts_put(lane: u32, v: vec3<f32>) -> u32 {
+    if (lane == 0u) {
+        let k = atomicAdd(&nparts, 1u);
+        red0[k] = v.x;
+        red1[k] = v.y;
+        red2[k] = v.z;
+    }
+    workgroupBarrier();
+    return atomicLoad(&nparts);
+}
+#endif
+
+// First step of every row kernel, once its row is known to exist.
+fn row_begin(li: u32) {
+#ifdef HAS_SUBGROUPS
+    parts_reset(li);
+#endif
+}
+
+// Sum over the workgroup; every thread gets the result.  Call once per
+// kernel (see nparts).
+fn row_sum(li: u32, lane: u32, v: f32) -> f32 {
+#ifdef HAS_SUBGROUPS
+    let n = parts_put(lane, vec3<f32>(subgroupAdd(v), 0.0, 0.0));
+    var t = 0.0;
+    for (var k = 0u; k < n; k = k + 1u) {
+        t = t + red0[k];
+    }
+    return t;
+#else
     red0[li] = v;
     workgroupBarrier();
     for (var s = WG / 2u; s > 0u; s = s / 2u) {
@@ -56,7 +99,25 @@ fn tree_sum(li: u32, v: f32) -> f32 {
         }
         workgroupBarrier();
     }
-    let r = red0[0];
-    workgroupBarrier();
-    return r;
+    return red0[0];
+#endif
+}
+
+// Indices j, j + WG, j + 2 WG, j + 3 WG of a thread's chunk of K = 4, and
+// the same clamped into the row (n >= 1): kernels load all four
+// unconditionally (a duplicate read is harmless) so the loads issue back
+// to back in one basic block instead of each waiting behind a branch.
+const K: u32 = 4u;
+
+fn chunk(base: u32) -> vec4<u32> {
+    return vec4<u32>(base) + vec4<u32>(0u, WG, 2u * WG, 3u * WG);
+}
+
+fn chunk_clamped(base: u32, n: u32) -> vec4<u32> {
+    return min(chunk(base), vec4<u32>(n - 1u));
+}
+
+// Tests on bits: compilers may assume floats are never infinite.
+fn is_ninf(v: f32) -> bool {
+    return bitcast<u32>(v) == 0xff800000u;
 }

@@ -1,86 +1,75 @@
 // softmax / log_softmax of one row per workgroup (host: src/ops/softmax.c).
-// Logit v_j = scale * x_j (+ slope * mask_j, slope = 1 without ALIBI).
+// Logit v_j = scale * x_j (+ slope * mask_j, slope = 1 without ALiBi).
 // One pass keeps a running (max, sum of exp(v - max)) per thread (online
-// softmax), a tree merges them, and the sink logit (SINKS) joins as one
-// more pair; a second pass writes exp(v - max) / sum or v - max - log(sum).
-// A row whose every logit is -inf (and no finite sink) has sum 0: it is
-// written as 0 (softmax) or -inf (log_softmax) instead of 0/0.
+// softmax), a merge over the workgroup combines them, and the sink logit
+// joins as one more pair; a second pass writes exp(v - max) / sum or
+// v - max - log(sum).
+// Masked logits (-inf in x or mask) become the finite sentinel NEG =
+// -FLT_MAX, so no step computes -inf - -inf: a sentinel's term is
+// exp(NEG - max) = 0 once any real logit sets the max.  A row whose max
+// stays NEG (every logit masked, no finite sink) is written as 0 (softmax)
+// or -inf (log_softmax); masked entries of other rows as 0 or -inf.
+// Each thread loads K = 4 elements before using any (chunk_clamped in
+// rows.wgsl): the loads overlap instead of each waiting on the last.
 //   p.fp: x scale, y log2(m0), z log2(m1)    p.ip: x head coordinate (0..2)
-//   of the row, y n_head_log2
+//   of the row, y n_head_log2, z flags (1 log_softmax, 2 ALiBi, 4 mask,
+//   8 sinks): uniform branches, so options cost no kernel variants
 #include "rows.wgsl"
 #tensor x 1 X_DT X_MODE
-#ifdef MASK
 #tensor m 2 M_DT M_MODE
-#endif
-#ifdef SINKS
 #tensor s 3 S_DT S_MODE
-#endif
 #tensor o 4 O_DT O_MODE
+
+const NEG: f32 = -3.4028234663852886e38;
 
 // ggml's ALiBi slope of head h: m0^(h+1) for the first n_head_log2 heads,
 // then m1^(2(h - n_head_log2) + 1), as powers of two.
 fn slope_of(r: vec3<u32>) -> f32 {
-#ifdef ALIBI
+    if ((p.ip.z & 2u) == 0u) {
+        return 1.0;
+    }
     let h = r[p.ip.x];
     let k = p.ip.y;
     if (h < k) {
         return exp2(p.fp.y * f32(h + 1u));
     }
     return exp2(p.fp.z * f32(2u * (h - k) + 1u));
-#else
-    return 1.0;
-#endif
 }
 
-fn logit(xb: u32, mb: u32, j: u32, slope: f32) -> f32 {
-    var v = x_ld(xb + j * p.st[0].w) * p.fp.x;
-#ifdef MASK
-    v = v + slope * m_ld(mb + j * p.st[1].w);
-#endif
-    return v;
+// The logits of a chunk (rows.wgsl); masked ones (-inf, tested on bits:
+// compilers may assume no infinities) and those past the row are NEG.
+fn logits(xb: u32, mb: u32, base: u32, n: u32, slope: f32) -> vec4<f32> {
+    let j = chunk_clamped(base, n) * p.st[0].w + vec4<u32>(xb);
+    let x = vec4<f32>(x_ld(j.x), x_ld(j.y), x_ld(j.z), x_ld(j.w));
+    var v = x * p.fp.x;
+    if ((p.ip.z & 4u) != 0u) {
+        let k = chunk_clamped(base, n) * p.st[1].w + vec4<u32>(mb);
+        let m = vec4<f32>(m_ld(k.x), m_ld(k.y), m_ld(k.z), m_ld(k.w));
+        v = select(v + slope * m, vec4<f32>(NEG), ninf4(m));
+    }
+    return select(max(v, vec4<f32>(NEG)), vec4<f32>(NEG), ninf4(x) | chunk(base) >= vec4<u32>(n));
 }
 
-// Merges two (max, sum) pairs; a pair with sum 0 holds no finite logit
-// and adds nothing (its max may be -inf: no exp(-inf - -inf)).
+fn ninf4(v: vec4<f32>) -> vec4<bool> {
+    return bitcast<vec4<u32>>(v) == vec4<u32>(0xff800000u);
+}
+
 fn merge(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
     let m = max(a.x, b.x);
-    var s = 0.0;
-    if (a.y > 0.0) {
-        s = s + a.y * exp(a.x - m);
-    }
-    if (b.y > 0.0) {
-        s = s + b.y * exp(b.x - m);
-    }
-    return vec2<f32>(m, s);
+    return vec2<f32>(m, a.y * exp(a.x - m) + b.y * exp(b.x - m));
 }
 
-@compute @workgroup_size({{WG}})
-fn softmax(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-           @builtin(local_invocation_index) li: u32) {
-    let row = wg_linear(wid, nwg);
-    if (row >= row_count()) {
-        return;
+// The row's (max, sum) from each thread's.
+fn row_pair(li: u32, lane: u32, acc: vec2<f32>) -> vec2<f32> {
+#ifdef HAS_SUBGROUPS
+    let m = subgroupMax(acc.x);
+    let np = parts_put(lane, vec3<f32>(m, subgroupAdd(acc.y * exp(acc.x - m)), 0.0));
+    var t = vec2<f32>(NEG, 0.0);
+    for (var k = 0u; k < np; k = k + 1u) {
+        t = merge(t, vec2<f32>(red0[k], red1[k]));
     }
-    let r = row_coords(row);
-    let n = p.shape.w;
-    let xb = row_base(0u, r);
-    let mb = row_base(1u, r);
-    let ob = row_base(3u, r);
-    let slope = slope_of(r);
-
-    var acc = vec2<f32>(neg_inf(), 0.0);
-    for (var j = li; j < n; j = j + WG) {
-        let v = logit(xb, mb, j, slope);
-        if (v > acc.x) {
-            var s = 1.0;
-            if (acc.y > 0.0) {
-                s = s + acc.y * exp(acc.x - v);
-            }
-            acc = vec2<f32>(v, s);
-        } else if (v > neg_inf()) {
-            acc.y = acc.y + exp(v - acc.x);
-        }
-    }
+    return t;
+#else
     red0[li] = acc.x;
     red1[li] = acc.y;
     workgroupBarrier();
@@ -92,39 +81,64 @@ fn softmax(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
         }
         workgroupBarrier();
     }
-    var tot = vec2<f32>(red0[0], red1[0]);
-#ifdef SINKS
-    let sk = s_ld(row_base(2u, r));
-    if (sk > neg_inf()) {
-        tot = merge(tot, vec2<f32>(sk, 1.0));
-    }
+    return vec2<f32>(red0[0], red1[0]);
 #endif
+}
 
-    if (tot.y == 0.0) {
-        for (var j = li; j < n; j = j + WG) {
-#ifdef LOG
-            o_st(ob + j * p.st[3].w, neg_inf());
-#else
-            o_st(ob + j * p.st[3].w, 0.0);
+@compute @workgroup_size({{WG}})
+fn softmax(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+#ifdef HAS_SUBGROUPS
+           @builtin(subgroup_invocation_id) lane: u32,
 #endif
-        }
+           @builtin(local_invocation_index) li: u32) {
+#ifndef HAS_SUBGROUPS
+    let lane = 0u;
+#endif
+    let row = wg_linear(wid, nwg);
+    if (row >= row_count()) {
         return;
     }
-#ifdef LOG
+    row_begin(li);
+    let r = row_coords(row);
+    let n = p.shape.w;
+    let xb = row_base(0u, r);
+    let mb = row_base(1u, r);
+    let ob = row_base(3u, r);
+    let slope = slope_of(r);
+
+    var acc = vec2<f32>(NEG, 0.0);
+    for (var base = li; base < n; base = base + WG * K) {
+        let v = logits(xb, mb, base, n, slope);
+        let mx = max(acc.x, max(max(v.x, v.y), max(v.z, v.w)));
+        let e = exp(v - vec4<f32>(mx));
+        acc = vec2<f32>(mx, acc.y * exp(acc.x - mx) + ((e.x + e.y) + (e.z + e.w)));
+    }
+    var tot = row_pair(li, lane, acc);
+    if ((p.ip.z & 8u) != 0u) {
+        let sk = s_ld(row_base(2u, r));
+        tot = merge(tot, vec2<f32>(select(max(sk, NEG), NEG, is_ninf(sk)), 1.0));
+    }
+
+    let lg = (p.ip.z & 1u) != 0u;
+    let none = tot.x == NEG;
     let lse = log(tot.y);
-#else
     let inv = 1.0 / tot.y;
-#endif
-    for (var j = li; j < n; j = j + WG) {
-        let v = logit(xb, mb, j, slope);
-#ifdef LOG
-        o_st(ob + j * p.st[3].w, (v - tot.x) - lse);
-#else
-        var e = 0.0;
-        if (v > neg_inf()) {
-            e = exp(v - tot.x) * inv;
+    let masked = select(0.0, neg_inf(), lg);
+    for (var base = li; base < n; base = base + WG * K) {
+        let v = logits(xb, mb, base, n, slope);
+        var e = select(exp(v - vec4<f32>(tot.x)) * inv, (v - vec4<f32>(tot.x)) - vec4<f32>(lse), vec4<bool>(lg));
+        e = select(e, vec4<f32>(masked), vec4<bool>(none) | v == vec4<f32>(NEG));
+        let j = chunk(base);
+        let o = j * p.st[3].w + vec4<u32>(ob);
+        o_st(o.x, e.x);
+        if (j.y < n) {
+            o_st(o.y, e.y);
         }
-        o_st(ob + j * p.st[3].w, e);
-#endif
+        if (j.z < n) {
+            o_st(o.z, e.z);
+        }
+        if (j.w < n) {
+            o_st(o.w, e.w);
+        }
     }
 }

@@ -184,7 +184,7 @@ static wg_row_operand group_channels(const wgml_tensor *t, int64_t per_group, co
 }
 
 static wgml_status group_norm(const wgml_tensor *x, const wgml_norm_params *p, wgml_tensor *out, const char *defs,
-                              const float fp[4])
+                              const float fp[4], uint32_t ip[4])
 {
     int64_t n = x->shape[0], c = x->shape[1], g = p->groups, s = 1;
     for (int i = 2; i < x->ndim; i++)
@@ -205,14 +205,14 @@ static wgml_status group_norm(const wgml_tensor *x, const wgml_norm_params *p, w
             {NULL, 0, {0, 0, 0, 0}, "mn", false},
             {NULL, 0, {0, 0, 0, 0}, "vr", false},
             group_operand(use[2], block, "o", true),
-            {NULL, 0, {0, 0, 0, 0}, "so", false},
+            {NULL, 0, {0, 0, 0, 0}, "so", true},
         };
         if (use[1])
             ops[1] = group_operand(use[1], block, "r", false);
         if (use[3])
             ops[7] = group_operand(use[3], block, "so", true);
         int64_t iter[4] = {1, n, g, block};
-        uint32_t ip[4] = {(uint32_t)s, 0, 0, 0};
+        ip[0] = (uint32_t)s;
         st = wg_rows_launch(x->ctx, "norm.wgsl", "norm", defs, ops, 8, iter, fp, ip);
     }
     if (st == WGML_OK && tmp[2])
@@ -226,6 +226,23 @@ static wgml_status group_norm(const wgml_tensor *x, const wgml_norm_params *p, w
 
 /* ------------------------------------------------------------ entry */
 
+/* t [N, C, H, W] as [N, C, H*W] when H and W merge into one stride. */
+static bool merge_hw(const wgml_tensor *t, const wgml_tensor *x, wgml_tensor *m)
+{
+    if (!t)
+        return true;
+    bool same = t->ndim == 4;
+    for (int i = 0; same && i < 4; i++)
+        same = t->shape[i] == x->shape[i];
+    if (!same || (t->shape[2] > 1 && t->shape[3] > 1 && t->strides[2] != t->shape[3] * t->strides[3]))
+        return false;
+    *m = *t;
+    m->ndim = 3;
+    m->shape[2] = t->shape[2] * t->shape[3];
+    m->strides[2] = t->shape[3] > 1 ? t->strides[3] : t->strides[2];
+    return true;
+}
+
 wgml_status wgml_norm(const wgml_tensor *x, const wgml_norm_params *p, wgml_tensor *out)
 {
     const char *name = "wgml_norm";
@@ -234,13 +251,26 @@ wgml_status wgml_norm(const wgml_tensor *x, const wgml_norm_params *p, wgml_tens
         return st;
     if (wgml_tensor_nelem(x) == 0)
         return wg_check(x->ctx);
-    static const char *kind_def[] = {"LAYER", "RMS;SUMSQ", "L2;SUMSQ", "LAYER;WDIV", "BATCH"};
-    char defs[96];
-    snprintf(defs, sizeof defs, "%s%s%s%s%s", kind_def[p->kind], p->residual ? ";RES" : "",
-             p->weight ? ";WEIGHT" : "", p->bias ? ";BIAS" : "", p->sum_out ? ";SUM" : "");
+    /* The kernel's kind codes: group norm is layer norm over groups. */
+    static const uint32_t kind_code[] = {0, 1, 2, 0, 3};
+    const char *defs = NULL;
     float fp[4] = {p->eps, 0, 0, 0};
+    uint32_t flags = (p->residual ? 1u : 0u) | (p->weight ? 2u : 0u) | (p->bias ? 4u : 0u) | (p->sum_out ? 8u : 0u);
+    uint32_t ip[4] = {1, flags, kind_code[p->kind], 0};
     if (p->kind == WGML_GROUP_NORM)
-        return group_norm(x, p, out, defs, fp);
+        return group_norm(x, p, out, defs, fp, ip);
+    /* Batch norm rows run along the spatial dims: merged, they are long
+     * enough to keep a workgroup busy (28 x 28 rather than rows of 28). */
+    wgml_tensor mx, mo, mr, ms;
+    wgml_norm_params q = *p;
+    if (p->kind == WGML_BATCH_NORM && x->ndim == 4 && merge_hw(x, x, &mx) && merge_hw(out, x, &mo) &&
+        merge_hw(p->residual, x, &mr) && merge_hw(p->sum_out, x, &ms)) {
+        q.residual = p->residual ? &mr : NULL;
+        q.sum_out = p->sum_out ? &ms : NULL;
+        x = &mx;
+        out = &mo;
+        p = &q;
+    }
 
     int64_t s4[4];
     wg_shape4(x, s4);
@@ -253,7 +283,7 @@ wgml_status wgml_norm(const wgml_tensor *x, const wgml_norm_params *p, wgml_tens
         {NULL, 0, {0, 0, 0, 0}, "mn", false},
         {NULL, 0, {0, 0, 0, 0}, "vr", false},
         wg_row_operand_of(out, s4, id, "o", true),
-        {NULL, 0, {0, 0, 0, 0}, "so", false},
+        {NULL, 0, {0, 0, 0, 0}, "so", true},
     };
     if (p->residual)
         ops[1] = wg_row_operand_of(p->residual, s4, id, "r", false);
@@ -271,7 +301,7 @@ wgml_status wgml_norm(const wgml_tensor *x, const wgml_norm_params *p, wgml_tens
         if (p->bias)
             ops[3] = wg_row_operand_of(p->bias, s4, id, "b", false);
     }
-    return wg_rows_launch(x->ctx, "norm.wgsl", "norm", defs, ops, 8, s4, fp, NULL);
+    return wg_rows_launch(x->ctx, "norm.wgsl", "norm", defs, ops, 8, s4, fp, ip);
 }
 
 /* ------------------------------------------------------------ reference */

@@ -20,8 +20,10 @@
  *   - sinks: optional 1-D float tensor of n_head logits (not scaled, not
  *     masked) that join max and sum and produce no output column.
  *   - ALiBi and sinks need the softmax axis to differ from the head axis.
- *   - a row whose logits are all -inf (with no finite sink) is written as
- *     0 (softmax) or -inf (log_softmax); NaN logits give NaN outputs.
+ *   - a -inf logit (from x or mask) gives 0 (softmax) or -inf
+ *     (log_softmax); a row whose logits are all -inf (and no finite sink)
+ *     is written the same way, not as 0/0; NaN inputs give unspecified
+ *     values in their row (WGSL's max() of NaN is not defined).
  *   - x, out: f32/f16/bf16 (out may differ from x); compute is f32.
  *   - in place (out == x) is allowed.
  */
@@ -80,6 +82,24 @@ static bool rows_fit(wgml_ctx *ctx, const wg_row_operand *ops, int nops, const i
     return true;
 }
 
+/* The operand bound in slot j: itself, or for an absent slot a present
+ * one of the same direction (so a placeholder for an output is writable
+ * without making an input writable). */
+static const wg_row_operand *bound(const wg_row_operand *ops, int nops, int j)
+{
+    if (ops[j].t)
+        return &ops[j];
+    for (int i = 0; ops[j].write && i < nops; i++)
+        if (ops[i].t && ops[i].write)
+            return &ops[i];
+    return &ops[0];
+}
+
+static const wgml_buffer *buf_of(const wg_row_operand *ops, int nops, int j)
+{
+    return bound(ops, nops, j)->t->st->buf;
+}
+
 static wgml_status rows_one(wgml_ctx *ctx, wgml_kernel *k, const wg_row_operand *ops, int nops,
                             const int64_t iter[4], const float fp[4], const uint32_t ip[4])
 {
@@ -90,7 +110,7 @@ static wgml_status rows_one(wgml_ctx *ctx, wgml_kernel *k, const wg_row_operand 
         p.shape[i] = (uint32_t)iter[i];
     for (int j = 0; j < nops; j++) {
         uint64_t a, e, rem;
-        const wg_row_operand *o = ops[j].t ? &ops[j] : &ops[0];
+        const wg_row_operand *o = bound(ops, nops, j);
         extent(o, iter, &a, &e);
         if (!ops[j].t)
             e = a + esize(o->t) - 1; /* placeholder: the first element only */
@@ -139,11 +159,6 @@ static wgml_status rows_split(wgml_ctx *ctx, wgml_kernel *k, const wg_row_operan
     return WGML_OK;
 }
 
-static const wgml_buffer *buf_of(const wg_row_operand *ops, int j)
-{
-    return (ops[j].t ? ops[j].t : ops[0].t)->st->buf;
-}
-
 wgml_status wg_rows_launch(wgml_ctx *ctx, const char *file, const char *entry, const char *defines,
                            wg_row_operand *ops, int nops, const int64_t iter[4], const float fp[4],
                            const uint32_t ip[4])
@@ -158,20 +173,24 @@ wgml_status wg_rows_launch(wgml_ctx *ctx, const char *file, const char *entry, c
          * dispatch: a read operand sharing a written buffer is bound rw. */
         bool rw = ops[j].t && ops[j].write;
         for (int i = 0; i < nops && !rw; i++)
-            rw = ops[i].t && ops[i].write && buf_of(ops, i) == buf_of(ops, j);
+            rw = ops[i].t && ops[i].write && buf_of(ops, nops, i) == buf_of(ops, nops, j);
         if (!rw)
             ro |= 1u << j;
-        if (!ops[j].t)
-            continue;
+        /* Every slot is declared; an absent one with the dtype of the
+         * operand bound in its place (kernels test a uniform flag before
+         * touching it), so leaving out an operand of the common dtype
+         * makes no new kernel variant. */
         char up[8] = {0};
         for (size_t c = 0; ops[j].name[c] && c + 1 < sizeof up; c++)
             up[c] = (char)(ops[j].name[c] >= 'a' && ops[j].name[c] <= 'z' ? ops[j].name[c] - 32 : ops[j].name[c]);
-        int w = snprintf(defs + u, sizeof defs - u, "%s_DT=%s;%s_MODE=%s;", up, wg_dtype(ops[j].t->dtype)->wgsl, up,
-                         ops[j].write ? "w" : rw ? "rw" : "r");
+        int w = snprintf(defs + u, sizeof defs - u, "%s_DT=%s;%s_MODE=%s;", up,
+                         wg_dtype(bound(ops, nops, j)->t->dtype)->wgsl, up,
+                         ops[j].t && ops[j].write ? "w" : rw ? "rw" : "r");
         u += w > 0 ? (size_t)w : 0;
     }
-    /* Short rows waste fewer idle threads in a smaller workgroup. */
-    snprintf(defs + u, sizeof defs - u, "WG=%d;%s", iter[3] <= 256 ? 64 : 256, defines ? defines : "");
+    /* Rows up to 1024 (16 elements a thread) take small workgroups: more
+     * rows in flight per SM, which is what short rows are bound by. */
+    snprintf(defs + u, sizeof defs - u, "WG=%d;%s", iter[3] <= 1024 ? 64 : 256, defines ? defines : "");
     wg_kernel_ref ref = {file, entry, defs, nops, ro};
     wgml_kernel *k = NULL;
     wgml_status st = wg_kernel_get(ctx, &ref, &k);
@@ -279,23 +298,17 @@ wgml_status wgml_softmax(const wgml_tensor *x, const wgml_tensor *mask, const wg
         {NULL, 0, {0, 0, 0, 0}, "s", false},
         wg_row_operand_of(out, shape4, perm, "o", true),
     };
-    char defs[64] = "";
-    size_t u = 0;
-    if (mask) {
+    if (mask)
         ops[1] = wg_row_operand_of(mask, shape4, perm, "m", false);
-        u += (size_t)snprintf(defs + u, sizeof defs - u, "MASK;%s", alibi ? "ALIBI;" : "");
-    }
     if (sinks) {
         ops[2] = (wg_row_operand){sinks, wg_view4_of(sinks).offset, {0, 0, 0, 0}, "s", false};
         ops[2].st[hp] = sinks->strides[0];
-        u += (size_t)snprintf(defs + u, sizeof defs - u, "SINKS;");
     }
-    if (p.log)
-        snprintf(defs + u, sizeof defs - u, "LOG");
     double k = (double)head_log2(n_head > 0 ? n_head : 1);
     float fp[4] = {p.scale, (float)(-p.max_bias / k), (float)(-p.max_bias / 2 / k), 0};
-    uint32_t ip[4] = {(uint32_t)hp, (uint32_t)k, 0, 0};
-    return wg_rows_launch(x->ctx, "softmax.wgsl", "softmax", defs, ops, 4, iter, fp, ip);
+    uint32_t flags = (p.log ? 1u : 0u) | (alibi ? 2u : 0u) | (mask ? 4u : 0u) | (sinks ? 8u : 0u);
+    uint32_t ip[4] = {(uint32_t)hp, (uint32_t)k, flags, 0};
+    return wg_rows_launch(x->ctx, "softmax.wgsl", "softmax", NULL, ops, 4, iter, fp, ip);
 }
 
 /* ------------------------------------------------------------ reference */
