@@ -1,5 +1,3 @@
-/* >>> ENGINEERS WORKING ON AN OP FAMILY IN PARALLEL: read /work/main/ENGINEERS.md
- * >>> first (own build folder build-<family>, never run git, only your files). */
 /*
  * wgml — machine-learning tensor work on any GPU through WebGPU.
  *

@@ -14,7 +14,7 @@
 //          to [row][nchunk]; OUT_ACCUM merged into a running state
 //          [p.rbase + row] (boxes of an input too big for one binding).
 // A state is one op's sufficient statistic (sum, max, (max, argmax),
-// (max, sum exp), (n, mean, M2)); every group below defines st_empty,
+// (max, sum exp), (n, mean, M2, shift)); every group below defines st_empty,
 // st_fold (one element), st_merge (two states), st_final and the packing.
 #include "prelude.wgsl"
 #include "dtype.wgsl"
@@ -37,6 +37,10 @@ struct Params {
     rbase: u32,       // running-state row of the box's first row (OUT_ACCUM)
     count: f32,       // whole reduced length (MEAN)
     p0: f32,          // VAR/STD correction
+    opx: u32,         // the op within its group
+    nrd: u32,         // non-trivial reduced dims (<= 1: one stride)
+    pad0: u32,
+    pad1: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -78,80 +82,55 @@ fn fbits(b: u32) -> f32 {
 }
 
 // ------------------------------------------------------------ SUM MEAN L2NORM PROD
+// The op within a group is p.opx (not a define: fewer pipelines to build,
+// and the branch is uniform).
 #if G_SUM
 struct St { v: A }
 const NW: u32 = 1u;
 fn st_empty() -> St {
-#if OP_PROD
-    return St(A(1));
-#else
-    return St(A(0));
-#endif
+    return St(select(A(0), A(1), p.opx == 3u));
 }
 fn st_merge(a: St, b: St) -> St {
-#if OP_PROD
-    return St(a.v * b.v);
-#else
-    return St(a.v + b.v);
-#endif
+    return St(select(a.v + b.v, a.v * b.v, p.opx == 3u));
 }
 fn st_fold(s: St, v: A, j: u32) -> St {
-#if OP_L2NORM
-    return St(s.v + v * v);
-#else
-    return st_merge(s, St(v));
-#endif
+    return st_merge(s, St(select(v, v * v, p.opx == 2u)));
 }
 fn st_final(s: St) -> A {
-#if OP_MEAN
-    if (p.count == 0.0) {
-        return fbits(0x7fc00000u | u32(p.count));
+#if FLOAT
+    if (p.opx == 1u) { // MEAN
+        if (p.count == 0.0) {
+            return fbits(0x7fc00000u);
+        }
+        return s.v / p.count;
     }
-    return s.v / p.count;
+    if (p.opx == 2u) { // L2NORM
+        return sqrt(s.v);
+    }
 #endif
-#if OP_L2NORM
-    return sqrt(s.v);
-#endif
-#if OP_SUM
     return s.v;
-#endif
-#if OP_PROD
-    return s.v;
-#endif
 }
-fn st_pack(s: St) -> vec3<u32> {
-    return vec3<u32>(bitcast<u32>(s.v), 0u, 0u);
+fn st_pack(s: St) -> vec4<u32> {
+    return vec4<u32>(bitcast<u32>(s.v), 0u, 0u, 0u);
 }
-fn st_unpack(w: vec3<u32>) -> St {
+fn st_unpack(w: vec4<u32>) -> St {
     return St(bitcast<A>(w.x));
 }
 #endif
 
-// ------------------------------------------------------------ RMAX RMIN
+// ------------------------------------------------------------ RMAX RMIN (opx 0, 1)
 #if G_MAX
 struct St { v: A }
 const NW: u32 = 1u;
 fn st_empty() -> St {
 #if FLOAT
-#if OP_RMAX
-    return St(fbits(0xff800000u));
-#else
-    return St(fbits(0x7f800000u));
-#endif
+    return St(select(fbits(0xff800000u), fbits(0x7f800000u), p.opx == 1u));
 #endif
 #if SINT
-#if OP_RMAX
-    return St(bitcast<i32>(0x80000000u));
-#else
-    return St(0x7fffffff);
-#endif
+    return St(select(bitcast<i32>(0x80000000u), 0x7fffffff, p.opx == 1u));
 #endif
 #if UINT
-#if OP_RMAX
-    return St(0u);
-#else
-    return St(0xffffffffu);
-#endif
+    return St(select(0u, 0xffffffffu, p.opx == 1u));
 #endif
 }
 fn st_merge(a: St, b: St) -> St {
@@ -164,11 +143,7 @@ fn st_merge(a: St, b: St) -> St {
         return b;
     }
 #endif
-#if OP_RMAX
-    return St(max(a.v, b.v));
-#else
-    return St(min(a.v, b.v));
-#endif
+    return St(select(max(a.v, b.v), min(a.v, b.v), p.opx == 1u));
 }
 fn st_fold(s: St, v: A, j: u32) -> St {
     return st_merge(s, St(v));
@@ -176,15 +151,15 @@ fn st_fold(s: St, v: A, j: u32) -> St {
 fn st_final(s: St) -> A {
     return s.v;
 }
-fn st_pack(s: St) -> vec3<u32> {
-    return vec3<u32>(bitcast<u32>(s.v), 0u, 0u);
+fn st_pack(s: St) -> vec4<u32> {
+    return vec4<u32>(bitcast<u32>(s.v), 0u, 0u, 0u);
 }
-fn st_unpack(w: vec3<u32>) -> St {
+fn st_unpack(w: vec4<u32>) -> St {
     return St(bitcast<A>(w.x));
 }
 #endif
 
-// ------------------------------------------------------------ ARGMAX ARGMIN
+// ------------------------------------------------------------ ARGMAX ARGMIN (opx 0, 1)
 #if G_ARG
 // i == NONE marks the empty state (the running state is filled with 0xff).
 struct St { v: A, i: u32 }
@@ -212,11 +187,7 @@ fn better(b: St, a: St) -> bool {
     if (b.v == a.v) {
         return b.i < a.i;
     }
-#if OP_ARGMAX
-    return b.v > a.v;
-#else
-    return b.v < a.v;
-#endif
+    return select(b.v > a.v, b.v < a.v, p.opx == 1u);
 }
 fn st_merge(a: St, b: St) -> St {
     if (better(b, a)) {
@@ -230,10 +201,10 @@ fn st_fold(s: St, v: A, j: u32) -> St {
 fn st_final(s: St) -> i32 {
     return i32(s.i);
 }
-fn st_pack(s: St) -> vec3<u32> {
-    return vec3<u32>(bitcast<u32>(s.v), s.i, 0u);
+fn st_pack(s: St) -> vec4<u32> {
+    return vec4<u32>(bitcast<u32>(s.v), s.i, 0u, 0u);
 }
-fn st_unpack(w: vec3<u32>) -> St {
+fn st_unpack(w: vec4<u32>) -> St {
     return St(bitcast<A>(w.x), w.y);
 }
 #endif
@@ -278,22 +249,23 @@ fn st_final(s: St) -> f32 {
     }
     return s.m + log(s.s);
 }
-fn st_pack(s: St) -> vec3<u32> {
-    return vec3<u32>(bitcast<u32>(s.m), bitcast<u32>(s.s), 0u);
+fn st_pack(s: St) -> vec4<u32> {
+    return vec4<u32>(bitcast<u32>(s.m), bitcast<u32>(s.s), 0u, 0u);
 }
-fn st_unpack(w: vec3<u32>) -> St {
+fn st_unpack(w: vec4<u32>) -> St {
     return St(bitcast<f32>(w.x), bitcast<f32>(w.y));
 }
 #endif
 
-// ------------------------------------------------------------ VAR STD
+// ------------------------------------------------------------ VAR STD (opx 0, 1)
 #if G_VAR
-// Welford per thread, Chan et al.'s pairwise update between states: no
-// cancellation between a large sum of squares and a large squared mean.
-struct St { n: f32, mean: f32, m2: f32 }
-const NW: u32 = 3u;
+// Welford per thread, Chan et al.'s pairwise update between states, on
+// values shifted by k (the state's first element): data far from zero keeps
+// its digits, since x - k is exact for x within a factor 2 of k.
+struct St { n: f32, mean: f32, m2: f32, k: f32 }
+const NW: u32 = 4u;
 fn st_empty() -> St {
-    return St(0.0, 0.0, 0.0);
+    return St(0.0, 0.0, 0.0, 0.0);
 }
 fn st_merge(a: St, b: St) -> St {
     if (a.n == 0.0) {
@@ -303,35 +275,36 @@ fn st_merge(a: St, b: St) -> St {
         return a;
     }
     let n = a.n + b.n;
-    let d = b.mean - a.mean;
-    return St(n, a.mean + d * (b.n / n), a.m2 + b.m2 + d * d * (a.n * (b.n / n)));
+    let d = (b.mean + (b.k - a.k)) - a.mean;
+    return St(n, a.mean + d * (b.n / n), a.m2 + b.m2 + d * d * (a.n * (b.n / n)), a.k);
 }
 fn st_fold(s: St, v: f32, j: u32) -> St {
+    if (s.n == 0.0) {
+        return St(1.0, 0.0, 0.0, v);
+    }
+    let y = v - s.k;
     let n = s.n + 1.0;
-    let d = v - s.mean;
+    let d = y - s.mean;
     let mean = s.mean + d / n;
-    return St(n, mean, s.m2 + d * (v - mean));
+    return St(n, mean, s.m2 + d * (y - mean), s.k);
 }
 fn st_final(s: St) -> f32 {
     // numpy: divisor max(n - ddof, 0); 0/0 is NaN, x/0 is inf
     let den = max(s.n - p.p0, 0.0);
-    var v: f32;
+    var v = 0.0;
     if (den == 0.0 || is_nan(s.m2)) {
         v = select(fbits(0x7f800000u), fbits(0x7fc00000u), s.m2 == 0.0 || is_nan(s.m2));
     } else {
         v = s.m2 / den;
     }
-#if OP_STD
-    return sqrt(v);
-#else
-    return v;
-#endif
+    return select(v, sqrt(v), p.opx == 1u);
 }
-fn st_pack(s: St) -> vec3<u32> {
-    return vec3<u32>(bitcast<u32>(s.n), bitcast<u32>(s.mean), bitcast<u32>(s.m2));
+fn st_pack(s: St) -> vec4<u32> {
+    return bitcast<vec4<u32>>(vec4<f32>(s.n, s.mean, s.m2, s.k));
 }
-fn st_unpack(w: vec3<u32>) -> St {
-    return St(bitcast<f32>(w.x), bitcast<f32>(w.y), bitcast<f32>(w.z));
+fn st_unpack(w: vec4<u32>) -> St {
+    let f = bitcast<vec4<f32>>(w);
+    return St(f.x, f.y, f.z, f.w);
 }
 #endif
 
@@ -344,18 +317,14 @@ fn kept_coords(r: u32) -> vec4<u32> {
 }
 
 fn red_offset(j: u32) -> u32 {
-#if RD1
-    return j * p.rst.w;
-#else
     let q2 = j / p.rsh.w;
     let q1 = q2 / p.rsh.z;
     return dot(vec4<u32>(q1 / p.rsh.y, q1 % p.rsh.y, q2 % p.rsh.z, j % p.rsh.w), p.rst);
-#endif
 }
 
 #if IN_STATES
 fn st_load(i: u32) -> St {
-    var w = vec3<u32>(0u, 0u, 0u);
+    var w = vec4<u32>(0u, 0u, 0u, 0u);
     for (var k = 0u; k < NW; k++) {
         w[k] = sin[i * NW + k];
     }
@@ -374,7 +343,7 @@ fn st_store(i: u32, s: St) {
 
 #if OUT_ACCUM
 fn st_load_out(i: u32) -> St {
-    var w = vec3<u32>(0u, 0u, 0u);
+    var w = vec4<u32>(0u, 0u, 0u, 0u);
     for (var k = 0u; k < NW; k++) {
         w[k] = sout[i * NW + k];
     }
@@ -408,8 +377,17 @@ fn reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
         }
 #else
         let base = p.xoff + dot(kept_coords(row), p.kst);
-        for (var j = j0 + s; j < j1; j += p.segs) {
-            acc = st_fold(acc, A(x_ld(base + red_offset(j))), j);
+        if (p.nrd <= 1u) { // one stride: no index arithmetic per element
+            let step = p.segs * p.rst.w;
+            var at = base + (j0 + s) * p.rst.w;
+            for (var j = j0 + s; j < j1; j += p.segs) {
+                acc = st_fold(acc, A(x_ld(at)), j);
+                at += step;
+            }
+        } else {
+            for (var j = j0 + s; j < j1; j += p.segs) {
+                acc = st_fold(acc, A(x_ld(base + red_offset(j))), j);
+            }
         }
 #endif
     }

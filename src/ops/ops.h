@@ -1,8 +1,4 @@
 /*
- * >>> ENGINEERS WORKING ON AN OP FAMILY IN PARALLEL: read /work/main/ENGINEERS.md
- * >>> now (rules: your own build folder build-<family>, never run git, touch
- * >>> only your own files).  This banner is removed when the work lands.
- *
  * Internal interface shared by the op families (src/ops): the tensor
  * struct, dtype facts, shape/validation helpers, the strided launcher that
  * every elementwise-shaped kernel uses, and host-side element access for

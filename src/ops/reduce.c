@@ -1,0 +1,628 @@
+/*
+ * Reductions over any set of axes (kernel reduce.wgsl).
+ *
+ * The reduced axes are moved to the end logically: after dropping size-1
+ * dims, sorting each group by x stride (outermost first) and merging dims
+ * that are contiguous with each other, the problem is rows x len over
+ * strides, with no copy.  One workgroup covers one row (or several short
+ * rows); when few rows have long reductions, pass 1 splits each row into
+ * chunks that write partial states and pass 2 merges them, so a reduction
+ * to a scalar still fills the GPU.
+ *
+ * An input whose window exceeds one storage binding is cut into boxes
+ * along its largest-stride dims: boxes that cut kept dims are independent
+ * reductions; once a reduced dim is cut, every box merges its states into
+ * a running state per row and a last pass writes out.
+ */
+#include "reduce.h"
+#include "elementwise.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WG 256
+/* Workgroups that fill a large GPU (an H100 holds ~8 x 132 at a time). */
+#define TARGET_WG 1024
+/* Split rows into chunks only when every thread keeps this many elements. */
+#define MIN_PER_THREAD 64
+#define MAX_ELEMS (1ull << 31)
+
+static const char *names[WGML_REDUCE_COUNT] = {
+    "SUM", "MEAN", "RMAX", "RMIN", "PROD", "ARGMAX", "ARGMIN", "LOGSUMEXP", "VAR", "STD", "L2NORM",
+};
+
+const char *wg_reduce_name(wgml_reduce_op op) { return (unsigned)op < WGML_REDUCE_COUNT ? names[op] : "?"; }
+
+uint32_t wg_reduce_dtypes(wgml_reduce_op op)
+{
+    switch (op) {
+    case WGML_SUM: case WGML_PROD: case WGML_RMAX: case WGML_RMIN: case WGML_ARGMAX: case WGML_ARGMIN:
+        return WG_DT_FLOATS | WG_DT_INTS;
+    default:
+        return WG_DT_FLOATS;
+    }
+}
+
+static const char *group_of(wgml_reduce_op op)
+{
+    switch (op) {
+    case WGML_RMAX: case WGML_RMIN: return "G_MAX";
+    case WGML_ARGMAX: case WGML_ARGMIN: return "G_ARG";
+    case WGML_LOGSUMEXP: return "G_LSE";
+    case WGML_VAR: case WGML_STD: return "G_VAR";
+    default: return "G_SUM";
+    }
+}
+
+/* The op's index within its group (reduce.wgsl's p.opx). */
+static uint32_t op_index(wgml_reduce_op op)
+{
+    switch (op) {
+    case WGML_MEAN: case WGML_RMIN: case WGML_ARGMIN: case WGML_STD: return 1;
+    case WGML_L2NORM: return 2;
+    case WGML_PROD: return 3;
+    default: return 0;
+    }
+}
+
+static int state_words(wgml_reduce_op op)
+{
+    switch (op) {
+    case WGML_ARGMAX: case WGML_ARGMIN: case WGML_LOGSUMEXP: return 2;
+    case WGML_VAR: case WGML_STD: return 4;
+    default: return 1;
+    }
+}
+
+/* Word pattern of the empty state (the running state starts as it; for
+ * ARGMAX/ARGMIN only the index word matters, for VAR/LOGSUMEXP the count
+ * or sum word). */
+static uint32_t empty_pattern(wgml_reduce_op op, int kind)
+{
+    bool fl = kind == WG_KIND_FLOAT, si = kind == WG_KIND_INT;
+    switch (op) {
+    case WGML_PROD: return fl ? 0x3f800000u : 1u;
+    case WGML_RMAX: return fl ? 0xff800000u : si ? 0x80000000u : 0u;
+    case WGML_RMIN: return fl ? 0x7f800000u : si ? 0x7fffffffu : 0xffffffffu;
+    case WGML_ARGMAX: case WGML_ARGMIN: return 0xffffffffu; /* index NONE */
+    default: return 0;
+    }
+}
+
+static const char *acc_kind(wgml_dtype t)
+{
+    switch (wg_dtype(t)->kind) {
+    case WG_KIND_FLOAT: return "FLOAT";
+    case WG_KIND_INT: return "SINT";
+    default: return "UINT";
+    }
+}
+
+/* ------------------------------------------------------------ plan */
+
+/* Kept and reduced dims, 4 each, padded in front with size 1 / stride 0. */
+typedef struct rplan {
+    wgml_reduce_op op;
+    const wgml_tensor *x;
+    wgml_tensor *out;
+    float p0;
+    int64_t kn[4], kxs[4], kos[4];
+    int64_t rn[4], rxs[4];
+    int64_t rows, len;
+    uint64_t xesz, oesz, cap;
+    bool x_rw;
+} rplan;
+
+/* A box of the problem: sub-ranges of the dims, a contiguous range of
+ * rows [r0, ...) and of reduced indices [j0, ...) (only the outermost
+ * non-trivial dim of a group is ever cut). */
+typedef struct rbox {
+    int64_t kn[4], rn[4];
+    uint64_t xoff, ooff;  /* elements from the buffers' starts */
+    int64_t r0, j0;
+} rbox;
+
+typedef struct rdim { int64_t n, xs, os; } rdim;
+
+/* Sorts dims by x stride (outermost first), merges neighbours that are
+ * contiguous in x (and out), pads to 4. */
+static void pack_dims(rdim *d, int n, bool with_out, int64_t *sn, int64_t *sxs, int64_t *sos)
+{
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && d[j].xs > d[j - 1].xs; j--) {
+            rdim t = d[j];
+            d[j] = d[j - 1];
+            d[j - 1] = t;
+        }
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        if (m > 0 && d[m - 1].xs == d[i].xs * d[i].n && (!with_out || d[m - 1].os == d[i].os * d[i].n)) {
+            d[m - 1].n *= d[i].n;
+            d[m - 1].xs = d[i].xs;
+            d[m - 1].os = d[i].os;
+        } else {
+            d[m++] = d[i];
+        }
+    }
+    for (int i = 0; i < 4; i++) {
+        int k = i - (4 - m);
+        sn[i] = k >= 0 ? d[k].n : 1;
+        sxs[i] = k >= 0 ? d[k].xs : 0;
+        if (sos)
+            sos[i] = k >= 0 ? d[k].os : 0;
+    }
+}
+
+static int64_t prod4(const int64_t n[4]) { return n[0] * n[1] * n[2] * n[3]; }
+
+static uint64_t span(const int64_t n[4], const int64_t s[4])
+{
+    uint64_t e = 0;
+    for (int i = 0; i < 4; i++)
+        e += (uint64_t)(n[i] - 1) * (uint64_t)s[i];
+    return e;
+}
+
+static uint32_t pow2ceil(uint64_t v)
+{
+    uint32_t p = 1;
+    while (p < v && p < (1u << 31))
+        p <<= 1;
+    return p;
+}
+
+/* ------------------------------------------------------------ dispatch */
+
+typedef struct rparams {
+    uint32_t ksh[4], kst[4], ost[4], rsh[4], rst[4];
+    uint32_t rows, len, cols, segs, chunk, nchunk, xoff, ooff, jbase, rbase;
+    float count, p0;
+    uint32_t opx, nrd, pad0, pad1;
+} rparams;
+
+enum { IN_X, IN_STATES };
+enum { OUT_FINAL, OUT_PARTIAL, OUT_ACCUM };
+
+static wgml_status kernel_for(const rplan *pl, int in, int out, wgml_kernel **k)
+{
+    char defs[256];
+    wgml_dtype xt = pl->x->dtype;
+    snprintf(defs, sizeof defs, "X_DT=%s;X_MODE=%s;O_DT=%s;%s;%s%s;%s", wg_dtype(xt)->wgsl, pl->x_rw ? "rw" : "r",
+             wg_dtype(pl->out->dtype)->wgsl, group_of(pl->op), acc_kind(xt), in == IN_STATES ? ";IN_STATES" : "",
+             out == OUT_FINAL ? "OUT_FINAL" : out == OUT_PARTIAL ? "OUT_PARTIAL" : "OUT_ACCUM");
+    bool ro = in == IN_STATES || !pl->x_rw;
+    wg_kernel_ref ref = {"reduce.wgsl", "reduce", defs, 2, ro ? 1u : 0u};
+    return wg_kernel_get(pl->x->ctx, &ref, k);
+}
+
+static void set_kept(rparams *p, const int64_t kn[4], const int64_t kxs[4], const int64_t kos[4])
+{
+    for (int i = 0; i < 4; i++) {
+        p->ksh[i] = (uint32_t)kn[i];
+        p->kst[i] = (uint32_t)kxs[i];
+        p->ost[i] = kos ? (uint32_t)kos[i] : 0;
+    }
+}
+
+/* States in -> out: pass 2 of a split box, or the last pass after boxes. */
+static wgml_status merge_states(const rplan *pl, wgml_buffer *states, int64_t nper, const int64_t kn[4],
+                                uint64_t ooff, int64_t r0, wgml_buffer *acc)
+{
+    rparams p;
+    memset(&p, 0, sizeof p);
+    int64_t rows = prod4(kn);
+    set_kept(&p, kn, pl->kxs, pl->kos);
+    for (int i = 0; i < 4; i++)
+        p.rsh[i] = 1;
+    p.rows = (uint32_t)rows;
+    p.len = (uint32_t)nper;
+    p.segs = pow2ceil((uint64_t)nper);
+    if (p.segs > WG)
+        p.segs = WG;
+    p.cols = WG / p.segs;
+    p.chunk = (uint32_t)nper;
+    p.nchunk = 1;
+    p.rbase = (uint32_t)r0;
+    p.count = (float)pl->len;
+    p.p0 = pl->p0;
+    p.opx = op_index(pl->op);
+    wgml_kernel *k;
+    wgml_status st = kernel_for(pl, IN_STATES, acc ? OUT_ACCUM : OUT_FINAL, &k);
+    if (st != WGML_OK)
+        return st;
+    wg_binding b[2];
+    b[0] = wg_bind_all(states);
+    if (acc) {
+        b[1] = wg_bind_all(acc);
+    } else {
+        uint64_t rem;
+        b[1] = wg_bind_from(pl->out->st->buf, ooff * pl->oesz, (span(kn, pl->kos) + 1) * pl->oesz, &rem);
+        p.ooff = (uint32_t)(rem / pl->oesz);
+    }
+    uint64_t groups = ((uint64_t)rows + p.cols - 1) / p.cols;
+    return wg_dispatch(pl->x->ctx, k, b, 2, &p, sizeof p, (uint32_t)groups, 1, 1);
+}
+
+/* One box whose windows fit a binding: one pass, or two when split. */
+static wgml_status run_box(const rplan *pl, const rbox *bx, wgml_buffer *acc)
+{
+    wgml_ctx *ctx = pl->x->ctx;
+    int64_t rows = prod4(bx->kn), len = prod4(bx->rn);
+    rparams p;
+    memset(&p, 0, sizeof p);
+    set_kept(&p, bx->kn, pl->kxs, pl->kos);
+    /* Reduced dims squeezed to the end: one left means a single stride. */
+    int nrd = 0;
+    for (int i = 0; i < 4; i++)
+        p.rsh[i] = 1;
+    for (int i = 3; i >= 0; i--)
+        if (bx->rn[i] > 1) {
+            p.rsh[3 - nrd] = (uint32_t)bx->rn[i];
+            p.rst[3 - nrd] = (uint32_t)pl->rxs[i];
+            nrd++;
+        }
+    int64_t kin = 0, rin = -1; /* innermost non-trivial strides */
+    for (int i = 0; i < 4; i++)
+        if (bx->kn[i] > 1)
+            kin = pl->kxs[i];
+    if (nrd)
+        rin = p.rst[3];
+    /* Kept axis contiguous and reduced one not: neighbouring threads take
+     * neighbouring rows so their loads coalesce. */
+    bool col = kin == 1 && rin != 1 && rows > 1;
+    uint32_t most_segs = WG;
+    if (col) /* up to 32 rows side by side: 128-byte loads of f32 */
+        most_segs = WG / (rows < 32 ? pow2ceil((uint64_t)rows) : 32u);
+    /* >= 8 elements per thread when the row allows (short rows share a
+     * workgroup instead of idling 256 threads through 8 tree levels), and
+     * up to 32 while there are far more workgroups than fill a GPU: fewer
+     * workgroups and tree levels for the same loads. */
+    uint32_t segs = pow2ceil(len ? ((uint64_t)len + 7) / 8 : 1);
+    if (segs > most_segs)
+        segs = most_segs;
+    while (segs > 1 && ((uint64_t)rows * segs + WG - 1) / WG > 4 * TARGET_WG && (uint64_t)len <= 16ull * segs)
+        segs /= 2;
+    uint32_t cols = WG / segs;
+    uint64_t nrb = ((uint64_t)rows + cols - 1) / cols;
+    uint64_t nchunk = 1, chunk = (uint64_t)len;
+    if ((uint64_t)len >= 2ull * segs * MIN_PER_THREAD && nrb < TARGET_WG) {
+        nchunk = (TARGET_WG + nrb - 1) / nrb;
+        uint64_t most = (uint64_t)len / ((uint64_t)segs * MIN_PER_THREAD);
+        if (nchunk > most)
+            nchunk = most;
+        chunk = ((uint64_t)len + nchunk - 1) / nchunk;
+        nchunk = ((uint64_t)len + chunk - 1) / chunk;
+    }
+    p.rows = (uint32_t)rows;
+    p.len = (uint32_t)len;
+    p.cols = cols;
+    p.segs = segs;
+    p.chunk = (uint32_t)(chunk ? chunk : 1);
+    p.nchunk = (uint32_t)nchunk;
+    p.jbase = (uint32_t)bx->j0;
+    p.rbase = (uint32_t)bx->r0;
+    p.count = (float)pl->len;
+    p.p0 = pl->p0;
+    p.opx = op_index(pl->op);
+    p.nrd = (uint32_t)nrd;
+    bool split = nchunk > 1;
+    int out = split ? OUT_PARTIAL : acc ? OUT_ACCUM : OUT_FINAL;
+    wgml_kernel *k;
+    wgml_status st = kernel_for(pl, IN_X, out, &k);
+    if (st != WGML_OK)
+        return st;
+    wg_binding b[2];
+    uint64_t rem;
+    if (len == 0)
+        b[0] = wg_bind_from(pl->x->st->buf, 0, 4, &rem);
+    else
+        b[0] = wg_bind_from(pl->x->st->buf, bx->xoff * pl->xesz,
+                            (span(bx->kn, pl->kxs) + span(bx->rn, pl->rxs) + 1) * pl->xesz, &rem);
+    p.xoff = (uint32_t)(rem / pl->xesz);
+    wgml_buffer *part = NULL;
+    if (split) {
+        st = wgml_buffer_create(ctx, (uint64_t)rows * nchunk * (uint64_t)state_words(pl->op) * 4, &part);
+        if (st != WGML_OK)
+            return st;
+        b[1] = wg_bind_all(part);
+    } else if (acc) {
+        b[1] = wg_bind_all(acc);
+    } else {
+        b[1] = wg_bind_from(pl->out->st->buf, bx->ooff * pl->oesz, (span(bx->kn, pl->kos) + 1) * pl->oesz, &rem);
+        p.ooff = (uint32_t)(rem / pl->oesz);
+    }
+    st = wg_dispatch(ctx, k, b, 2, &p, sizeof p, (uint32_t)(nrb * nchunk), 1, 1);
+    if (st == WGML_OK && split)
+        st = merge_states(pl, part, (int64_t)nchunk, bx->kn, bx->ooff, bx->r0, acc);
+    wgml_buffer_destroy(part); /* released once the recorded work is done */
+    return st;
+}
+
+static bool box_fits(const rplan *pl, const rbox *b, bool final_out)
+{
+    uint64_t rows = (uint64_t)prod4(b->kn), len = (uint64_t)prod4(b->rn);
+    if (rows * len > MAX_ELEMS || rows > MAX_ELEMS || len > MAX_ELEMS)
+        return false;
+    if ((span(b->kn, pl->kxs) + span(b->rn, pl->rxs) + 1) * pl->xesz > pl->cap)
+        return false;
+    return !final_out || (span(b->kn, pl->kos) + 1) * pl->oesz <= pl->cap;
+}
+
+typedef struct boxlist {
+    rbox *v;
+    size_t n, cap;
+    bool cut_reduced;
+} boxlist;
+
+/* Cuts b in halves along its largest-stride non-trivial dim until every
+ * piece fits; kept dims win ties (their pieces stay independent). */
+static wgml_status plan_boxes(const rplan *pl, rbox b, boxlist *L)
+{
+    if (box_fits(pl, &b, true)) {
+        if (L->n == L->cap) {
+            size_t cap = L->cap ? L->cap * 2 : 16;
+            rbox *v = realloc(L->v, cap * sizeof *v);
+            if (!v)
+                return wg_fail(WGML_ERR_OOM, "out of host memory");
+            L->v = v;
+            L->cap = cap;
+        }
+        L->v[L->n++] = b;
+        return WGML_OK;
+    }
+    int kd = -1, rd = -1;
+    for (int i = 3; i >= 0; i--) {
+        if (b.kn[i] > 1)
+            kd = i;
+        if (b.rn[i] > 1)
+            rd = i;
+    }
+    bool cut_kept = kd >= 0 && (rd < 0 || pl->kxs[kd] >= pl->rxs[rd]);
+    if (!cut_kept && rd < 0)
+        return wg_fail(WGML_ERR_LIMIT, "wgml_reduce(%s): one element's window exceeds a storage binding",
+                       names[pl->op]);
+    int64_t *n = cut_kept ? b.kn : b.rn;
+    int d = cut_kept ? kd : rd;
+    int64_t half = n[d] / 2, inner = 1;
+    for (int i = d + 1; i < 4; i++)
+        inner *= n[i];
+    rbox a = b;
+    (cut_kept ? a.kn : a.rn)[d] = half;
+    rbox c = b;
+    (cut_kept ? c.kn : c.rn)[d] = n[d] - half;
+    c.xoff += (uint64_t)(half * (cut_kept ? pl->kxs[d] : pl->rxs[d]));
+    if (cut_kept) {
+        c.ooff += (uint64_t)(half * pl->kos[d]);
+        c.r0 += half * inner;
+    } else {
+        c.j0 += half * inner;
+        L->cut_reduced = true;
+    }
+    wgml_status st = plan_boxes(pl, a, L);
+    return st == WGML_OK ? plan_boxes(pl, c, L) : st;
+}
+
+/* ------------------------------------------------------------ API */
+
+wgml_status wgml_reduce(wgml_reduce_op op, const wgml_tensor *x, unsigned axes_mask, float p0, wgml_tensor *out)
+{
+    char name[48];
+    snprintf(name, sizeof name, "wgml_reduce(%s)", wg_reduce_name(op));
+    wgml_status st = wg_check_tensor(name, "x", x);
+    if (st != WGML_OK)
+        return st;
+    if ((unsigned)op >= WGML_REDUCE_COUNT)
+        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_reduce: unknown op %d", (int)op);
+    if (!(wg_reduce_dtypes(op) & WG_DT_BIT(x->dtype)))
+        return wg_fail(WGML_ERR_DTYPE, "%s: dtype %s is not supported", name, wgml_dtype_name(x->dtype));
+    if (axes_mask >> x->ndim)
+        return wg_fail(WGML_ERR_INDEX, "%s: axes mask 0x%x names an axis past the %d dims of x", name, axes_mask,
+                       x->ndim);
+    bool arg = op == WGML_ARGMAX || op == WGML_ARGMIN;
+    if (arg && (axes_mask == 0 || (axes_mask & (axes_mask - 1))))
+        return wg_fail(WGML_ERR_INVALID_ARG, "%s: needs exactly one axis (mask 0x%x)", name, axes_mask);
+    int64_t oshape[4];
+    for (int i = 0; i < x->ndim; i++)
+        oshape[i] = (axes_mask >> i) & 1 ? 1 : x->shape[i];
+    if ((st = wg_check_out(name, out, arg ? WGML_I32 : (int)x->dtype, x->ndim, oshape)) != WGML_OK)
+        return st;
+    if (!wg_same_ctx(x, out))
+        return wg_fail(WGML_ERR_INVALID_ARG, "%s: tensors from different contexts", name);
+    rplan pl;
+    memset(&pl, 0, sizeof pl);
+    pl.op = op;
+    pl.x = x;
+    pl.out = out;
+    pl.p0 = p0;
+    rdim kd[4], rd[4];
+    int nk = 0, nr = 0;
+    pl.rows = pl.len = 1;
+    for (int i = 0; i < x->ndim; i++) {
+        if ((axes_mask >> i) & 1)
+            pl.len *= x->shape[i];
+        else
+            pl.rows *= x->shape[i];
+        if (x->shape[i] == 1)
+            continue;
+        if ((axes_mask >> i) & 1)
+            rd[nr++] = (rdim){x->shape[i], x->strides[i], 0};
+        else
+            kd[nk++] = (rdim){x->shape[i], x->strides[i], out->strides[i]};
+    }
+    if (pl.rows == 0)
+        return wg_check(x->ctx);
+    if (pl.len == 0 && (op == WGML_RMAX || op == WGML_RMIN || arg))
+        return wg_fail(WGML_ERR_SHAPE, "%s: reduction over a zero-size axis has no identity", name);
+    if (pl.len == 0)
+        nr = 0;
+    pack_dims(kd, nk, true, pl.kn, pl.kxs, pl.kos);
+    pack_dims(rd, nr, false, pl.rn, pl.rxs, NULL);
+    if (pl.len == 0)
+        pl.rn[3] = 0;
+    pl.xesz = wg_dtype(x->dtype)->block_bytes;
+    pl.oesz = wg_dtype(out->dtype)->block_bytes;
+    pl.cap = wg_align_down(x->ctx->limits.maxStorageBufferBindingSize, 256) - 256;
+    pl.x_rw = x->st->buf == out->st->buf;
+
+    rbox whole;
+    memset(&whole, 0, sizeof whole);
+    memcpy(whole.kn, pl.kn, sizeof whole.kn);
+    memcpy(whole.rn, pl.rn, sizeof whole.rn);
+    whole.xoff = wg_view4_of(x).offset;
+    whole.ooff = wg_view4_of(out).offset;
+    boxlist L = {0};
+    if ((st = plan_boxes(&pl, whole, &L)) != WGML_OK) {
+        free(L.v);
+        return st;
+    }
+    wgml_buffer *acc = NULL;
+    if (L.cut_reduced) {
+        /* Running states in one binding, finished by one pass into out. */
+        uint64_t bytes = (uint64_t)pl.rows * (uint64_t)state_words(op) * 4;
+        if (bytes > pl.cap || (span(pl.kn, pl.kos) + 1) * pl.oesz > pl.cap)
+            st = wg_fail(WGML_ERR_LIMIT, "%s: %lld rows of states or out's window exceed one storage binding",
+                         name, (long long)pl.rows);
+        if (st == WGML_OK)
+            st = wgml_buffer_create(x->ctx, bytes, &acc);
+        uint32_t pat = empty_pattern(op, wg_dtype(x->dtype)->kind);
+        if (st == WGML_OK && pat)
+            st = wgml_buffer_fill(acc, 0, bytes, pat);
+    }
+    for (size_t i = 0; st == WGML_OK && i < L.n; i++)
+        st = run_box(&pl, &L.v[i], acc);
+    if (st == WGML_OK && acc)
+        st = merge_states(&pl, acc, 1, pl.kn, whole.ooff, 0, NULL);
+    wgml_buffer_destroy(acc);
+    free(L.v);
+    return st;
+}
+
+/* ------------------------------------------------------------ reference */
+
+static int64_t strides_of(int ndim, const int64_t *shape, int64_t *s)
+{
+    int64_t n = 1;
+    for (int i = ndim - 1; i >= 0; i--) {
+        s[i] = n;
+        n *= shape[i];
+    }
+    return n;
+}
+
+static bool is_nan_d(double v) { return v != v; }
+
+void wg_reduce_ref(wgml_reduce_op op, wgml_dtype dt, const double *x, int ndim, const int64_t *shape,
+                   unsigned mask, double p0, double *out)
+{
+    int64_t xs[4], oshape[4], os[4], rshape[4], rs[4];
+    strides_of(ndim, shape, xs);
+    for (int i = 0; i < ndim; i++) {
+        oshape[i] = (mask >> i) & 1 ? 1 : shape[i];
+        rshape[i] = (mask >> i) & 1 ? shape[i] : 1;
+    }
+    int64_t no = strides_of(ndim, oshape, os), nr = strides_of(ndim, rshape, rs);
+    int64_t r4[4], s4[4]; /* reduced dims padded to 4, for plain nested loops */
+    for (int i = 0; i < 4; i++) {
+        int d = ndim - 4 + i;
+        r4[i] = d >= 0 ? rshape[d] : 1;
+        s4[i] = d >= 0 ? xs[d] : 0;
+    }
+    bool fl = wg_dtype_is_float(dt), si = wg_dtype(dt)->kind == WG_KIND_INT;
+    double *v = malloc(sizeof(double) * (size_t)(nr + 1));
+    for (int64_t o = 0; o < no; o++) {
+        int64_t base = 0, at = 0;
+        for (int i = 0; i < ndim; i++)
+            base += (o / os[i]) % oshape[i] * xs[i];
+        for (int64_t a = 0; a < r4[0]; a++)
+            for (int64_t b = 0; b < r4[1]; b++)
+                for (int64_t c = 0; c < r4[2]; c++)
+                    for (int64_t d = 0; d < r4[3]; d++)
+                        v[at++] = x[base + a * s4[0] + b * s4[1] + c * s4[2] + d * s4[3]];
+        double res = 0, s = 0, m;
+        uint32_t u = op == WGML_PROD ? 1 : 0;
+        int64_t best = -1;
+        switch (op) {
+        case WGML_SUM: case WGML_PROD:
+            if (!fl) { /* 32-bit wrapping like the kernel; narrow types keep the low bits */
+                for (int64_t r = 0; r < nr; r++)
+                    u = op == WGML_SUM ? u + (uint32_t)(int64_t)v[r] : u * (uint32_t)(int64_t)v[r];
+                res = wg_wrap_int(si ? (double)(int32_t)u : (double)u, dt);
+                break;
+            }
+            res = op == WGML_PROD ? 1 : 0;
+            for (int64_t r = 0; r < nr; r++)
+                res = op == WGML_SUM ? res + v[r] : res * v[r];
+            break;
+        case WGML_MEAN:
+            for (int64_t r = 0; r < nr; r++)
+                s += v[r];
+            res = nr ? s / (double)nr : NAN;
+            break;
+        case WGML_L2NORM:
+            for (int64_t r = 0; r < nr; r++)
+                s += v[r] * v[r];
+            res = sqrt(s);
+            break;
+        case WGML_RMAX: case WGML_RMIN:
+            res = v[0];
+            for (int64_t r = 1; r < nr && !is_nan_d(res); r++)
+                res = is_nan_d(v[r]) ? v[r] : op == WGML_RMAX ? fmax(res, v[r]) : fmin(res, v[r]);
+            break;
+        case WGML_ARGMAX: case WGML_ARGMIN:
+            for (int64_t r = 0; r < nr; r++) {
+                if (best >= 0 && is_nan_d(v[best]))
+                    break;
+                if (best < 0 || is_nan_d(v[r]) || (op == WGML_ARGMAX ? v[r] > v[best] : v[r] < v[best]))
+                    best = r;
+            }
+            res = (double)best;
+            break;
+        case WGML_LOGSUMEXP:
+            m = -INFINITY;
+            for (int64_t r = 0; r < nr; r++)
+                m = is_nan_d(v[r]) || is_nan_d(m) ? NAN : fmax(m, v[r]);
+            if (isinf(m) || is_nan_d(m)) {
+                res = m;
+                break;
+            }
+            for (int64_t r = 0; r < nr; r++)
+                s += exp(v[r] - m);
+            res = m + log(s);
+            break;
+        case WGML_VAR: case WGML_STD: {
+            for (int64_t r = 0; r < nr; r++)
+                s += v[r];
+            double mean = s / (double)nr, m2 = 0;
+            for (int64_t r = 0; r < nr; r++)
+                m2 += (v[r] - mean) * (v[r] - mean);
+            double den = fmax((double)nr - p0, 0);
+            if (nr == 0)
+                m2 = 0;
+            res = den == 0 ? (m2 == 0 || is_nan_d(m2) ? NAN : INFINITY) : m2 / den;
+            if (op == WGML_STD)
+                res = sqrt(res);
+            break;
+        }
+        default:
+            res = NAN;
+        }
+        out[o] = res;
+    }
+    free(v);
+}
+
+/* ------------------------------------------------------------ registry */
+
+static wgml_op_info rows_[WGML_REDUCE_COUNT + 3];
+
+wg_op_table wg_reduce_ops(void)
+{
+    size_t n = 0;
+    for (int i = 0; i < WGML_REDUCE_COUNT; i++)
+        rows_[n++] = (wgml_op_info){names[i], "reduce", wg_reduce_dtypes((wgml_reduce_op)i)};
+    rows_[n++] = (wgml_op_info){"CUMSUM", "reduce", WG_CUMSUM_DTYPES};
+    rows_[n++] = (wgml_op_info){"ARGSORT", "reduce", WG_SORT_DTYPES};
+    rows_[n++] = (wgml_op_info){"TOP_K", "reduce", WG_SORT_DTYPES};
+    return (wg_op_table){rows_, n};
+}

@@ -1,0 +1,524 @@
+/*
+ * Ops along rows.
+ *
+ * cumsum (kernel reduce_scan.wgsl): one workgroup per row (or per several
+ * short rows) walks the row in chunks with a running carry; few long rows
+ * are cut into blocks whose totals are scanned in between (three passes).
+ *
+ * argsort and top_k (kernel reduce_sort.wgsl): a stable bitonic sort of
+ * (key, index) pairs per row of the last axis.  Rows whose padded length
+ * fits one block of workgroup memory (2048 pairs, 16 KiB) sort in a single
+ * dispatch straight from x to the outputs; longer rows (2^18 and beyond)
+ * go through a pair array in global memory: one dispatch sorts blocks,
+ * then each merge stage k runs its long distances as global steps and
+ * finishes the distances below a block in workgroup memory, so a 2^18 row
+ * takes 36 dispatches instead of 171.  top_k sorts descending and keeps
+ * the first k.
+ */
+#include "reduce.h"
+#include "elementwise.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BLOCK 2048u
+#define WG 256u
+#define TARGET_WG 1024      /* workgroups that fill a large GPU */
+#define MAX_ELEMS (1ull << 31)
+
+static uint32_t pow2ceil(uint64_t v)
+{
+    uint32_t p = 1;
+    while (p < v && p < (1u << 31))
+        p <<= 1;
+    return p;
+}
+
+static int64_t strides_of(int ndim, const int64_t *shape, int64_t *s)
+{
+    int64_t n = 1;
+    for (int i = ndim - 1; i >= 0; i--) {
+        s[i] = n;
+        n *= shape[i];
+    }
+    return n;
+}
+
+/* ------------------------------------------------------------ cumsum */
+
+typedef struct sparams {
+    uint32_t sh[4], xst[4], ost[4];
+    uint32_t rows, tpr, blk, nblk, xoff, ooff, excl, pad;
+} sparams;
+
+/* One scan dispatch.  xdt/odt: dtypes of the x and o bindings; mode:
+ * NULL (plain), "TOTALS" (b[1] receives block totals) or "CARRY_IN"
+ * (b[2] holds each block's start). */
+static wgml_status scan_dispatch(wgml_ctx *ctx, wgml_dtype xdt, bool x_rw, wgml_dtype odt, const char *mode,
+                                 const wg_binding *b, int nb, sparams *p)
+{
+    char defs[160];
+    snprintf(defs, sizeof defs, "X_DT=%s;X_MODE=%s;O_DT=%s%s%s", wg_dtype(xdt)->wgsl, x_rw ? "rw" : "r",
+             wg_dtype(odt)->wgsl, mode ? ";" : "", mode ? mode : "");
+    unsigned ro = (x_rw ? 0u : 1u) | (nb == 3 ? 4u : 0u);
+    wg_kernel_ref ref = {"reduce_scan.wgsl", "scan", defs, nb, ro};
+    wgml_kernel *k;
+    wgml_status st = wg_kernel_get(ctx, &ref, &k);
+    if (st != WGML_OK)
+        return st;
+    uint64_t rpw = WG / p->tpr, groups = ((uint64_t)p->rows + rpw - 1) / rpw * p->nblk;
+    return wg_dispatch(ctx, k, b, nb, p, sizeof *p, (uint32_t)groups, 1, 1);
+}
+
+static wgml_status cumsum_run(const wgml_tensor *x, int a, int exclusive, wgml_tensor *out);
+
+static uint32_t scan_threads(int64_t len)
+{
+    uint32_t t = pow2ceil((uint64_t)(len + 3) / 4);
+    return t > WG ? WG : t;
+}
+
+wgml_status wgml_cumsum(const wgml_tensor *x, int axis, int exclusive, wgml_tensor *out)
+{
+    const char *name = "wgml_cumsum";
+    wgml_status st = wg_check_tensor(name, "x", x);
+    if (st != WGML_OK)
+        return st;
+    if (!(WG_CUMSUM_DTYPES & WG_DT_BIT(x->dtype)))
+        return wg_fail(WGML_ERR_DTYPE, "%s: dtype %s is not supported (floats, i32, u32)", name,
+                       wgml_dtype_name(x->dtype));
+    int a = wg_axis(x, axis);
+    if (a < 0)
+        return wg_fail(WGML_ERR_INDEX, "%s: axis %d out of range for %d dims", name, axis, x->ndim);
+    if ((st = wg_check_out(name, out, x->dtype, x->ndim, x->shape)) != WGML_OK)
+        return st;
+    if (!wg_same_ctx(x, out))
+        return wg_fail(WGML_ERR_INVALID_ARG, "%s: tensors from different contexts", name);
+    return cumsum_run(x, a, exclusive, out);
+}
+
+/* Halves of x and out along dim d (views). */
+static wgml_status halves(const wgml_tensor *t, int d, wgml_tensor **lo, wgml_tensor **hi)
+{
+    int64_t h = t->shape[d] / 2;
+    *lo = *hi = NULL;
+    wgml_status st = wgml_view_slice(t, d, 0, h, 1, lo);
+    if (st == WGML_OK)
+        st = wgml_view_slice(t, d, h, t->shape[d], 1, hi);
+    return st;
+}
+
+wgml_status wg_split_rows(const wgml_tensor *const *ts, int n, int skip, wgml_status (*run)(void *, wgml_tensor *const *),
+                          void *arg)
+{
+    int d = 0;
+    while (d < ts[0]->ndim && (d == skip || ts[0]->shape[d] < 2))
+        d++;
+    if (d >= ts[0]->ndim)
+        return wg_fail(WGML_ERR_LIMIT, "a single row spans more than one storage binding");
+    wgml_tensor *lo[4] = {0}, *hi[4] = {0};
+    wgml_status st = WGML_OK;
+    for (int i = 0; i < n && st == WGML_OK; i++)
+        st = halves(ts[i], d, &lo[i], &hi[i]);
+    if (st == WGML_OK)
+        st = run(arg, lo);
+    if (st == WGML_OK)
+        st = run(arg, hi);
+    for (int i = 0; i < n; i++) {
+        wgml_tensor_free(lo[i]);
+        wgml_tensor_free(hi[i]);
+    }
+    return st;
+}
+
+typedef struct cumsum_args { int axis, exclusive; } cumsum_args;
+
+static wgml_status cumsum_part(void *arg, wgml_tensor *const *ts)
+{
+    const cumsum_args *c = arg;
+    return cumsum_run(ts[0], c->axis, c->exclusive, ts[1]);
+}
+
+static wgml_status cumsum_run(const wgml_tensor *x, int a, int exclusive, wgml_tensor *out)
+{
+    const char *name = "wgml_cumsum";
+    wgml_status st;
+    wgml_ctx *ctx = x->ctx;
+    int64_t n = wgml_tensor_nelem(x), len = x->shape[a], rows = n / (len ? len : 1);
+    if (n == 0)
+        return wg_check(ctx);
+    sparams p;
+    memset(&p, 0, sizeof p);
+    for (int i = 0; i < 3; i++)
+        p.sh[i] = 1;
+    int k = 2;
+    for (int i = x->ndim - 1; i >= 0; i--)
+        if (i != a) {
+            p.sh[k] = (uint32_t)x->shape[i];
+            p.xst[k] = (uint32_t)x->strides[i];
+            p.ost[k] = (uint32_t)out->strides[i];
+            k--;
+        }
+    p.sh[3] = (uint32_t)len;
+    p.xst[3] = (uint32_t)x->strides[a];
+    p.ost[3] = (uint32_t)out->strides[a];
+    uint64_t cap = wg_align_down(ctx->limits.maxStorageBufferBindingSize, 256) - 256;
+    uint64_t xesz = wg_dtype(x->dtype)->block_bytes, xw = 1, ow = 1;
+    for (int i = 0; i < x->ndim; i++) {
+        xw += (uint64_t)(x->shape[i] - 1) * (uint64_t)x->strides[i];
+        ow += (uint64_t)(x->shape[i] - 1) * (uint64_t)out->strides[i];
+    }
+    if ((uint64_t)n > MAX_ELEMS || xw * xesz > cap || ow * xesz > cap) {
+        /* rows in halves until each part's windows fit */
+        cumsum_args c = {a, exclusive};
+        const wgml_tensor *ts[2] = {x, out};
+        st = wg_split_rows(ts, 2, a, cumsum_part, &c);
+        return st == WGML_ERR_LIMIT ? wg_failp(st, "%s: ", name) : st;
+    }
+    uint64_t rem;
+    wg_binding b[3];
+    b[0] = wg_bind_from(x->st->buf, wg_view4_of(x).offset * xesz, xw * xesz, &rem);
+    p.xoff = (uint32_t)(rem / xesz);
+    b[1] = wg_bind_from(out->st->buf, wg_view4_of(out).offset * xesz, ow * xesz, &rem);
+    p.ooff = (uint32_t)(rem / xesz);
+    bool x_rw = x->st->buf == out->st->buf; /* in place */
+    p.rows = (uint32_t)rows;
+    p.tpr = scan_threads(len);
+    p.excl = exclusive ? 1 : 0;
+    uint64_t rpw = WG / p.tpr, nrb = ((uint64_t)rows + rpw - 1) / rpw, nblk = 1;
+    /* Few long rows: blocks of >= 4096 so the GPU fills, joined by an
+     * exclusive scan of their totals. */
+    if (nrb < TARGET_WG && len > 8192) {
+        nblk = (TARGET_WG + nrb - 1) / nrb;
+        if (nblk > (uint64_t)(len + 4095) / 4096)
+            nblk = (uint64_t)(len + 4095) / 4096;
+    }
+    uint64_t blk = ((uint64_t)len + nblk - 1) / nblk;
+    nblk = ((uint64_t)len + blk - 1) / blk;
+    p.blk = (uint32_t)blk;
+    p.nblk = (uint32_t)nblk;
+    if (nblk == 1)
+        return scan_dispatch(ctx, x->dtype, x_rw, x->dtype, NULL, b, 2, &p);
+    /* Totals and their exclusive scan in the accumulation type. */
+    wgml_dtype at = wg_dtype_is_float(x->dtype) ? WGML_F32 : x->dtype;
+    wgml_buffer *tot = NULL, *pre = NULL;
+    uint64_t bytes = (uint64_t)rows * nblk * 4;
+    if ((st = wgml_buffer_create(ctx, bytes, &tot)) == WGML_OK)
+        st = wgml_buffer_create(ctx, bytes, &pre);
+    if (st == WGML_OK) {
+        wg_binding bt[2] = {b[0], wg_bind_all(tot)};
+        st = scan_dispatch(ctx, x->dtype, x_rw, x->dtype, "TOTALS", bt, 2, &p);
+    }
+    if (st == WGML_OK) {
+        sparams q;
+        memset(&q, 0, sizeof q);
+        q.sh[0] = q.sh[1] = 1;
+        q.sh[2] = (uint32_t)rows;
+        q.sh[3] = (uint32_t)nblk;
+        q.xst[2] = q.ost[2] = (uint32_t)nblk;
+        q.xst[3] = q.ost[3] = 1;
+        q.rows = (uint32_t)rows;
+        q.tpr = scan_threads((int64_t)nblk);
+        q.blk = (uint32_t)nblk;
+        q.nblk = 1;
+        q.excl = 1;
+        wg_binding bp[2] = {wg_bind_all(tot), wg_bind_all(pre)};
+        st = scan_dispatch(ctx, at, false, at, NULL, bp, 2, &q);
+    }
+    if (st == WGML_OK) {
+        b[2] = wg_bind_all(pre);
+        st = scan_dispatch(ctx, x->dtype, x_rw, x->dtype, "CARRY_IN", b, 3, &p);
+    }
+    wgml_buffer_destroy(tot);
+    wgml_buffer_destroy(pre);
+    return st;
+}
+
+void wg_cumsum_ref(wgml_dtype dt, const double *x, int ndim, const int64_t *shape, int axis, int exclusive,
+                   double *out)
+{
+    int64_t s[4];
+    int64_t n = strides_of(ndim, shape, s), len = shape[axis];
+    bool fl = wg_dtype_is_float(dt);
+    for (int64_t i = 0; i < n; i++) {
+        if ((i / s[axis]) % len != 0)
+            continue;
+        double acc = 0;
+        uint32_t u = 0;
+        for (int64_t j = 0; j < len; j++) {
+            double v = x[i + j * s[axis]];
+            if (exclusive)
+                out[i + j * s[axis]] = fl ? acc : wg_wrap_int(dt == WGML_I32 ? (double)(int32_t)u : u, dt);
+            acc += v;
+            u += (uint32_t)(int64_t)v;
+            if (!exclusive)
+                out[i + j * s[axis]] = fl ? acc : wg_wrap_int(dt == WGML_I32 ? (double)(int32_t)u : u, dt);
+        }
+    }
+}
+
+typedef struct oparams {
+    uint32_t sh[4], xst[4], ost[4], vst[4];
+    uint32_t rows, r0, n, lg, kout, k, j, kend, xoff, ooff, voff, desc;
+} oparams;
+
+typedef struct sorter {
+    wgml_ctx *ctx;
+    const wgml_tensor *x;
+    const char *kind;   /* FLOAT / SINT / UINT */
+    bool values, x_rw;
+    wgml_dtype vdt;
+    wg_binding bx, bo, bv, bp;
+} sorter;
+
+/* src_x: read x (else pairs); dst_out: write the outputs (else pairs). */
+static wgml_status local_pass(const sorter *s, bool src_x, bool dst_out, oparams *p)
+{
+    char defs[200];
+    snprintf(defs, sizeof defs, "X_DT=%s;X_MODE=%s;V_DT=%s;%s%s%s%s", wg_dtype(s->x->dtype)->wgsl,
+             s->x_rw ? "rw" : "r", wg_dtype(s->vdt)->wgsl, s->kind, src_x ? ";SRC_X" : "",
+             dst_out ? ";DST_OUT" : "", dst_out && s->values ? ";VALUES" : "");
+    wg_binding b[4];
+    int nb = 0;
+    unsigned ro = 0, xro = s->x_rw ? 0u : 1u;
+    if (src_x) {
+        b[nb++] = s->bx;
+        ro |= xro;
+        if (dst_out) {
+            b[nb++] = s->bo;
+            if (s->values)
+                b[nb++] = s->bv;
+        } else {
+            b[nb++] = s->bp;
+        }
+    } else {
+        b[nb++] = s->bp;
+        if (dst_out) {
+            b[nb++] = s->bo;
+            if (s->values) {
+                b[nb++] = s->bx;
+                ro |= xro << 2;
+                b[nb++] = s->bv;
+            }
+        }
+    }
+    wg_kernel_ref ref = {"reduce_sort.wgsl", "sort_local", defs, nb, ro};
+    wgml_kernel *k;
+    wgml_status st = wg_kernel_get(s->ctx, &ref, &k);
+    if (st != WGML_OK)
+        return st;
+    uint64_t groups = ((uint64_t)p->rows * p->n + BLOCK - 1) / BLOCK;
+    return wg_dispatch(s->ctx, k, b, nb, p, sizeof *p, (uint32_t)groups, 1, 1);
+}
+
+static wgml_status step_pass(const sorter *s, oparams *p)
+{
+    wg_kernel_ref ref = {"reduce_sort.wgsl", "sort_step", "STEP", 1, 0};
+    wgml_kernel *k;
+    wgml_status st = wg_kernel_get(s->ctx, &ref, &k);
+    if (st != WGML_OK)
+        return st;
+    uint64_t groups = ((uint64_t)p->rows * p->n / 2 + WG - 1) / WG;
+    return wg_dispatch(s->ctx, k, &s->bp, 1, p, sizeof *p, (uint32_t)groups, 1, 1);
+}
+
+/* Window of t (all of it) as one binding; false when it does not fit. */
+static bool window(const wgml_tensor *t, uint64_t cap, wg_binding *b, uint32_t *off)
+{
+    uint64_t esz = wg_dtype(t->dtype)->block_bytes, w = 1, rem;
+    for (int i = 0; i < t->ndim; i++)
+        w += (uint64_t)(t->shape[i] - 1) * (uint64_t)t->strides[i];
+    if (w * esz > cap)
+        return false;
+    *b = wg_bind_from(t->st->buf, wg_view4_of(t).offset * esz, w * esz, &rem);
+    *off = (uint32_t)(rem / esz);
+    return true;
+}
+
+static void lead_dims(const wgml_tensor *t, uint32_t sh[4], uint32_t st[4])
+{
+    for (int i = 0; i < 4; i++) {
+        int d = t->ndim - 4 + i;
+        if (sh)
+            sh[i] = d >= 0 ? (uint32_t)t->shape[d] : 1;
+        st[i] = d >= 0 ? (uint32_t)t->strides[d] : 0;
+    }
+}
+
+static wgml_status sort_rows(const char *name, const wgml_tensor *x, bool desc, int64_t kout, const wgml_tensor *oi,
+                             const wgml_tensor *ov);
+
+typedef struct sort_args { const char *name; bool desc; int64_t kout; } sort_args;
+
+static wgml_status sort_part(void *arg, wgml_tensor *const *ts)
+{
+    const sort_args *a = arg;
+    return sort_rows(a->name, ts[0], a->desc, a->kout, ts[1], ts[2]); /* ts[2] NULL without values */
+}
+
+static wgml_status sort_rows(const char *name, const wgml_tensor *x, bool desc, int64_t kout, const wgml_tensor *oi,
+                             const wgml_tensor *ov)
+{
+    wgml_ctx *ctx = x->ctx;
+    int64_t len = x->shape[x->ndim - 1], rows = wgml_tensor_nelem(x) / (len ? len : 1);
+    if (rows == 0 || len == 0 || kout == 0)
+        return wg_check(ctx);
+    uint64_t cap = wg_align_down(ctx->limits.maxStorageBufferBindingSize, 256) - 256;
+    oparams p;
+    memset(&p, 0, sizeof p);
+    p.n = 1;
+    while (p.n < (uint64_t)len) {
+        p.n <<= 1;
+        p.lg++;
+    }
+    sorter s;
+    memset(&s, 0, sizeof s);
+    s.ctx = ctx;
+    s.x = x;
+    p.desc = desc ? 1 : 0;
+    s.values = ov != NULL;
+    s.vdt = ov ? ov->dtype : x->dtype;
+    s.kind = wg_dtype_is_float(x->dtype) ? "FLOAT" : wg_dtype(x->dtype)->kind == WG_KIND_INT ? "SINT" : "UINT";
+    s.x_rw = x->st->buf == oi->st->buf || (ov && x->st->buf == ov->st->buf);
+    if ((uint64_t)p.n * 8 > cap)
+        return wg_fail(WGML_ERR_LIMIT, "%s: rows of %lld elements need %llu bytes of pairs, over one storage "
+                       "binding", name, (long long)len, (unsigned long long)p.n * 8);
+    if ((uint64_t)rows * (uint64_t)p.n > (1ull << 31) || !window(x, cap, &s.bx, &p.xoff) ||
+        !window(oi, cap, &s.bo, &p.ooff) || (ov && !window(ov, cap, &s.bv, &p.voff))) {
+        /* rows in halves until each part's windows fit */
+        sort_args a = {name, desc, kout};
+        const wgml_tensor *ts[3] = {x, oi, ov};
+        wgml_status st = wg_split_rows(ts, ov ? 3 : 2, x->ndim - 1, sort_part, &a);
+        return st == WGML_ERR_LIMIT ? wg_failp(st, "%s: ", name) : st;
+    }
+    lead_dims(x, p.sh, p.xst);
+    lead_dims(oi, NULL, p.ost);
+    if (ov)
+        lead_dims(ov, NULL, p.vst);
+    p.kout = (uint32_t)kout;
+    wgml_status st = WGML_OK;
+    if (p.n <= BLOCK) { /* one dispatch: x -> sorted -> outputs */
+        p.rows = (uint32_t)rows;
+        p.k = 2;
+        p.j = 1;
+        p.kend = p.n;
+        return local_pass(&s, true, true, &p);
+    }
+    /* Rows in groups whose pairs fit one binding; the pair array is reused. */
+    uint64_t group = cap / ((uint64_t)p.n * 8);
+    if (group > (uint64_t)rows)
+        group = (uint64_t)rows;
+    wgml_buffer *pairs = NULL;
+    if ((st = wgml_buffer_create(ctx, group * p.n * 8, &pairs)) != WGML_OK)
+        return st;
+    s.bp = wg_bind_all(pairs);
+    for (uint64_t r0 = 0; r0 < (uint64_t)rows && st == WGML_OK; r0 += group) {
+        p.r0 = (uint32_t)r0;
+        p.rows = (uint32_t)((uint64_t)rows - r0 < group ? (uint64_t)rows - r0 : group);
+        p.k = 2;
+        p.j = 1;
+        p.kend = BLOCK;
+        st = local_pass(&s, true, false, &p);
+        for (uint32_t k = 2 * BLOCK; k <= p.n && st == WGML_OK; k <<= 1) {
+            p.k = k;
+            for (uint32_t j = k / 2; j >= BLOCK && st == WGML_OK; j >>= 1) {
+                p.j = j;
+                st = step_pass(&s, &p);
+            }
+            p.j = BLOCK / 2;
+            p.kend = k;
+            if (st == WGML_OK)
+                st = local_pass(&s, false, k == p.n, &p);
+        }
+    }
+    wgml_buffer_destroy(pairs);
+    return st;
+}
+
+static wgml_status sort_checks(const char *name, const wgml_tensor *x)
+{
+    wgml_status st = wg_check_tensor(name, "x", x);
+    if (st != WGML_OK)
+        return st;
+    if (!(WG_SORT_DTYPES & WG_DT_BIT(x->dtype)))
+        return wg_fail(WGML_ERR_DTYPE, "%s: dtype %s is not supported", name, wgml_dtype_name(x->dtype));
+    if (x->ndim == 0)
+        return wg_fail(WGML_ERR_SHAPE, "%s: x is a scalar; rows are its last axis", name);
+    return WGML_OK;
+}
+
+wgml_status wgml_argsort(const wgml_tensor *x, int descending, wgml_tensor *out)
+{
+    const char *name = "wgml_argsort";
+    wgml_status st = sort_checks(name, x);
+    if (st == WGML_OK)
+        st = wg_check_out(name, out, WGML_I32, x->ndim, x->shape);
+    if (st != WGML_OK)
+        return st;
+    if (!wg_same_ctx(x, out))
+        return wg_fail(WGML_ERR_INVALID_ARG, "%s: tensors from different contexts", name);
+    return sort_rows(name, x, descending != 0, x->shape[x->ndim - 1], out, NULL);
+}
+
+wgml_status wgml_top_k(const wgml_tensor *x, int64_t k, wgml_tensor *values, wgml_tensor *indices)
+{
+    const char *name = "wgml_top_k";
+    wgml_status st = sort_checks(name, x);
+    if (st != WGML_OK)
+        return st;
+    int64_t len = x->shape[x->ndim - 1];
+    if (k < 0 || k > len)
+        return wg_fail(WGML_ERR_INVALID_ARG, "%s: k = %lld outside 0..%lld", name, (long long)k, (long long)len);
+    int64_t shape[4];
+    memcpy(shape, x->shape, sizeof shape);
+    shape[x->ndim - 1] = k;
+    if (values && (st = wg_check_out(name, values, x->dtype, x->ndim, shape)) != WGML_OK)
+        return st;
+    if (indices && (st = wg_check_out(name, indices, WGML_I32, x->ndim, shape)) != WGML_OK)
+        return st;
+    if (!wg_same_ctx(x, values) || !wg_same_ctx(x, indices))
+        return wg_fail(WGML_ERR_INVALID_ARG, "%s: tensors from different contexts", name);
+    if (!values && !indices)
+        return WGML_OK;
+    wgml_tensor *tmp = NULL;
+    if (!indices && (st = wgml_tensor_new(x->ctx, WGML_I32, x->ndim, shape, &tmp)) != WGML_OK)
+        return st;
+    st = sort_rows(name, x, true, k, indices ? indices : tmp, values);
+    wgml_tensor_free(tmp);
+    return st;
+}
+
+/* ------------------------------------------------------------ reference */
+
+typedef struct kv { double v; int64_t i; } kv;
+static int g_desc;
+
+/* NaN above everything; ties by index (stable). */
+static int cmp_kv(const void *a, const void *b)
+{
+    const kv *x = a, *y = b;
+    bool xn = isnan(x->v), yn = isnan(y->v);
+    int c = 0;
+    if (xn || yn)
+        c = xn && yn ? 0 : xn ? 1 : -1;
+    else
+        c = x->v < y->v ? -1 : x->v > y->v ? 1 : 0;
+    if (g_desc)
+        c = -c;
+    return c ? c : (x->i < y->i ? -1 : 1);
+}
+
+void wg_argsort_ref(const double *x, int64_t rows, int64_t n, int descending, int32_t *idx)
+{
+    kv *t = malloc(sizeof(kv) * (size_t)(n + 1));
+    g_desc = descending;
+    for (int64_t r = 0; r < rows; r++) {
+        for (int64_t i = 0; i < n; i++)
+            t[i] = (kv){x[r * n + i], i};
+        qsort(t, (size_t)n, sizeof *t, cmp_kv);
+        for (int64_t i = 0; i < n; i++)
+            idx[r * n + i] = (int32_t)t[i].i;
+    }
+    free(t);
+}
