@@ -333,21 +333,7 @@ wgml_status wgml_fill(wgml_tensor *out, double value)
         return st;
     if (!wg_dtype_is_plain(out->dtype))
         return wg_fail(WGML_ERR_DTYPE, "wgml_fill: quantised dtype %s", wgml_dtype_name(out->dtype));
-    /* The value in out's compute type (f32 / i32 / u32 bits). */
-    uint32_t bits;
-    uint8_t tmp[8];
-    wg_host_set(out->dtype, tmp, 0, value);
-    double v = wg_host_get(out->dtype, tmp, 0);
-    int kind = wg_dtype(out->dtype)->kind;
-    if (kind == WG_KIND_FLOAT) {
-        float f = (float)v;
-        memcpy(&bits, &f, 4);
-    } else if (kind == WG_KIND_INT) {
-        int32_t i = (int32_t)v;
-        memcpy(&bits, &i, 4);
-    } else {
-        bits = (uint32_t)v;
-    }
+    uint32_t bits = wg_value_bits(out->dtype, value);
     int64_t iter[4];
     wg_shape4(out, iter);
     wg_operand ops[1] = {{out, wg_view4_of(out), "o", true}};

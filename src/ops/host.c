@@ -49,3 +49,22 @@ void wg_host_set(wgml_dtype t, void *data, size_t i, double v)
     default: break;
     }
 }
+
+uint32_t wg_value_bits(wgml_dtype t, double value)
+{
+    uint8_t tmp[8];
+    wg_host_set(t, tmp, 0, value);
+    double v = wg_host_get(t, tmp, 0);
+    uint32_t bits;
+    int kind = wg_dtype(t)->kind;
+    if (kind == WG_KIND_FLOAT) {
+        float f = (float)v;
+        memcpy(&bits, &f, 4);
+    } else if (kind == WG_KIND_INT) {
+        int32_t i = (int32_t)v;
+        memcpy(&bits, &i, 4);
+    } else {
+        bits = (uint32_t)v;
+    }
+    return bits;
+}

@@ -366,26 +366,6 @@ wgml_status wgml_concat(const wgml_tensor *const *xs, int n, int axis, wgml_tens
     return wg_check(out->ctx);
 }
 
-/* value rounded to dt, as bits of its compute type (f32 / i32 / u32). */
-static uint32_t value_bits(wgml_dtype dt, double value)
-{
-    uint8_t tmp[8];
-    wg_host_set(dt, tmp, 0, value);
-    double v = wg_host_get(dt, tmp, 0);
-    uint32_t bits;
-    int kind = wg_dtype(dt)->kind;
-    if (kind == WG_KIND_FLOAT) {
-        float f = (float)v;
-        memcpy(&bits, &f, 4);
-    } else if (kind == WG_KIND_INT) {
-        int32_t i = (int32_t)v;
-        memcpy(&bits, &i, 4);
-    } else {
-        bits = (uint32_t)v;
-    }
-    return bits;
-}
-
 wgml_status wgml_pad(const wgml_tensor *x, const int64_t *before, const int64_t *after, wgml_pad_mode mode,
                      double value, wgml_tensor *out)
 {
@@ -424,7 +404,7 @@ wgml_status wgml_pad(const wgml_tensor *x, const int64_t *before, const int64_t 
         int64_t n = x->shape[d];
         m.arg[4 - x->ndim + d] = mode != WGML_PAD_CIRCULAR ? before[d] : n ? (n - before[d] % n) % n : 0;
     }
-    m.value = value_bits(x->dtype, value);
+    m.value = wg_value_bits(x->dtype, value);
     return mv_run(name, &m);
 }
 

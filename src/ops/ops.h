@@ -126,6 +126,9 @@ wgml_status wg_ew_launch(wgml_ctx *ctx, const char *file, const char *entry, con
  * from double with the dtype's rounding (cast rules in wgml.h). */
 double wg_host_get(wgml_dtype t, const void *data, size_t i);
 void wg_host_set(wgml_dtype t, void *data, size_t i, double v);
+/* value converted to t (wgml_cast's rules) as the bits of t's compute type
+ * (f32 / i32 / u32): how fill-like kernels receive a constant. */
+uint32_t wg_value_bits(wgml_dtype t, double value);
 
 /* Registry rows contributed by each family (registry.c joins them). */
 typedef struct wg_op_table {
