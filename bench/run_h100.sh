@@ -49,6 +49,8 @@ for s in $sections; do
     selfcheck)
       $B/wgml selfcheck
       WGML_PROFILE=1 $B/wgml selfcheck 2>&1 | tail -n 12 ;;
+    profile)
+      WGML_PROFILE=1 $B/wgml bench ops 256 2>&1 | tail -n 16 ;;
     variants)
       $B/wgml bench variants 256 ;;
     ops)

@@ -42,12 +42,12 @@ fn rope_sincos(t: f32) -> vec2<f32> {
              z * 2.7557319223985893e-6)));
     let cs = 1.0 + z * (-0.5 + z * (0.041666666666666664 + z * (-0.001388888888888889 +
              z * (2.48015873015873e-5 + z * (-2.755731922398589e-7)))));
-    switch (i32(q) & 3) {
-        case 0: { return vec2<f32>(sn, cs); }
-        case 1: { return vec2<f32>(cs, -sn); }
-        case 2: { return vec2<f32>(-sn, -cs); }
-        default: { return vec2<f32>(-cs, sn); }
-    }
+    // quadrant q mod 4 by selects, not a switch: no divergent branches
+    let k = u32(i32(q) & 3);
+    let swap = (k & 1u) == 1u;
+    let v = select(vec2<f32>(sn, cs), vec2<f32>(cs, sn), swap);
+    let sg = vec2<f32>(select(1.0, -1.0, k >= 2u), select(1.0, -1.0, k == 1u || k == 2u));
+    return v * sg;
 }
 
 // freq_base^(-2i/n_dims) = 2^(i*k): k is split so that i * k_hi is exact
@@ -69,10 +69,10 @@ fn rope_stream(i: u32) -> u32 {
     return select(select(select(3u, 2u, sector < P.d.x), 1u, sector < P.c.w), 0u, sector < P.c.z);
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(256)
 fn rope(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
-    let t = wg_linear(wid, nwg) * 64u + li;
+    let t = wg_linear(wid, nwg) * 256u + li;
     if (t >= P.a.x) {
         return;
     }

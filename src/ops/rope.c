@@ -35,7 +35,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define ROPE_WG 64
+#define ROPE_WG 256
 
 typedef struct rope_k {
     double base, scale, ext, attn, mscale;
