@@ -35,12 +35,15 @@ test: setup build
 
 # Host code under AddressSanitizer + UBSan (GPU driver libraries are not
 # instrumented; leaks inside them are suppressed).
-check-memory: setup
+check-memory: setup build
 	cmake -S . -B $(BUILD_SAN) -DCMAKE_BUILD_TYPE=Debug -DWGML_SANITIZE=ON
 	cmake --build $(BUILD_SAN) -j $(JOBS)
 	cd $(BUILD_SAN) && ASAN_OPTIONS=detect_leaks=1 \
 	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j 1
+	# host-only code (no GPU driver in the process) also under valgrind
+	valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
+	  ./$(BUILD)/tests/test_quant_ref tests/quant_vectors > /dev/null
 
 bench-dispatch: build
 	./$(BUILD)/wgml bench dispatch

@@ -371,40 +371,11 @@ static wgml_status rows_rule(const char *op, const wgml_tensor *table, const cha
 
 /* Plain gather along `axis` of src for the rows-shaped ops: iteration =
  * out; idx dims map to out dims [pad + first, ...). */
-/* get_rows of whole contiguous rows of a 32-bit table with a 1-D index:
- * the common embedding / gather-tokens case, copied by vectors
- * (rows_vec4.wgsl).  Returns false when the case does not apply. */
-static bool rows_vec4(const wgml_tensor *src, const wgml_tensor *idx, wgml_tensor *out, wgml_status *st)
-{
-    wgml_ctx *ctx = src->ctx;
-    if (idx->ndim != 1 || src->dtype != out->dtype || wg_dtype(src->dtype)->block_bytes != 4 ||
-        src->st == out->st || idx->st == out->st || /* one buffer read-only and writable: not allowed */
-        !wgml_tensor_is_contiguous(src) || !wgml_tensor_is_contiguous(out) || !wgml_tensor_is_contiguous(idx))
-        return false;
-    uint64_t row = (uint64_t)(wgml_tensor_nelem(src) / (src->shape[0] ? src->shape[0] : 1));
-    uint64_t tb = wgml_tensor_nbytes(src), ob = wgml_tensor_nbytes(out), n4 = ob / 16;
-    uint64_t cap = wg_align_down(ctx->limits.maxStorageBufferBindingSize, 256) - 256;
-    if (row % 4 || src->offset % 16 || out->offset % 16 || tb > cap || ob > cap || n4 == 0 || n4 > 0xffffff00ull)
-        return false;
-    static const wg_kernel_ref ref = {"rows_vec4.wgsl", "rows_vec4", NULL, 3, 3};
-    wgml_kernel *k;
-    if ((*st = wg_kernel_get(ctx, &ref, &k)) != WGML_OK)
-        return true;
-    uint64_t rem[3];
-    wg_binding b[3] = {wg_bind_from(src->st->buf, src->offset, tb, &rem[0]),
-                       wg_bind_from(idx->st->buf, idx->offset, (uint64_t)idx->shape[0] * 4, &rem[1]),
-                       wg_bind_from(out->st->buf, out->offset, ob, &rem[2])};
-    uint32_t prm[8] = {(uint32_t)n4, (uint32_t)(row / 4), (uint32_t)(rem[0] / 16), (uint32_t)(rem[2] / 16),
-                       (uint32_t)(rem[1] / 4), 0, 0, 0};
-    *st = wg_dispatch(ctx, k, b, 3, prm, sizeof prm, (uint32_t)((n4 + 255) / 256), 1, 1);
-    return true;
-}
-
 static wgml_status gather_rows(const char *op, const wgml_tensor *src, int axis, const wgml_tensor *idx, int first,
                                wgml_tensor *out, const int32_t *h)
 {
     wgml_status vst;
-    if (axis == 0 && rows_vec4(src, idx, out, &vst))
+    if (axis == 0 && wg_get_rows_vec4(src, idx, out, &vst))
         return vst;
     int64_t it[4];
     wg_shape4(out, it);

@@ -34,6 +34,10 @@
  *
  * Both are defined in quant_gpu.c.
  */
+/* get_rows fast path (get_rows_vec4.c): false when the case does not
+ * apply (then nothing was recorded); else *st is the outcome. */
+bool wg_get_rows_vec4(const wgml_tensor *src, const wgml_tensor *idx, wgml_tensor *out, wgml_status *st);
+
 wgml_status wg_get_rows_quant(const wgml_tensor *src, const wgml_tensor *idx, wgml_tensor *out);
 wgml_status wg_set_rows_quant(wgml_tensor *dst, const wgml_tensor *idx, const wgml_tensor *src);
 
