@@ -106,6 +106,9 @@ typedef struct wg_binding {
 
 /* Whole-buffer binding when it fits one storage binding. */
 wg_binding wg_bind_all(wgml_buffer *b);
+/* Bytes a caller may ask of one wg_bind_from window: the binding limit
+ * less the up-to-256 bytes the window's start may be aligned back by. */
+uint64_t wg_window_cap(const wgml_ctx *ctx);
 /* Widest aligned binding that covers byte `offset` onward: *rem is
  * offset - binding.offset, in bytes. */
 wg_binding wg_bind_from(wgml_buffer *b, uint64_t offset, uint64_t want, uint64_t *rem);

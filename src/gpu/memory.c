@@ -19,6 +19,8 @@ static uint64_t max_binding(const wgml_ctx *ctx)
     return wg_align_down(ctx->limits.maxStorageBufferBindingSize, 256);
 }
 
+uint64_t wg_window_cap(const wgml_ctx *ctx) { return max_binding(ctx) - 256; }
+
 wg_binding wg_bind_all(wgml_buffer *b)
 {
     wg_binding r = {b, 0, b->alloc};

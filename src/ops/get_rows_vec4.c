@@ -17,7 +17,7 @@ bool wg_get_rows_vec4(const wgml_tensor *src, const wgml_tensor *idx, wgml_tenso
         return false;
     uint64_t row = (uint64_t)(wgml_tensor_nelem(src) / (src->shape[0] ? src->shape[0] : 1));
     uint64_t tb = wgml_tensor_nbytes(src), ob = wgml_tensor_nbytes(out), n4 = ob / 16;
-    uint64_t cap = wg_align_down(ctx->limits.maxStorageBufferBindingSize, 256) - 256;
+    uint64_t cap = wg_window_cap(ctx);
     if (row % 4 || src->offset % 16 || out->offset % 16 || tb > cap || ob > cap || n4 == 0 || n4 > 0xffffff00ull)
         return false;
     static const wg_kernel_ref ref = {"rows_vec4.wgsl", "rows_vec4", NULL, 3, 3};

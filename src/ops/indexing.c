@@ -137,7 +137,6 @@ static void span(const ix_job *j, const ix_slot *s, int k, const int64_t it[4], 
     *count = ext + 1;
 }
 
-static uint64_t bind_cap(wgml_ctx *ctx) { return wg_align_down(ctx->limits.maxStorageBufferBindingSize, 256) - 256; }
 
 static wgml_status dispatch(const ix_job *j, const ix_slot s[3], const int64_t it[4], int64_t lo, int64_t hi)
 {
@@ -181,7 +180,7 @@ static bool any_index_in(const ix_job *j, int64_t lo, int64_t hi)
 static wgml_status run(const ix_job *j, const ix_slot s[3], const int64_t it[4])
 {
     wgml_ctx *ctx = j->k->ctx;
-    uint64_t cap = bind_cap(ctx);
+    uint64_t cap = wg_window_cap(ctx);
     bool fits = (uint64_t)wg_nelem4(it) <= 0xffffffffull - IX_THREADS;
     for (int k = 0; k < 3 && fits; k++) {
         uint64_t f, c;

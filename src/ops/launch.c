@@ -17,10 +17,7 @@ typedef struct win {
 
 static win extent(const wg_operand *o, const int64_t iter[4], uint64_t esz)
 {
-    uint64_t last = o->v.offset;
-    for (int i = 0; i < 4; i++)
-        last += (uint64_t)(iter[i] - 1) * (uint64_t)o->v.strides[i];
-    win w = {o->v.offset * esz, last * esz + esz - 1};
+    win w = {o->v.offset * esz, wg_span_last(o->v.offset, o->v.strides, iter) * esz + esz - 1};
     return w;
 }
 
@@ -65,7 +62,7 @@ static wgml_status launch_one(wgml_ctx *ctx, wgml_kernel *k, wg_operand *ops, in
 /* Fits when every window is within one binding and indices fit in u32. */
 static bool fits(wgml_ctx *ctx, wg_operand *ops, int nops, const int64_t iter[4])
 {
-    uint64_t cap = wg_align_down(ctx->limits.maxStorageBufferBindingSize, 256) - 256;
+    uint64_t cap = wg_window_cap(ctx);
     if ((uint64_t)wg_nelem4(iter) > 0xffffffffull - WG_THREADS * PER_THREAD)
         return false;
     for (int j = 0; j < nops; j++) {

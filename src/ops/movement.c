@@ -128,7 +128,7 @@ static wgml_status mv_block(mv_plan *m, const int64_t base[4], const int64_t sha
     if (n == 0)
         return WGML_OK;
     uint64_t esz = wg_dtype(m->x->dtype)->block_bytes;
-    uint64_t cap = wg_align_down(ctx->limits.maxStorageBufferBindingSize, 256) - 256;
+    uint64_t cap = wg_window_cap(ctx);
     uint64_t ofirst = m->ov.offset, olast;
     for (int d = 0; d < 4; d++)
         ofirst += (uint64_t)(base[d] * m->ov.strides[d]);

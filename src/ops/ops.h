@@ -78,6 +78,9 @@ bool wg_view4_bcast(const wgml_tensor *t, const int64_t iter[4], wg_view4 *out);
 /* out's own 4-D shape (for ops whose iteration space is the output). */
 void wg_shape4(const wgml_tensor *t, int64_t out[4]);
 int64_t wg_nelem4(const int64_t s[4]);
+/* Element index (from the buffer start) of the last element a view with
+ * this offset and these strides touches over the 4-D space `iter`. */
+uint64_t wg_span_last(uint64_t offset, const int64_t strides[4], const int64_t iter[4]);
 bool wg_view4_contiguous(const wg_view4 *v);
 
 /* Normalises a negative axis; -1 when out of range. */

@@ -462,7 +462,7 @@ wgml_status wgml_reduce(wgml_reduce_op op, const wgml_tensor *x, unsigned axes_m
         pl.rn[3] = 0;
     pl.xesz = wg_dtype(x->dtype)->block_bytes;
     pl.oesz = wg_dtype(out->dtype)->block_bytes;
-    pl.cap = wg_align_down(x->ctx->limits.maxStorageBufferBindingSize, 256) - 256;
+    pl.cap = wg_window_cap(x->ctx);
     pl.x_rw = x->st->buf == out->st->buf;
 
     rbox whole;

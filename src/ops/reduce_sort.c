@@ -163,7 +163,7 @@ static wgml_status cumsum_run(const wgml_tensor *x, int a, int exclusive, wgml_t
     p.sh[3] = (uint32_t)len;
     p.xst[3] = (uint32_t)x->strides[a];
     p.ost[3] = (uint32_t)out->strides[a];
-    uint64_t cap = wg_align_down(ctx->limits.maxStorageBufferBindingSize, 256) - 256;
+    uint64_t cap = wg_window_cap(ctx);
     uint64_t xesz = wg_dtype(x->dtype)->block_bytes, xw = 1, ow = 1;
     for (int i = 0; i < x->ndim; i++) {
         xw += (uint64_t)(x->shape[i] - 1) * (uint64_t)x->strides[i];
@@ -364,7 +364,7 @@ static wgml_status sort_rows(const char *name, const wgml_tensor *x, bool desc, 
     int64_t len = x->shape[x->ndim - 1], rows = wgml_tensor_nelem(x) / (len ? len : 1);
     if (rows == 0 || len == 0 || kout == 0)
         return wg_check(ctx);
-    uint64_t cap = wg_align_down(ctx->limits.maxStorageBufferBindingSize, 256) - 256;
+    uint64_t cap = wg_window_cap(ctx);
     oparams p;
     memset(&p, 0, sizeof p);
     p.n = 1;

@@ -164,13 +164,7 @@ typedef struct rope_job {
     int nstreams;
 } rope_job;
 
-static uint64_t last_elem(const wg_view4 *v)
-{
-    uint64_t e = v->offset;
-    for (int i = 0; i < 4; i++)
-        e += (uint64_t)(v->shape[i] - 1) * (uint64_t)v->strides[i];
-    return e;
-}
+static uint64_t last_elem(const wg_view4 *v) { return wg_span_last(v->offset, v->strides, v->shape); }
 
 static wg_binding bind_elems(const wgml_tensor *t, uint64_t first, uint64_t last, uint32_t *off)
 {
@@ -185,7 +179,7 @@ static wgml_status rope_run(wgml_ctx *ctx, wgml_kernel *k, const rope_job *j, co
     const int64_t *dm = j->xv.shape;
     int64_t nh = base->a[2], per_row = dm[3] - nh;
     uint64_t items = (uint64_t)(dm[0] * dm[1] * dm[2]) * (uint64_t)per_row;
-    uint64_t cap = wg_align_down(ctx->limits.maxStorageBufferBindingSize, 256) - 256;
+    uint64_t cap = wg_window_cap(ctx);
     uint64_t xl = last_elem(&j->xv), ol = last_elem(&j->ov);
     uint64_t pl = j->pos_off + (uint64_t)((dm[1] - 1) * j->pos_st + (j->nstreams - 1) * j->pos_stream);
     uint64_t xsz = wg_dtype(j->x->dtype)->block_bytes;

@@ -133,7 +133,7 @@ wgml_status wgml_sample(const wgml_tensor *logits, const wgml_sample_params *p, 
         return st;
 
     uint64_t esz = wg_dtype(logits->dtype)->block_bytes;
-    uint64_t cap = wg_align_down(ctx->limits.maxStorageBufferBindingSize, 256) - 256;
+    uint64_t cap = wg_window_cap(ctx);
     uint64_t rs = (uint64_t)logits->strides[0], cs = (uint64_t)logits->strides[1];
     uint64_t row_span = (uint64_t)(vocab - 1) * cs + 1; /* elements of one row's window */
     if (row_span * esz > cap)

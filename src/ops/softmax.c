@@ -59,16 +59,13 @@ static uint64_t esize(const wgml_tensor *t) { return wg_dtype(t->dtype)->block_b
 /* Bytes [first, last] an operand touches over iter. */
 static void extent(const wg_row_operand *o, const int64_t iter[4], uint64_t *first, uint64_t *last)
 {
-    uint64_t e = o->offset;
-    for (int i = 0; i < 4; i++)
-        e += (uint64_t)(iter[i] - 1) * (uint64_t)o->st[i];
     *first = o->offset * esize(o->t);
-    *last = e * esize(o->t) + esize(o->t) - 1;
+    *last = wg_span_last(o->offset, o->st, iter) * esize(o->t) + esize(o->t) - 1;
 }
 
 static bool rows_fit(wgml_ctx *ctx, const wg_row_operand *ops, int nops, const int64_t iter[4])
 {
-    uint64_t cap = wg_align_down(ctx->limits.maxStorageBufferBindingSize, 256) - 256;
+    uint64_t cap = wg_window_cap(ctx);
     if ((uint64_t)(iter[0] * iter[1] * iter[2]) > 0xffffffffull - 65536)
         return false;
     for (int j = 0; j < nops; j++) {

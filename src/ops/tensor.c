@@ -369,6 +369,14 @@ void wg_shape4(const wgml_tensor *t, int64_t out[4])
 
 int64_t wg_nelem4(const int64_t s[4]) { return s[0] * s[1] * s[2] * s[3]; }
 
+uint64_t wg_span_last(uint64_t offset, const int64_t strides[4], const int64_t iter[4])
+{
+    uint64_t e = offset;
+    for (int i = 0; i < 4; i++)
+        e += (uint64_t)(iter[i] - 1) * (uint64_t)strides[i];
+    return e;
+}
+
 bool wg_view4_contiguous(const wg_view4 *v)
 {
     int64_t s = 1;
