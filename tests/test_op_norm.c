@@ -5,7 +5,8 @@
  * 4-D, strided); batch norm; the effect of eps; more than 65,535 rows;
  * zero-size tensors; in place; and the error paths.
  *
- * Tolerance, relative to the largest |value| of the row: f32 1e-5.  The
+ * Tolerance, relative to the largest magnitude of the row (|value|, or
+ * |value - bias| + |bias| where a bias can cancel the rest): f32 1e-5.  The
  * statistics are f32 sums over up to 4097 elements merged in a tree (depth
  * ~12 plus the per-thread runs of <= 17): mean and variance carry ~1e-6
  * relative error (Welford's updates are backward stable); inverseSqrt is
@@ -20,9 +21,13 @@
 
 static const wgml_dtype floats[] = {WGML_F32, WGML_F16, WGML_BF16};
 
-/* |got - want| <= rtol * (max |want| of the row of `len`) + dtype rounding. */
-static int row_compare(const char *what, wgml_dtype dt, const double *got, const double *want, int64_t n, int64_t len,
-                       double rtol)
+/* |got - want| <= rtol * (max of the row's magnitudes) + dtype rounding.
+ * The magnitude of an element is |want| unless `bias` is given: then it is
+ * |want - bias| + |bias|, because y * weight + bias can cancel to far below
+ * either term (a row of length 1 normalises to +-1, so every row computes
+ * +-w + b) while the rounding error stays relative to the terms. */
+static int row_compare(const char *what, wgml_dtype dt, const double *got, const double *want, const double *bias,
+                       int64_t n, int64_t len, double rtol)
 {
     double drel = 0, dabs = 0;
     t_tol(dt, &drel, &dabs);
@@ -30,7 +35,8 @@ static int row_compare(const char *what, wgml_dtype dt, const double *got, const
     for (int64_t r = 0; len && r < n / len; r++) {
         double rm = 0;
         for (int64_t j = 0; j < len; j++)
-            rm = fmax(rm, fabs(want[r * len + j]));
+            rm = fmax(rm, bias ? fabs(want[r * len + j] - bias[r * len + j]) + fabs(bias[r * len + j])
+                               : fabs(want[r * len + j]));
         for (int64_t j = 0; j < len; j++) {
             int64_t i = r * len + j;
             uint8_t tmp[8];
@@ -130,11 +136,11 @@ static void run(const char *what, const nm_case *c)
             len *= c->shape[i];
     }
     double *got = t_values(o);
-    CHECK(row_compare(what, c->dt, got, want, n, len, 1e-5) == 0, "%s", what);
+    CHECK(row_compare(what, c->dt, got, want, be, n, len, 1e-5) == 0, "%s", what);
     free(got);
     if (s) {
         got = t_values(s);
-        CHECK(row_compare(what, c->dt, got, wsum, n, len, 1e-6) == 0, "%s: sum_out", what);
+        CHECK(row_compare(what, c->dt, got, wsum, NULL, n, len, 1e-6) == 0, "%s: sum_out", what);
         free(got);
     }
     free(xv), free(rv), free(we), free(be), free(want), free(wsum);
@@ -211,8 +217,8 @@ static void t_mixed(void)
     CHECK_OK(wgml_norm(x.t, &p, o));
     wg_norm_ref(2, s, x.val, r.val, we, be, NULL, NULL, &p, want, wsum);
     double *got = t_values(o), *gs = t_values(so);
-    CHECK(row_compare("mixed out", WGML_BF16, got, want, 135, 45, 1e-5) == 0, "mixed dtypes out");
-    CHECK(row_compare("mixed sum", WGML_F16, gs, wsum, 135, 45, 1e-6) == 0, "mixed dtypes sum_out");
+    CHECK(row_compare("mixed out", WGML_BF16, got, want, be, 135, 45, 1e-5) == 0, "mixed dtypes out");
+    CHECK(row_compare("mixed sum", WGML_F16, gs, wsum, NULL, 135, 45, 1e-6) == 0, "mixed dtypes sum_out");
     free(got), free(gs);
     wgml_tensor_free(o), wgml_tensor_free(so);
     t_free(&x), t_free(&r), t_free(&w), t_free(&b);
@@ -274,7 +280,7 @@ static void t_eps(void)
             wg_norm_ref(2, s, x.val, NULL, NULL, NULL, NULL, NULL, &p, want, NULL);
             char what[48];
             snprintf(what, sizeof what, "%s eps %g", kname((wgml_norm_kind)k), eps[e]);
-            CHECK(row_compare(what, WGML_F32, got, want, 256, 64, 1e-5) == 0, "%s", what);
+            CHECK(row_compare(what, WGML_F32, got, want, NULL, 256, 64, 1e-5) == 0, "%s", what);
             if (e == 0) {
                 free(first);
                 first = got;
@@ -302,8 +308,8 @@ static void t_sizes_in_place(void)
     wg_norm_ref(2, s, x.val, r.val, we, NULL, NULL, NULL, &p, want, wsum);
     CHECK_OK(wgml_norm(x.t, &p, x.t));
     double *got = t_values(x.t), *gs = t_values(r.t);
-    CHECK(row_compare("in place", WGML_BF16, got, want, 6 * 129, 129, 1e-5) == 0, "in place out");
-    CHECK(row_compare("in place sum", WGML_BF16, gs, wsum, 6 * 129, 129, 1e-6) == 0, "in place sum_out");
+    CHECK(row_compare("in place", WGML_BF16, got, want, NULL, 6 * 129, 129, 1e-5) == 0, "in place out");
+    CHECK(row_compare("in place sum", WGML_BF16, gs, wsum, NULL, 6 * 129, 129, 1e-6) == 0, "in place sum_out");
     free(got), free(gs), free(we);
     t_free(&x), t_free(&r), t_free(&w);
 
