@@ -67,8 +67,24 @@ typedef struct sm_case {
     double masked;           /* fraction of mask entries set to -inf */
     bool sinks;
     wgml_softmax_params p;
-    int layout;              /* 1: x is a transposed view, out a strided view */
+    int layout;              /* 1: x is a transposed view, out a strided view;
+                                2: x and out are rows [off, off + rows) of taller tensors */
+    int64_t off;             /* layout 2 */
+    int path;                /* 1: must take the vector path (ROWS4), 2: must not; 0: either */
 } sm_case;
+
+/* Rows [off, off + shape[0]) of a contiguous 2-D tensor with off more rows. */
+static wgml_tensor *row_slice(wgml_dtype dt, const int64_t *shape, int64_t off, t_tensor *base, bool poison)
+{
+    int64_t s[2] = {shape[0] + off, shape[1]};
+    if (poison)
+        base->t = t_poisoned(dt, 2, s);
+    else
+        *base = t_random(dt, 2, s, -5, 5);
+    wgml_tensor *v = NULL;
+    CHECK_OK(wgml_view_slice(base->t, 0, off, off + shape[0], 1, &v));
+    return v;
+}
 
 /* A tensor of `shape` that is a view (last two dims swapped) of a
  * contiguous tensor; *base receives the owner. */
@@ -94,6 +110,9 @@ static void run_case(const char *what, const sm_case *c)
     if (c->layout == 1) {
         x = transposed(c->dt, c->ndim, c->shape, &xb, false);
         o = transposed(c->out_dt, c->ndim, c->shape, &ob, true);
+    } else if (c->layout == 2) {
+        x = row_slice(c->dt, c->shape, c->off, &xb, false);
+        o = row_slice(c->out_dt, c->shape, c->off, &ob, true);
     } else {
         xb = t_random(c->dt, c->ndim, c->shape, -5, 5);
         CHECK_OK(wgml_view_reshape(xb.t, c->ndim, c->shape, &x));
@@ -113,6 +132,9 @@ static void run_case(const char *what, const sm_case *c)
         s = t_random(c->dt, 1, &heads, -3, 3); /* x's dtype: no extra kernel variant */
     wgml_status st = wgml_softmax(x, c->mndim ? m.t : NULL, c->sinks ? s.t : NULL, &c->p, o);
     CHECK(st == WGML_OK, "%s: %s", what, wgml_last_error());
+    const char *k = t_ctx->last_dispatch ? t_ctx->last_dispatch : "";
+    CHECK(c->path != 1 || strstr(k, "ROWS4"), "%s: vector path not taken (%s)", what, k);
+    CHECK(c->path != 2 || !strstr(k, "ROWS4"), "%s: vector path taken (%s)", what, k);
     int64_t n = wgml_tensor_nelem(x);
     double *xv = t_values(x), *want = malloc(sizeof(double) * (size_t)(n + 1));
     wg_softmax_ref(c->ndim, c->shape, xv, c->mndim, c->mshape, c->mndim ? m.val : NULL, c->sinks ? s.val : NULL,
@@ -241,6 +263,73 @@ static void t_fully_masked(void)
     wgml_tensor_free(o);
     t_free(&x);
     t_free(&s);
+}
+
+/* The register-cached vector path (ROWS4): every vectors-per-thread count
+ * (R = 1, 2, 4, 8 for both workgroup sizes), the longest row it takes and
+ * the first it leaves, with mask, ALiBi, sinks and log together; f16 in
+ * and out (a vector type only with ShaderF16); row offsets that keep or
+ * break 16-byte alignment; and the other layouts that must fall back. */
+static void t_vector_rows(void)
+{
+    bool f16v = wg_has(t_ctx, WGML_FEATURE_F16);
+    const int64_t lens[] = {4, 252, 512, 1024, 1028, 3000, 4096, 8192, 8196};
+    for (size_t l = 0; l < sizeof lens / sizeof *lens; l++)
+        for (int opt = 0; opt < 2; opt++) {
+            int64_t xs[4] = {2, 3, 2, lens[l]}, ms[2] = {2, lens[l]};
+            sm_case c = plain_case(WGML_F32, 4, xs);
+            if (opt) {
+                c.mndim = 2;
+                memcpy(c.mshape, ms, sizeof ms);
+                c.masked = 0.25;
+                c.p.max_bias = 8;
+                c.sinks = true;
+                c.p.log = l % 2;
+                c.p.scale = 0.3f;
+            }
+            c.path = lens[l] == 8196 ? 2 : 1;
+            char what[64];
+            snprintf(what, sizeof what, "vector len %lld opt %d", (long long)lens[l], opt);
+            run_case(what, &c);
+        }
+    const int64_t s2[2] = {5, 1024};
+    sm_case c = plain_case(WGML_F16, 2, s2);
+    c.path = f16v ? 1 : 2;
+    run_case("vector f16", &c);
+    c.out_dt = WGML_F32;
+    run_case("vector f16 -> f32", &c);
+    c = plain_case(WGML_F32, 2, s2);
+    c.out_dt = WGML_BF16; /* no vector type for bf16 */
+    c.path = 2;
+    run_case("bf16 out falls back", &c);
+    c = plain_case(WGML_F32, 2, s2);
+    c.layout = 2;
+    c.off = 3;
+    c.path = 1;
+    run_case("row offset 3 (aligned)", &c);
+    const int64_t s3[2] = {4, 1026};
+    c = plain_case(WGML_F32, 2, s3);
+    c.layout = 2;
+    c.off = 1;
+    c.path = 2;
+    run_case("length 1026 falls back", &c);
+    const int64_t s4[3] = {2, 8, 64};
+    c = plain_case(WGML_F32, 3, s4);
+    c.layout = 1;
+    c.path = 2;
+    run_case("transposed falls back", &c);
+    /* in place on the vector path: x bound read_write */
+    t_tensor x = t_random(WGML_F32, 2, s2, -5, 5);
+    double *want = malloc(sizeof(double) * (size_t)x.n);
+    wgml_softmax_params p = {-1, 1, 0, 1};
+    wg_softmax_ref(2, s2, x.val, 0, NULL, NULL, NULL, &p, want);
+    CHECK_OK(wgml_softmax(x.t, NULL, NULL, &p, x.t));
+    CHECK(strstr(t_ctx->last_dispatch, "ROWS4"), "in place: vector path not taken");
+    double *got = t_values(x.t);
+    CHECK(row_compare("vector in place", WGML_F32, got, want, 2, s2, 1, 1e-5) == 0, "vector in place");
+    free(got);
+    free(want);
+    t_free(&x);
 }
 
 /* Non-last axes, strided views, in place, scalars. */
@@ -383,6 +472,7 @@ int main(int argc, char **argv)
         {"attention_mask_alibi_sinks", t_attention},
         {"fully_masked_rows", t_fully_masked},
         {"axes_views_in_place", t_axes_layouts},
+        {"vector_rows", t_vector_rows},
         {"many_rows_and_zero_size", t_sizes},
         {"invalid_calls", t_errors},
         {"registry", t_registry},

@@ -1,11 +1,13 @@
 /*
- * `wgml bench variants [MiB]`: the f32 add written several ways through the
- * public custom-kernel API, to decide the shape of wgml's elementwise
- * kernels on a device (elements per thread, vec4 or scalar access).
- * A tuning tool, not a product benchmark.
+ * `wgml bench variants [MiB]`: the f32 add, a copy and the f32 -> f16 cast
+ * written several ways through the public custom-kernel API, to decide
+ * the shape of wgml's elementwise kernels on a device (elements per
+ * thread, vec4 or scalar access, store width).  A tuning tool, not a
+ * product benchmark.
  */
 #include "cli.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +33,92 @@ typedef struct variant {
     const char *name;
     int vec4, bitcast, wg, per;
 } variant;
+
+/* Copy and cast: `x` (f32 1.0 everywhere) into `z`.  %s slots: the
+ * enable line, z's element type, the workgroup's vector stride (256 PER)
+ * and PER; BODY moves unit i. */
+static const char *move_fmt =
+    "%s\n"
+    "struct P { n: u32, a: u32, b: u32, c: u32 }\n"
+    "@group(0) @binding(0) var<uniform> p: P;\n"
+    "@group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;\n"
+    "@group(0) @binding(2) var<storage, read_write> z: array<%s>;\n"
+    "@compute @workgroup_size(256)\n"
+    "fn main(@builtin(workgroup_id) w: vec3<u32>, @builtin(num_workgroups) g: vec3<u32>,\n"
+    "        @builtin(local_invocation_index) l: u32) {\n"
+    "    let base = (w.x + w.y * g.x) * %du + l;\n"
+    "    for (var j = 0u; j < %du; j++) {\n"
+    "        let i = base + j * 256u;\n"
+    "        if (i >= p.n) { return; }\n"
+    "        %s\n"
+    "    }\n"
+    "}\n";
+
+typedef struct move_variant {
+    const char *name;
+    int f16;          /* needs ShaderF16 */
+    const char *zt;   /* z's element type */
+    int per;          /* units per thread */
+    int in_vec4;      /* input vectors per unit */
+    double out_ratio; /* bytes written per byte read */
+    const char *body;
+    uint32_t want;    /* z's last 32-bit word */
+} move_variant;
+
+static wgml_status move_variants(wgml_ctx *ctx, wgml_buffer *bx, wgml_buffer *bz, uint64_t bytes)
+{
+    static const move_variant vs[] = {
+        {"copy vec4 4/thread (wgml copy)", 0, "vec4<f32>", 4, 1, 1, "z[i] = x[i];", 0x3f800000u},
+        {"copy vec4 1/thread", 0, "vec4<f32>", 1, 1, 1, "z[i] = x[i];", 0x3f800000u},
+        {"copy vec4 2/thread", 0, "vec4<f32>", 2, 1, 1, "z[i] = x[i];", 0x3f800000u},
+        {"cast vec4 -> vec4<f16> 1/thread (wgml)", 1, "vec4<f16>", 1, 1, 0.5, "z[i] = vec4<f16>(x[i]);", 0x3c003c00u},
+        {"cast vec4 -> vec4<f16> 2/thread", 1, "vec4<f16>", 2, 1, 0.5, "z[i] = vec4<f16>(x[i]);", 0x3c003c00u},
+        {"cast vec4 -> vec2<u32> pack 1/thread", 0, "vec2<u32>", 1, 1, 0.5,
+         "let a = x[i]; z[i] = vec2<u32>(pack2x16float(a.xy), pack2x16float(a.zw));", 0x3c003c00u},
+        {"cast 2 vec4 -> vec4<u32> pack 1/thread", 0, "vec4<u32>", 1, 2, 0.5,
+         "let a = x[2u * i]; let b = x[2u * i + 1u]; z[i] = vec4<u32>(pack2x16float(a.xy), "
+         "pack2x16float(a.zw), pack2x16float(b.xy), pack2x16float(b.zw));", 0x3c003c00u},
+    };
+    wgml_status st = WGML_OK;
+    wgml_device_info info;
+    if ((st = wgml_device_info_get(ctx, &info)) != WGML_OK)
+        return st;
+    bool f16 = (info.features & WGML_FEATURE_F16) != 0;
+    for (size_t v = 0; v < sizeof vs / sizeof *vs && st == WGML_OK; v++) {
+        const move_variant *x = &vs[v];
+        if (x->f16 && !f16)
+            continue;
+        char src[2048];
+        snprintf(src, sizeof src, move_fmt, x->f16 ? "enable f16;" : "", x->zt, 256 * x->per, x->per, x->body);
+        wgml_kernel_desc d = {x->name, src, "main", 2, 1};
+        wgml_kernel *k = NULL;
+        if ((st = wgml_kernel_create(ctx, &d, &k)) != WGML_OK)
+            break;
+        uint64_t in_bytes = bytes; /* x is read whole */
+        uint32_t n = (uint32_t)(in_bytes / 16 / (uint64_t)x->in_vec4);
+        uint32_t prm[4] = {n, 0, 0, 0};
+        uint64_t groups = (n + 256ull * (uint64_t)x->per - 1) / (256ull * (uint64_t)x->per);
+        wgml_buffer *bufs[2] = {bx, bz};
+        double best = 1e30;
+        for (int rep = 0; rep < 4 && st == WGML_OK; rep++) {
+            double t0 = cli_now();
+            for (int i = 0; i < 20 && st == WGML_OK; i++)
+                st = wgml_dispatch(ctx, k, bufs, 2, prm, sizeof prm, (uint32_t)groups, 1, 1);
+            if (st == WGML_OK)
+                st = wgml_ctx_sync(ctx);
+            double dt = (cli_now() - t0) / 20;
+            if (rep > 0 && dt < best)
+                best = dt;
+        }
+        uint32_t z = 0;
+        uint64_t last = (uint64_t)((double)in_bytes * x->out_ratio) - 4;
+        if (st == WGML_OK)
+            st = wgml_buffer_read(bz, last, &z, 4);
+        printf("variant %-40s %8.1f GB/s %s\n", x->name, (1 + x->out_ratio) * (double)in_bytes / best / 1e9,
+               z == x->want ? "ok" : "WRONG");
+    }
+    return st;
+}
 
 int bench_variants(wgml_ctx *ctx, int argc, char **argv)
 {
@@ -77,6 +165,8 @@ int bench_variants(wgml_ctx *ctx, int argc, char **argv)
             st = wgml_buffer_read(bz, bytes - 4, &z, 4);
         printf("variant %-40s %8.1f GB/s %s\n", x->name, 3.0 * (double)bytes / best / 1e9, z == 3.0f ? "ok" : "WRONG");
     }
+    if (st == WGML_OK)
+        st = move_variants(ctx, bx, bz, bytes);
     wgml_buffer_destroy(bx);
     wgml_buffer_destroy(by);
     wgml_buffer_destroy(bz);

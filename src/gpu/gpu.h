@@ -207,6 +207,7 @@ struct wgml_ctx {
     wg_stream stream;
     wg_profile prof;
     wgml_ctx_stats stats;
+    const char *last_dispatch; /* kernel name of the last dispatch: tests check which path ran */
 };
 
 /* Returns the recorded async error (device lost, validation) if any. */

@@ -327,7 +327,7 @@ static wgml_status copy_window(wgml_buffer *dst, uint64_t doff, wgml_buffer *src
         prm[1] = (uint32_t)(drem / unit);
         prm[2] = (uint32_t)(n / unit);
         prm[3] = 0;
-        threads = (n / unit + 3) / 4;
+        threads = n / unit; /* one unit a thread (copy.wgsl) */
     } else {
         prm[0] = (uint32_t)srem;
         prm[1] = (uint32_t)drem;

@@ -125,9 +125,19 @@ static bool tensor_directive(strbuf *out, const char *s, const char *e, const de
         return false;
     const char *dt = def_get(d, tok[2], strlen(tok[2]));
     const char *mode = def_get(d, tok[3], strlen(tok[3]));
+    /* A mode with a trailing 4 ("r4", "w4") asks for vector accessors for
+     * this operand alone; the VEC4 define asks for them for every one. */
+    char md[8];
+    snprintf(md, sizeof md, "%s", mode ? mode : tok[3]);
+    size_t ml = strlen(md);
+    bool v4 = def_get(d, "VEC4", 4) != NULL;
+    if (ml > 1 && md[ml - 1] == '4') {
+        md[ml - 1] = 0;
+        v4 = true;
+    }
     char buf[4096];
-    size_t n = wg_tensor_accessors(buf, sizeof buf, tok[0], atoi(tok[1]), dt ? dt : tok[2], mode ? mode : tok[3],
-                                   x->native_f16, def_get(d, "VEC4", 4) != NULL, &x->need_f16);
+    size_t n = wg_tensor_accessors(buf, sizeof buf, tok[0], atoi(tok[1]), dt ? dt : tok[2], md, x->native_f16, v4,
+                                   &x->need_f16);
     if (n == 0 || n >= sizeof buf)
         return false;
     sb_put(out, buf, n);

@@ -179,6 +179,7 @@ wgml_status wg_dispatch(wgml_ctx *ctx, wgml_kernel *k, const wg_binding *b, int 
             if (b[i].buffer == b[j].buffer && ((k->readonly_mask >> i) & 1) != ((k->readonly_mask >> j) & 1))
                 return wg_fail(WGML_ERR_INVALID_ARG, "dispatch of '%s': bindings %d and %d are one buffer, "
                                "read-only and writable", k->name, i, j);
+    ctx->last_dispatch = k->name;
     if (gx == 0 || gy == 0 || gz == 0)
         return WGML_OK;
     uint32_t maxd = ctx->limits.maxComputeWorkgroupsPerDimension;

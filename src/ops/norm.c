@@ -118,7 +118,7 @@ static wgml_status validate(const char *name, const wgml_tensor *x, const wgml_n
 /* Operand of a [C] tensor indexed by the channel at iteration dim ci. */
 static wg_row_operand channel_operand(const wgml_tensor *t, int ci, const char *name)
 {
-    wg_row_operand o = {NULL, 0, {0, 0, 0, 0}, name, false};
+    wg_row_operand o = {NULL, 0, {0, 0, 0, 0}, name, false, false};
     if (!t)
         return o;
     o.t = t;
@@ -167,7 +167,7 @@ static wgml_status group_view(const wgml_tensor *t, const wgml_tensor *x, bool f
 
 static wg_row_operand group_operand(const wgml_tensor *t, int64_t block, const char *name, bool write)
 {
-    wg_row_operand o = {t, wg_view4_of(t).offset, {0, t->strides[0], block, 1}, name, write};
+    wg_row_operand o = {t, wg_view4_of(t).offset, {0, t->strides[0], block, 1}, name, write, false};
     return o;
 }
 
@@ -199,13 +199,13 @@ static wgml_status group_norm(const wgml_tensor *x, const wgml_norm_params *p, w
         int64_t block = c / g * s;
         wg_row_operand ops[8] = {
             group_operand(use[0], block, "x", false),
-            {NULL, 0, {0, 0, 0, 0}, "r", false},
+            {NULL, 0, {0, 0, 0, 0}, "r", false, false},
             group_channels(p->weight, c / g, "w"),
             group_channels(p->bias, c / g, "b"),
-            {NULL, 0, {0, 0, 0, 0}, "mn", false},
-            {NULL, 0, {0, 0, 0, 0}, "vr", false},
+            {NULL, 0, {0, 0, 0, 0}, "mn", false, false},
+            {NULL, 0, {0, 0, 0, 0}, "vr", false, false},
             group_operand(use[2], block, "o", true),
-            {NULL, 0, {0, 0, 0, 0}, "so", true},
+            {NULL, 0, {0, 0, 0, 0}, "so", true, false},
         };
         if (use[1])
             ops[1] = group_operand(use[1], block, "r", false);
@@ -277,13 +277,13 @@ wgml_status wgml_norm(const wgml_tensor *x, const wgml_norm_params *p, wgml_tens
     const int id[4] = {0, 1, 2, 3};
     wg_row_operand ops[8] = {
         wg_row_operand_of(x, s4, id, "x", false),
-        {NULL, 0, {0, 0, 0, 0}, "r", false},
-        {NULL, 0, {0, 0, 0, 0}, "w", false},
-        {NULL, 0, {0, 0, 0, 0}, "b", false},
-        {NULL, 0, {0, 0, 0, 0}, "mn", false},
-        {NULL, 0, {0, 0, 0, 0}, "vr", false},
+        {NULL, 0, {0, 0, 0, 0}, "r", false, false},
+        {NULL, 0, {0, 0, 0, 0}, "w", false, false},
+        {NULL, 0, {0, 0, 0, 0}, "b", false, false},
+        {NULL, 0, {0, 0, 0, 0}, "mn", false, false},
+        {NULL, 0, {0, 0, 0, 0}, "vr", false, false},
         wg_row_operand_of(out, s4, id, "o", true),
-        {NULL, 0, {0, 0, 0, 0}, "so", true},
+        {NULL, 0, {0, 0, 0, 0}, "so", true, false},
     };
     if (p->residual)
         ops[1] = wg_row_operand_of(p->residual, s4, id, "r", false);

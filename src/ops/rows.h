@@ -20,6 +20,7 @@ typedef struct wg_row_operand {
     int64_t st[4];        /* strides over the iteration space, >= 0 */
     const char *name;     /* #tensor name: sets NAME_DT and NAME_MODE */
     bool write;
+    bool vec;             /* the kernel may read/write it as vectors along the row (ROWS4OK) */
 } wg_row_operand;
 
 /* Operand for t broadcast (numpy) to the 4-D shape `shape4` and reordered
@@ -32,7 +33,12 @@ wg_row_operand wg_row_operand_of(const wgml_tensor *t, const int64_t shape4[4], 
  * 0..nops-1 are bindings 1..nops; unused slots are bound to a placeholder
  * window.  Picks the workgroup size from L (define WG), splits the rows
  * when an operand's window exceeds one storage binding, and sends
- * fp/ip in the kernel's RowParams.  No dispatch when iter is empty. */
+ * fp/ip in the kernel's RowParams.  No dispatch when iter is empty.
+ * A kernel with a register-cached vector path says ROWS4OK in `defines`;
+ * the launcher takes it (defines ROWS4 and R, the vectors per thread,
+ * and gives the `vec` slots vector accessors) when L is a multiple of 4
+ * up to 4 * WG * 8 and every present `vec` operand is a contiguous,
+ * 16-byte aligned row of f32 (or f16 with ShaderF16). */
 wgml_status wg_rows_launch(wgml_ctx *ctx, const char *file, const char *entry, const char *defines,
                            wg_row_operand *ops, int nops, const int64_t iter[4], const float fp[4],
                            const uint32_t ip[4]);

@@ -48,7 +48,7 @@ wg_row_operand wg_row_operand_of(const wgml_tensor *t, const int64_t shape4[4], 
 {
     wg_view4 v;
     wg_view4_bcast(t, shape4, &v);
-    wg_row_operand o = {t, v.offset, {0, 0, 0, 0}, name, write};
+    wg_row_operand o = {t, v.offset, {0, 0, 0, 0}, name, write, false};
     for (int i = 0; i < 4; i++)
         o.st[i] = v.strides[perm[i]];
     return o;
@@ -98,7 +98,7 @@ static const wgml_buffer *buf_of(const wg_row_operand *ops, int nops, int j)
 }
 
 static wgml_status rows_one(wgml_ctx *ctx, wgml_kernel *k, const wg_row_operand *ops, int nops,
-                            const int64_t iter[4], const float fp[4], const uint32_t ip[4])
+                            const int64_t iter[4], const float fp[4], const uint32_t ip[4], bool vec)
 {
     row_params p;
     memset(&p, 0, sizeof p);
@@ -109,8 +109,10 @@ static wgml_status rows_one(wgml_ctx *ctx, wgml_kernel *k, const wg_row_operand 
         uint64_t a, e, rem;
         const wg_row_operand *o = bound(ops, nops, j);
         extent(o, iter, &a, &e);
+        /* placeholder: the first element only, or the first vector (the
+         * smallest binding an array of vectors accepts) */
         if (!ops[j].t)
-            e = a + esize(o->t) - 1; /* placeholder: the first element only */
+            e = a + esize(o->t) * (vec && ops[j].vec ? 4 : 1) - 1;
         b[j] = wg_bind_from(o->t->st->buf, a, e + 1 - a, &rem);
         if (!ops[j].t)
             continue;
@@ -128,10 +130,10 @@ static wgml_status rows_one(wgml_ctx *ctx, wgml_kernel *k, const wg_row_operand 
 
 /* Halves the outermost row dim until every window fits one binding. */
 static wgml_status rows_split(wgml_ctx *ctx, wgml_kernel *k, const wg_row_operand *ops, int nops,
-                              const int64_t iter[4], const float fp[4], const uint32_t ip[4])
+                              const int64_t iter[4], const float fp[4], const uint32_t ip[4], bool vec)
 {
     if (rows_fit(ctx, ops, nops, iter))
-        return rows_one(ctx, k, ops, nops, iter, fp, ip);
+        return rows_one(ctx, k, ops, nops, iter, fp, ip, vec);
     int d = 0;
     while (d < 3 && iter[d] == 1)
         d++;
@@ -149,11 +151,38 @@ static wgml_status rows_split(wgml_ctx *ctx, wgml_kernel *k, const wg_row_operan
             o2[j] = ops[j];
             o2[j].offset += (uint64_t)(start * ops[j].st[d]);
         }
-        wgml_status st = rows_split(ctx, k, o2, nops, sub, fp, ip);
+        wgml_status st = rows_split(ctx, k, o2, nops, sub, fp, ip, vec);
         if (st != WGML_OK)
             return st;
     }
     return WGML_OK;
+}
+
+/* Vectors per thread for the ROWS4 path (see wg_rows_launch), 0 if not
+ * taken.  Strides and offsets that are multiples of 4 stay so through
+ * rows_split's halving and the 256-byte binding offsets. */
+static int rows_vec_count(wgml_ctx *ctx, const wg_row_operand *ops, int nops, const int64_t iter[4], int wg,
+                          const char *defines)
+{
+    if (!defines || !strstr(defines, "ROWS4OK") || iter[3] % 4 != 0)
+        return 0;
+    int r = 1;
+    while ((int64_t)r * 4 * wg < iter[3])
+        r *= 2;
+    if (r > 8)
+        return 0;
+    for (int j = 0; j < nops; j++) {
+        const wg_row_operand *o = &ops[j];
+        if (!o->vec || !o->t)
+            continue;
+        bool f32 = o->t->dtype == WGML_F32, f16 = o->t->dtype == WGML_F16 && wg_has(ctx, WGML_FEATURE_F16);
+        if (!(f32 || f16) || o->st[3] != 1 || o->offset % 4 != 0)
+            return 0;
+        for (int i = 0; i < 3; i++)
+            if (o->st[i] % 4 != 0)
+                return 0;
+    }
+    return r;
 }
 
 wgml_status wg_rows_launch(wgml_ctx *ctx, const char *file, const char *entry, const char *defines,
@@ -162,8 +191,14 @@ wgml_status wg_rows_launch(wgml_ctx *ctx, const char *file, const char *entry, c
 {
     if (wg_nelem4(iter) == 0)
         return wg_check(ctx);
+    /* Rows up to 1024 (16 elements a thread) take small workgroups: more
+     * rows in flight per SM, which is what short rows are bound by. */
+    int wg = iter[3] <= 1024 ? 64 : 256;
+    int rv = rows_vec_count(ctx, ops, nops, iter, wg, defines);
     char defs[640];
     size_t u = 0;
+    if (rv) /* first, so profiles and kernel names show the path */
+        u += (size_t)snprintf(defs, sizeof defs, "ROWS4;R=%d;", rv);
     unsigned ro = 0;
     for (int j = 0; j < nops; j++) {
         /* WebGPU forbids one buffer bound both read-only and writable in a
@@ -180,20 +215,18 @@ wgml_status wg_rows_launch(wgml_ctx *ctx, const char *file, const char *entry, c
         char up[8] = {0};
         for (size_t c = 0; ops[j].name[c] && c + 1 < sizeof up; c++)
             up[c] = (char)(ops[j].name[c] >= 'a' && ops[j].name[c] <= 'z' ? ops[j].name[c] - 32 : ops[j].name[c]);
-        int w = snprintf(defs + u, sizeof defs - u, "%s_DT=%s;%s_MODE=%s;", up,
+        int w = snprintf(defs + u, sizeof defs - u, "%s_DT=%s;%s_MODE=%s%s;", up,
                          wg_dtype(bound(ops, nops, j)->t->dtype)->wgsl, up,
-                         ops[j].t && ops[j].write ? "w" : rw ? "rw" : "r");
+                         ops[j].t && ops[j].write ? "w" : rw ? "rw" : "r", rv && ops[j].vec ? "4" : "");
         u += w > 0 ? (size_t)w : 0;
     }
-    /* Rows up to 1024 (16 elements a thread) take small workgroups: more
-     * rows in flight per SM, which is what short rows are bound by. */
-    snprintf(defs + u, sizeof defs - u, "WG=%d;%s", iter[3] <= 1024 ? 64 : 256, defines ? defines : "");
+    snprintf(defs + u, sizeof defs - u, "WG=%d;%s", wg, defines ? defines : "");
     wg_kernel_ref ref = {file, entry, defs, nops, ro};
     wgml_kernel *k = NULL;
     wgml_status st = wg_kernel_get(ctx, &ref, &k);
     if (st != WGML_OK)
         return st;
-    return rows_split(ctx, k, ops, nops, iter, fp, ip);
+    return rows_split(ctx, k, ops, nops, iter, fp, ip, rv != 0);
 }
 
 /* ------------------------------------------------------------ softmax */
@@ -291,21 +324,22 @@ wgml_status wgml_softmax(const wgml_tensor *x, const wgml_tensor *mask, const wg
         iter[i] = shape4[perm[i]];
     wg_row_operand ops[4] = {
         wg_row_operand_of(x, shape4, perm, "x", false),
-        {NULL, 0, {0, 0, 0, 0}, "m", false},
-        {NULL, 0, {0, 0, 0, 0}, "s", false},
+        {NULL, 0, {0, 0, 0, 0}, "m", false, false},
+        {NULL, 0, {0, 0, 0, 0}, "s", false, false},
         wg_row_operand_of(out, shape4, perm, "o", true),
     };
     if (mask)
         ops[1] = wg_row_operand_of(mask, shape4, perm, "m", false);
+    ops[0].vec = ops[1].vec = ops[3].vec = true;
     if (sinks) {
-        ops[2] = (wg_row_operand){sinks, wg_view4_of(sinks).offset, {0, 0, 0, 0}, "s", false};
+        ops[2] = (wg_row_operand){sinks, wg_view4_of(sinks).offset, {0, 0, 0, 0}, "s", false, false};
         ops[2].st[hp] = sinks->strides[0];
     }
     double k = (double)head_log2(n_head > 0 ? n_head : 1);
     float fp[4] = {p.scale, (float)(-p.max_bias / k), (float)(-p.max_bias / 2 / k), 0};
     uint32_t flags = (p.log ? 1u : 0u) | (alibi ? 2u : 0u) | (mask ? 4u : 0u) | (sinks ? 8u : 0u);
     uint32_t ip[4] = {(uint32_t)hp, (uint32_t)k, flags, 0};
-    return wg_rows_launch(x->ctx, "softmax.wgsl", "softmax", NULL, ops, 4, iter, fp, ip);
+    return wg_rows_launch(x->ctx, "softmax.wgsl", "softmax", "ROWS4OK", ops, 4, iter, fp, ip);
 }
 
 /* ------------------------------------------------------------ reference */
