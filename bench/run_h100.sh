@@ -20,8 +20,11 @@ trap '[ -n "${OUT:-}" ] && tar czf "$OUT/logs.tgz" -C "$OUTDIR" .' EXIT
 sections="${*:-info tests dispatch selfcheck}"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv,noheader
 
+# SM clock and throttle reasons around each section: an ALU-bound kernel
+# (rope before its head groups) ran 3x slower on some machines than others
+clocks() { nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,clocks.mem,clocks_throttle_reasons.active,temperature.gpu,power.draw --format=csv,noheader; }
 for s in $sections; do
-  echo "=== $s"
+  echo "=== $s ($(clocks))"
   case $s in
     info)
       $B/wgml --version
@@ -58,3 +61,4 @@ for s in $sections; do
       python3 bench/torch_ops.py 256 "$OUTDIR/bench_ops.txt" 2>&1 | tee "$OUTDIR/torch_ops.txt" ;;
   esac
 done
+echo "=== end ($(clocks))"

@@ -186,7 +186,7 @@ static void t_grid(void)
                         int64_t D = 24 + 2 * ((idx / 2) % 3);
                         c.s[0] = c.ndim == 4 ? 2 : 1;
                         c.s[1] = 7;
-                        c.s[2] = 3;
+                        c.s[2] = idx % 7 < 3 ? 3 : 6; /* 6: head groups of 4 and 2 */
                         c.s[3] = D;
                         int nd = partial ? (int)D - 8 : (int)D;
                         c.p = base_params((wgml_rope_mode)mode, nd);
@@ -294,7 +294,8 @@ static void t_edges(void)
     wgml_tensor_free(pt);
 }
 
-/* 1100 x 64 heads x 64 pairs = 4.5M work items = 70,400 workgroups. */
+/* 2^24 + 7 positions x 1 head x 1 pair: one work item each, 65,537
+ * workgroups of 256 (a folded grid); then 64 heads (16 groups of 4). */
 static void t_large(void)
 {
     rope_case c;
@@ -302,6 +303,12 @@ static void t_large(void)
     c.dt = WGML_F16;
     c.ndim = 3;
     c.s[0] = 1;
+    c.s[1] = (1 << 24) + 7;
+    c.s[2] = 1;
+    c.s[3] = 2;
+    c.p = base_params(WGML_ROPE_NEOX, 2);
+    c.pos_hi = 4096;
+    run_case(&c);
     c.s[1] = 1100;
     c.s[2] = 64;
     c.s[3] = 128;

@@ -1,7 +1,10 @@
 // Rotary position embedding (ggml semantics; host side and CPU reference in
 // src/ops/rope.c).  x/out are [B, S, H, D] views; one thread per work item
-// of a row: items 0 .. n_dims/2-1 rotate one pair, the rest copy one of the
-// D - n_dims trailing elements.  Defines: X_DT/X_MODE, O_DT/O_MODE.  The
+// of a group of up to e.x heads at one position: items 0 .. n_dims/2-1
+// rotate one pair, the rest copy one of the D - n_dims trailing elements.
+// A pair's angle is the same for every head, so a thread computes its
+// sin/cos once for the group (one per element made the kernel ALU-bound
+// on an H100, 0.25-0.7 of copy bandwidth).  Defines: X_DT/X_MODE, O_DT/O_MODE.  The
 // mode and whether freq_factors are given are uniform parameters rather
 // than defines: one pipeline per dtype serves every mode (each pipeline
 // costs compile time; the branches cost nothing).  Without freq_factors,
@@ -19,6 +22,7 @@ struct RopeParams {
     d: vec4<u32>,      // end of section 2, sum of sections, mode (wgml_rope_mode), has freq_factors
     f0: vec4<f32>,     // k_hi, k_lo (log2 of the per-pair frequency ratio), freq_scale, ext_factor
     f1: vec4<f32>,     // corr_lo, corr_hi (YaRN ramp), mscale
+    e: vec4<u32>,      // heads per thread, head groups
 }
 
 @group(0) @binding(0) var<uniform> P: RopeParams;
@@ -76,18 +80,21 @@ fn rope(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (t >= P.a.x) {
         return;
     }
-    let row = t / P.a.y;
+    let q0 = t / P.a.y;
     let j = t % P.a.y;
-    let h = row % P.dims.z;
-    let q = row / P.dims.z;
+    let h0 = (q0 % P.e.y) * P.e.x;
+    let h1 = min(h0 + P.e.x, P.dims.z);
+    let q = q0 / P.e.y;
     let s = q % P.dims.y;
     let b = q / P.dims.y;
-    let xb = P.a.w + b * P.xs.x + s * P.xs.y + h * P.xs.z;
-    let ob = P.b.x + b * P.os.x + s * P.os.y + h * P.os.z;
+    let xb = P.a.w + b * P.xs.x + s * P.xs.y;
+    let ob = P.b.x + b * P.os.x + s * P.os.y;
     let nh = P.a.z;
     if (j >= nh) {
         let d = j + nh;   // element n_dims + (j - n_dims/2)
-        o_st(ob + d * P.os.w, x_ld(xb + d * P.xs.w));
+        for (var h = h0; h < h1; h = h + 1u) {
+            o_st(ob + h * P.os.z + d * P.os.w, x_ld(xb + h * P.xs.z + d * P.xs.w));
+        }
         return;
     }
     // NORMAL pairs (2j, 2j+1); NEOX and M-RoPE pair (j, j + n_dims/2).
@@ -108,8 +115,12 @@ fn rope(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         w = w / ff_ld(P.c.x + j * P.c.y);
     }
     let sc = rope_sincos(p * w) * P.f1.z;
-    let x0 = x_ld(xb + d0 * P.xs.w);
-    let x1 = x_ld(xb + d1 * P.xs.w);
-    o_st(ob + d0 * P.os.w, x0 * sc.y - x1 * sc.x);
-    o_st(ob + d1 * P.os.w, x0 * sc.x + x1 * sc.y);
+    for (var h = h0; h < h1; h = h + 1u) {
+        let xh = xb + h * P.xs.z;
+        let oh = ob + h * P.os.z;
+        let x0 = x_ld(xh + d0 * P.xs.w);
+        let x1 = x_ld(xh + d1 * P.xs.w);
+        o_st(oh + d0 * P.os.w, x0 * sc.y - x1 * sc.x);
+        o_st(oh + d1 * P.os.w, x0 * sc.x + x1 * sc.y);
+    }
 }

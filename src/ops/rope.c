@@ -154,7 +154,12 @@ static wgml_status rope_check(const wgml_tensor *x, const wgml_tensor *pos, cons
 typedef struct rope_params {
     uint32_t dims[4], xs[4], os[4], a[4], b[4], c[4], d[4];
     float f0[4], f1[4];
+    uint32_t e[4];
 } rope_params;
+
+/* Heads per thread: the pair's sin/cos is computed once for them (see
+ * rope.wgsl).  4 keeps enough threads for short sequences. */
+#define ROPE_HEADS 4
 
 typedef struct rope_job {
     const wgml_tensor *x, *out, *pos, *ff;
@@ -178,7 +183,8 @@ static wgml_status rope_run(wgml_ctx *ctx, wgml_kernel *k, const rope_job *j, co
 {
     const int64_t *dm = j->xv.shape;
     int64_t nh = base->a[2], per_row = dm[3] - nh;
-    uint64_t items = (uint64_t)(dm[0] * dm[1] * dm[2]) * (uint64_t)per_row;
+    int64_t hpt = dm[2] < ROPE_HEADS ? dm[2] : ROPE_HEADS, groups_h = (dm[2] + hpt - 1) / hpt;
+    uint64_t items = (uint64_t)(dm[0] * dm[1] * groups_h) * (uint64_t)per_row;
     uint64_t cap = wg_window_cap(ctx);
     uint64_t xl = last_elem(&j->xv), ol = last_elem(&j->ov);
     uint64_t pl = j->pos_off + (uint64_t)((dm[1] - 1) * j->pos_st + (j->nstreams - 1) * j->pos_stream);
@@ -234,6 +240,8 @@ static wgml_status rope_run(wgml_ctx *ctx, wgml_kernel *k, const rope_job *j, co
     p.b[3] = (uint32_t)j->pos_stream;
     p.c[0] = fo;
     p.c[1] = (uint32_t)j->ff_st;
+    p.e[0] = (uint32_t)hpt;
+    p.e[1] = (uint32_t)groups_h;
     uint64_t groups = (items + ROPE_WG - 1) / ROPE_WG;
     return wg_dispatch(ctx, k, b, 4, &p, sizeof p, (uint32_t)groups, 1, 1);
 }
