@@ -37,14 +37,16 @@ for s in $sections; do
         args=""
         [ "$n" = test_quant_ref ] && args=tests/quant_vectors
         modes="native"
-        case $n in test_op_*) modes="native nof16" ;; esac
+        case $n in test_op_*) modes="native nof16 fold" ;; esac
         for m in $modes; do
-          if [ $m = nof16 ]; then export WGML_DISABLE=f16; else unset WGML_DISABLE; fi
+          unset WGML_DISABLE WGML_FOLD_GRID
+          [ $m = nof16 ] && export WGML_DISABLE=f16
+          [ $m = fold ] && export WGML_FOLD_GRID=7
           "$t" $args > "$OUTDIR/$n.$m.log" 2>&1; rc=$?
           echo "--- $n ($m): $(tail -n 1 "$OUTDIR/$n.$m.log") rc=$rc"
           grep -E "check failed" "$OUTDIR/$n.$m.log" | head -8
         done
-        unset WGML_DISABLE
+        unset WGML_DISABLE WGML_FOLD_GRID
       done ;;
     dispatch)
       $B/wgml bench dispatch 10000

@@ -208,6 +208,7 @@ struct wgml_ctx {
     wg_profile prof;
     wgml_ctx_stats stats;
     const char *last_dispatch; /* kernel name of the last dispatch: tests check which path ran */
+    uint32_t grid_fold;        /* 1-D grids above this many workgroups are folded (WGML_FOLD_GRID) */
 };
 
 /* Returns the recorded async error (device lost, validation) if any. */

@@ -184,8 +184,8 @@ wgml_status wg_dispatch(wgml_ctx *ctx, wgml_kernel *k, const wg_binding *b, int 
         return WGML_OK;
     uint32_t maxd = ctx->limits.maxComputeWorkgroupsPerDimension;
     uint32_t g[3] = {gx, gy, gz};
-    if (gx > maxd && gy == 1 && gz == 1)
-        wg_split_grid(maxd, gx, g);
+    if (gx > ctx->grid_fold && gy == 1 && gz == 1)
+        wg_split_grid(ctx->grid_fold, gx, g);
     else if (gx > maxd || gy > maxd || gz > maxd)
         return wg_fail(WGML_ERR_LIMIT, "dispatch of '%s': grid %ux%ux%u exceeds %u per dimension "
                        "(only 1-D grids are folded)", k->name, gx, gy, gz, maxd);

@@ -27,6 +27,9 @@ struct RopeParams {
 
 @group(0) @binding(0) var<uniform> P: RopeParams;
 
+// Heads per thread at most (ROPE_HEADS in rope.c; e.x is this launch's).
+const HEADS: u32 = 4u;
+
 #tensor x 1 X_DT X_MODE
 #tensor o 2 O_DT O_MODE
 #tensor pos 3 i32 r
@@ -92,8 +95,14 @@ fn rope(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let nh = P.a.z;
     if (j >= nh) {
         let d = j + nh;   // element n_dims + (j - n_dims/2)
-        for (var h = h0; h < h1; h = h + 1u) {
-            o_st(ob + h * P.os.z + d * P.os.w, x_ld(xb + h * P.xs.z + d * P.xs.w));
+        var c = array<f32, HEADS>();
+        for (var k = 0u; k < HEADS; k = k + 1u) {
+            c[k] = x_ld(xb + min(h0 + k, h1 - 1u) * P.xs.z + d * P.xs.w);
+        }
+        for (var k = 0u; k < HEADS; k = k + 1u) {
+            if (h0 + k < h1) {
+                o_st(ob + (h0 + k) * P.os.z + d * P.os.w, c[k]);
+            }
         }
         return;
     }
@@ -115,12 +124,22 @@ fn rope(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         w = w / ff_ld(P.c.x + j * P.c.y);
     }
     let sc = rope_sincos(p * w) * P.f1.z;
-    for (var h = h0; h < h1; h = h + 1u) {
-        let xh = xb + h * P.xs.z;
-        let oh = ob + h * P.os.z;
-        let x0 = x_ld(xh + d0 * P.xs.w);
-        let x1 = x_ld(xh + d1 * P.xs.w);
-        o_st(oh + d0 * P.os.w, x0 * sc.y - x1 * sc.x);
-        o_st(oh + d1 * P.os.w, x0 * sc.x + x1 * sc.y);
+    // Every head's pair is loaded (clamped into the group: a duplicate read
+    // is harmless) before any is stored, so the loads overlap: stores may
+    // alias the loads as far as the compiler knows, which kept a
+    // load-store loop waiting on each head in turn.
+    var x0 = array<f32, HEADS>();
+    var x1 = array<f32, HEADS>();
+    for (var k = 0u; k < HEADS; k = k + 1u) {
+        let xh = xb + min(h0 + k, h1 - 1u) * P.xs.z;
+        x0[k] = x_ld(xh + d0 * P.xs.w);
+        x1[k] = x_ld(xh + d1 * P.xs.w);
+    }
+    for (var k = 0u; k < HEADS; k = k + 1u) {
+        if (h0 + k < h1) {
+            let oh = ob + (h0 + k) * P.os.z;
+            o_st(oh + d0 * P.os.w, x0[k] * sc.y - x1[k] * sc.x);
+            o_st(oh + d1 * P.os.w, x0[k] * sc.x + x1[k] * sc.y);
+        }
     }
 }

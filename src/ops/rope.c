@@ -158,7 +158,8 @@ typedef struct rope_params {
 } rope_params;
 
 /* Heads per thread: the pair's sin/cos is computed once for them (see
- * rope.wgsl).  4 keeps enough threads for short sequences. */
+ * rope.wgsl; its HEADS must match).  4 keeps enough threads for short
+ * sequences. */
 #define ROPE_HEADS 4
 
 typedef struct rope_job {
