@@ -59,7 +59,7 @@ for s in $sections; do
     variants)
       $B/wgml bench variants 256 ;;
     ops)
-      $B/wgml bench ops 2>&1 | tee "$OUTDIR/bench_ops.txt"
+      $B/wgml bench ops 256 3 2>&1 | tee "$OUTDIR/bench_ops.txt"
       python3 bench/torch_ops.py 256 "$OUTDIR/bench_ops.txt" 2>&1 | tee "$OUTDIR/torch_ops.txt" ;;
   esac
 done

@@ -1,12 +1,16 @@
 /*
- * `wgml bench ops [MiB]`: memory-bound ops on big tensors (default 256 MiB
+ * `wgml bench ops [MiB] [rounds]`: memory-bound ops on big tensors (default 256 MiB
  * per main operand), in GB/s counting each input read once and each output
  * written once, and as a fraction of the device-to-device copy measured in
  * the same run.  Each op: 2 warm-up runs, then 3 repetitions of `iters`
  * runs recorded in one stream and waited on once; the best repetition is
  * reported.  Outputs are spot-checked against the CPU so a fast wrong
  * kernel cannot pass.  Lines starting with "op " are machine-readable
- * (bench/torch_ops.py joins them with PyTorch's figures).
+ * (bench/torch_ops.py joins them with PyTorch's figures).  With rounds > 1
+ * the whole set runs again in the same process (fresh tensors each time);
+ * earlier rounds print "round N op ..." lines, the last the "op " lines:
+ * on the H100 one process sometimes ran an op at half speed and the next
+ * did not, and repeating shows whether that is per process or per run.
  */
 #include "cli.h"
 
@@ -21,6 +25,7 @@ typedef struct bench {
     wgml_ctx *ctx;
     uint64_t bytes;       /* main operand size */
     double copy_gbs;      /* measured roofline */
+    int round, rounds;
 } bench;
 
 static double time_it(bench *b, run_fn fn, void *st, int iters, wgml_status *status)
@@ -47,6 +52,8 @@ static double time_it(bench *b, run_fn fn, void *st, int iters, wgml_status *sta
 static void report(bench *b, const char *op, const char *dtype, double moved, double t, int ok)
 {
     double gbs = moved / t / 1e9;
+    if (b->round + 1 < b->rounds)
+        printf("round %d ", b->round + 1);
     printf("op %-10s %-8s %8.1f MiB moved %9.3f ms %8.1f GB/s  %5.2f of copy  %s\n", op, dtype, moved / 1048576.0,
            t * 1e3, gbs, b->copy_gbs > 0 ? gbs / b->copy_gbs : 0, ok ? "verified" : "WRONG");
 }
@@ -314,20 +321,25 @@ static int bench_rows(bench *b, int iters, int norm)
 
 int bench_ops(wgml_ctx *ctx, int argc, char **argv)
 {
-    bench b = {ctx, 256ull << 20, 0};
+    bench b = {ctx, 256ull << 20, 0, 0, 1};
     if (argc > 1 && atoi(argv[1]) > 0)
         b.bytes = (uint64_t)atoi(argv[1]) << 20;
+    if (argc > 2 && atoi(argv[2]) > 0)
+        b.rounds = atoi(argv[2]);
     wgml_device_info in;
     if (wgml_device_info_get(ctx, &in) == WGML_OK)
         printf("bench ops on %s (%s), %llu MiB per main operand\n", in.adapter, in.backend,
                (unsigned long long)(b.bytes >> 20));
     int iters = b.bytes >= (64ull << 20) ? 20 : 5;
-    int fails = bench_copy(&b, iters);
-    fails += bench_add(&b, iters);
-    fails += bench_cast(&b, iters);
-    fails += bench_rows(&b, iters, 0);
-    fails += bench_rows(&b, iters, 1);
-    fails += bench_get_rows(&b, iters);
-    fails += bench_rope(&b, iters);
+    int fails = 0;
+    for (b.round = 0; b.round < b.rounds; b.round++) {
+        fails += bench_copy(&b, iters);
+        fails += bench_add(&b, iters);
+        fails += bench_cast(&b, iters);
+        fails += bench_rows(&b, iters, 0);
+        fails += bench_rows(&b, iters, 1);
+        fails += bench_get_rows(&b, iters);
+        fails += bench_rope(&b, iters);
+    }
     return fails ? 1 : 0;
 }

@@ -83,7 +83,7 @@ int cmd_bench(int argc, char **argv)
         return rc;
     }
     if (argc < 2 || strcmp(argv[1], "dispatch") != 0) {
-        fprintf(stderr, "usage: wgml bench dispatch [n] | wgml bench ops [MiB]\n");
+        fprintf(stderr, "usage: wgml bench dispatch [n] | wgml bench ops [MiB] [rounds]\n");
         return 2;
     }
     int n = argc > 2 ? atoi(argv[2]) : 10000;

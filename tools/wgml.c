@@ -16,7 +16,7 @@ static void usage(FILE *f)
             "  selfcheck         run a vector op and a reduction on the GPU, check them on the CPU\n"
             "  ops               op x dtype coverage table (from the op registry)\n"
             "  bench dispatch    us per dispatch (10,000 dependent dispatches) and per flush+wait\n"
-            "  bench ops [MiB]   GB/s of add, softmax, rms_norm, rope, cast, get_rows on big tensors\n"
+            "  bench ops [MiB] [rounds]  GB/s of add, softmax, rms_norm, rope, cast, get_rows on big tensors\n"
             "\n"
             "options:\n"
             "  -h, --help        this text\n"
