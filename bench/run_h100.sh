@@ -56,6 +56,8 @@ for s in $sections; do
       WGML_PROFILE=1 $B/wgml selfcheck 2>&1 | tail -n 12 ;;
     profile)
       WGML_PROFILE=1 $B/wgml bench ops 256 2>&1 | tail -n 16 ;;
+    profile3) # GPU time per kernel over 3 rounds in one process
+      WGML_PROFILE=1 $B/wgml bench ops 256 3 2>&1 | grep -v "^\[" | tail -n 32 ;;
     variants)
       $B/wgml bench variants 256 ;;
     ops)

@@ -142,6 +142,7 @@ typedef struct wgml_ctx_stats {
     uint64_t waits;
     uint64_t bind_group_hits, bind_group_misses;
     uint64_t bytes_uploaded, bytes_downloaded;
+    uint64_t buffers_reused;      /* creations served from the buffer pool */
 } wgml_ctx_stats;
 wgml_status wgml_ctx_stats_get(wgml_ctx *ctx, wgml_ctx_stats *out);
 
@@ -154,7 +155,11 @@ typedef struct wgml_buffer wgml_buffer;
 
 /* Device memory of `size` bytes (may be 0), zero-initialised.  Fails with
  * WGML_ERR_LIMIT above the device's maxBufferSize, WGML_ERR_OOM when the
- * device cannot allocate it. */
+ * device cannot allocate it.  Destroyed buffers are kept in a pool (up to
+ * WGML_POOL_MB, default 1024; 0 turns it off) and a creation of the same
+ * rounded size reuses one, zeroed by a kernel: allocating afresh is slow,
+ * and on an H100 a process that kept allocating and freeing 256 MiB
+ * buffers saw its kernels run at half bandwidth on the newer ones. */
 wgml_status wgml_buffer_create(wgml_ctx *ctx, uint64_t size, wgml_buffer **out);
 void wgml_buffer_destroy(wgml_buffer *buf);
 uint64_t wgml_buffer_size(const wgml_buffer *buf);

@@ -426,6 +426,60 @@ static void t_info(void)
           "names '%s'", buf);
 }
 
+/* A destroyed buffer's memory comes back for the next buffer of its
+ * rounded size, zeroed (the creation contract), while buffers of other
+ * sizes and a pool too small for them are allocated afresh. */
+static void t_pool(void)
+{
+    wgml_ctx_stats s0, s1;
+    uint64_t sizes[3] = {1000, 1 << 20, 3 << 20};
+    for (int i = 0; i < 3; i++) {
+        wgml_buffer *a = NULL, *b = NULL, *c = NULL;
+        CHECK_OK(wgml_buffer_create(ctx, sizes[i], &a));
+        CHECK_OK(wgml_buffer_fill(a, 0, sizes[i], 0xdeadbeefu));
+        wgml_buffer_destroy(a);
+        CHECK_OK(wgml_ctx_stats_get(ctx, &s0));
+        CHECK_OK(wgml_buffer_create(ctx, sizes[i] - 3, &b)); /* same 16-byte rounding */
+        CHECK_OK(wgml_buffer_create(ctx, sizes[i] + 64, &c)); /* another size */
+        CHECK_OK(wgml_ctx_stats_get(ctx, &s1));
+        CHECK(s1.buffers_reused == s0.buffers_reused + 1, "size %llu: %llu reuses, want 1",
+              (unsigned long long)sizes[i], (unsigned long long)(s1.buffers_reused - s0.buffers_reused));
+        uint8_t *h = malloc(sizes[i]);
+        CHECK_OK(wgml_buffer_read(b, 0, h, sizes[i] - 3));
+        uint64_t nz = 0;
+        for (uint64_t k = 0; k < sizes[i] - 3; k++)
+            nz += h[k] != 0;
+        CHECK(nz == 0, "reused buffer of %llu bytes: %llu non-zero bytes", (unsigned long long)sizes[i],
+              (unsigned long long)nz);
+        free(h);
+        wgml_buffer_destroy(b);
+        wgml_buffer_destroy(c);
+    }
+    /* WGML_POOL_MB=2: a 3 MiB buffer is released, not pooled; 0: no pool */
+    const char *caps[2] = {"2", "0"};
+    for (int k = 0; k < 2; k++) {
+        setenv("WGML_POOL_MB", caps[k], 1);
+        wgml_ctx *c2 = NULL;
+        CHECK_OK(wgml_ctx_create(NULL, &c2));
+        unsetenv("WGML_POOL_MB");
+        if (!c2)
+            return;
+        for (int i = 1; i < 3; i++) {
+            wgml_buffer *a = NULL;
+            CHECK_OK(wgml_buffer_create(c2, sizes[i], &a));
+            wgml_buffer_destroy(a);
+            CHECK_OK(wgml_ctx_stats_get(c2, &s0));
+            CHECK_OK(wgml_buffer_create(c2, sizes[i], &a));
+            CHECK_OK(wgml_ctx_stats_get(c2, &s1));
+            bool want = k == 0 && i == 1;
+            CHECK((s1.buffers_reused - s0.buffers_reused) == (want ? 1u : 0u), "cap %s MiB, %llu bytes: reuse %llu",
+                  caps[k], (unsigned long long)sizes[i], (unsigned long long)(s1.buffers_reused - s0.buffers_reused));
+            wgml_buffer_destroy(a);
+        }
+        wgml_ctx_destroy(c2);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--child-compile") == 0)
@@ -449,6 +503,7 @@ int main(int argc, char **argv)
         {"template_expansion", t_template},
         {"disk_cache_survives_restart", t_disk_cache},
         {"profile_summary", t_profile},
+        {"buffer_pool", t_pool},
     };
     int rc = t_run(cases, sizeof cases / sizeof *cases, argc > 1 ? argv[1] : NULL);
     wgml_ctx_destroy(ctx);

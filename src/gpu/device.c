@@ -453,6 +453,8 @@ static wgml_status open_device(wgml_ctx *ctx, const wgml_ctx_options *o)
      * of above the device limit, so every kernel's folded-grid indexing
      * is exercised on small tensors. */
     ctx->grid_fold = got.maxComputeWorkgroupsPerDimension;
+    const char *pool = getenv("WGML_POOL_MB");
+    ctx->pool_cap = (pool && *pool ? (uint64_t)strtoull(pool, NULL, 10) : 1024) << 20;
     const char *fold = getenv("WGML_FOLD_GRID");
     if (fold && atol(fold) > 0 && (uint64_t)atol(fold) < ctx->grid_fold)
         ctx->grid_fold = (uint32_t)atol(fold);
@@ -506,6 +508,7 @@ void wgml_ctx_destroy(wgml_ctx *ctx)
     wg_profile_release(ctx);
     wg_stream_release(ctx);
     wg_kernels_release(ctx);
+    wg_pool_release(ctx);
     for (int i = 0; i < WG_STAGING_SLOTS; i++)
         if (ctx->staging[i].buf)
             wgpuBufferRelease(ctx->staging[i].buf);

@@ -109,6 +109,8 @@ wg_binding wg_bind_all(wgml_buffer *b);
 /* Bytes a caller may ask of one wg_bind_from window: the binding limit
  * less the up-to-256 bytes the window's start may be aligned back by. */
 uint64_t wg_window_cap(const wgml_ctx *ctx);
+/* Releases the pooled buffers (context teardown, or OOM before a retry). */
+void wg_pool_release(wgml_ctx *ctx);
 /* Widest aligned binding that covers byte `offset` onward: *rem is
  * offset - binding.offset, in bytes. */
 wg_binding wg_bind_from(wgml_buffer *b, uint64_t offset, uint64_t want, uint64_t *rem);
@@ -119,6 +121,7 @@ typedef struct wg_staging {
     bool busy;
 } wg_staging;
 #define WG_STAGING_SLOTS 4
+#define WG_POOL_SLOTS 32
 
 /* ---------------------------------------------------------------- stream */
 
@@ -199,6 +202,9 @@ struct wgml_ctx {
     char async_msg[1024];
 
     uint64_t next_buffer_id;
+    /* destroyed buffers kept for reuse (memory.c) */
+    struct { WGPUBuffer buf; uint64_t alloc, tick; } pool[WG_POOL_SLOTS];
+    uint64_t pool_bytes, pool_cap, pool_tick;
     wg_staging staging[WG_STAGING_SLOTS];
 
     struct wgml_kernel *kernels[WG_KERNEL_TABLE];  /* by specialised key */

@@ -52,6 +52,61 @@ static wgml_status check_range(const wgml_buffer *b, uint64_t off, uint64_t size
     return wg_check(b->ctx);
 }
 
+/* ------------------------------------------------------------ pool */
+
+void wg_pool_release(wgml_ctx *ctx)
+{
+    for (int i = 0; i < WG_POOL_SLOTS; i++)
+        if (ctx->pool[i].buf) {
+            wgpuBufferRelease(ctx->pool[i].buf);
+            ctx->pool[i].buf = NULL;
+        }
+    ctx->pool_bytes = 0;
+}
+
+static WGPUBuffer pool_take(wgml_ctx *ctx, uint64_t alloc)
+{
+    for (int i = 0; i < WG_POOL_SLOTS; i++)
+        if (ctx->pool[i].buf && ctx->pool[i].alloc == alloc) {
+            WGPUBuffer b = ctx->pool[i].buf;
+            ctx->pool[i].buf = NULL;
+            ctx->pool_bytes -= alloc;
+            return b;
+        }
+    return NULL;
+}
+
+/* Keeps b's memory for reuse, evicting the least recently pooled buffers
+ * to stay within pool_cap; false if it does not fit at all. */
+static bool pool_put(wgml_ctx *ctx, WGPUBuffer b, uint64_t alloc)
+{
+    if (alloc > ctx->pool_cap || ctx->destroying)
+        return false;
+    for (;;) {
+        int free_slot = -1, oldest = -1;
+        for (int i = 0; i < WG_POOL_SLOTS; i++) {
+            if (!ctx->pool[i].buf)
+                free_slot = free_slot < 0 ? i : free_slot;
+            else if (oldest < 0 || ctx->pool[i].tick < ctx->pool[oldest].tick)
+                oldest = i;
+        }
+        if (free_slot >= 0 && ctx->pool_bytes + alloc <= ctx->pool_cap) {
+            ctx->pool[free_slot].buf = b;
+            ctx->pool[free_slot].alloc = alloc;
+            ctx->pool[free_slot].tick = ++ctx->pool_tick;
+            ctx->pool_bytes += alloc;
+            return true;
+        }
+        wgpuBufferRelease(ctx->pool[oldest].buf);
+        ctx->pool_bytes -= ctx->pool[oldest].alloc;
+        ctx->pool[oldest].buf = NULL;
+    }
+}
+
+static wgml_status fill_range(wgml_buffer *b, uint64_t off, uint64_t size, uint32_t pattern);
+
+/* ------------------------------------------------------------ buffers */
+
 wgml_status wgml_buffer_create(wgml_ctx *ctx, uint64_t size, wgml_buffer **out)
 {
     wgml_status st = wg_check(ctx);
@@ -74,6 +129,18 @@ wgml_status wgml_buffer_create(wgml_ctx *ctx, uint64_t size, wgml_buffer **out)
     if (b->alloc > ctx->limits.maxBufferSize)
         b->alloc = wg_align_up(size, 4) <= ctx->limits.maxBufferSize ? wg_align_up(size, 4) : size;
     b->id = ctx->next_buffer_id++;
+    if ((b->buf = pool_take(ctx, b->alloc)) != NULL) {
+        ctx->stats.buffers_reused++;
+        /* the contract is zeroed memory; recorded work still using the
+         * buffer's previous life runs before this fill */
+        if ((st = fill_range(b, 0, b->alloc, 0)) != WGML_OK) {
+            wgpuBufferRelease(b->buf);
+            free(b);
+            return st;
+        }
+        *out = b;
+        return WGML_OK;
+    }
     WGPUBufferDescriptor d = {0};
     d.size = b->alloc;
     d.usage = WGPUBufferUsage_Storage | WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst;
@@ -84,6 +151,17 @@ wgml_status wgml_buffer_create(wgml_ctx *ctx, uint64_t size, wgml_buffer **out)
     st = wg_scope_pop(ctx, WGML_ERR_DEVICE, what);
     if (st == WGML_OK && !b->buf)
         st = wg_fail(WGML_ERR_OOM, "%s: the device returned no buffer", what);
+    if (st == WGML_ERR_OOM && ctx->pool_bytes) {
+        /* the pool may hold the memory needed: give it back and retry */
+        if (b->buf)
+            wgpuBufferRelease(b->buf);
+        wg_pool_release(ctx);
+        wg_scope_push(ctx);
+        b->buf = wgpuDeviceCreateBuffer(ctx->device, &d);
+        st = wg_scope_pop(ctx, WGML_ERR_DEVICE, what);
+        if (st == WGML_OK && !b->buf)
+            st = wg_fail(WGML_ERR_OOM, "%s: the device returned no buffer", what);
+    }
     if (st != WGML_OK) {
         if (b->buf)
             wgpuBufferRelease(b->buf);
@@ -99,9 +177,9 @@ void wgml_buffer_destroy(wgml_buffer *b)
     if (!b)
         return;
     wg_stream_forget_buffer(b->ctx, b->id);
-    /* Release, not destroy: work already recorded may still read it, and
-     * wgpu frees the memory once that work is done. */
-    if (b->buf)
+    /* Pooled or released, never destroyed: work already recorded may
+     * still read it (wgpu frees released memory once that work is done). */
+    if (b->buf && !pool_put(b->ctx, b->buf, b->alloc))
         wgpuBufferRelease(b->buf);
     free(b);
 }
