@@ -23,8 +23,22 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --f
 # SM clock and throttle reasons around each section: an ALU-bound kernel
 # (rope before its head groups) ran 3x slower on some machines than others
 clocks() { nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,clocks.mem,clocks_throttle_reasons.active,temperature.gpu,power.draw --format=csv,noheader; }
+# sampled every 100 ms while a section runs: SM/memory clocks, power,
+# throttle reasons, memory used (summarised after the section)
+smi_start() {
+  nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active,utilization.gpu,memory.used \
+    --format=csv,noheader,nounits -lms 100 > "$OUTDIR/smi.$1.csv" 2>/dev/null &
+  SMI=$!
+}
+smi_stop() {
+  kill $SMI 2>/dev/null; wait $SMI 2>/dev/null
+  awk -F', ' '{n++; if ($7+0 > 50) {b++; sm[$2]++; r[$6]++; if ($4+0 > p) p = $4+0; if ($8+0 > m) m = $8+0}}
+    END {printf "smi: %d samples, %d busy; busy SM MHz:", n, b; for (k in sm) printf " %s(x%d)", k, sm[k];
+         printf "; reasons:"; for (k in r) printf " %s(x%d)", k, r[k]; printf "; max %.0f W, max %d MiB used\n", p, m}' "$OUTDIR/smi.$1.csv"
+}
 for s in $sections; do
   echo "=== $s ($(clocks))"
+  smi_start "$s"
   case $s in
     info)
       $B/wgml --version
@@ -64,5 +78,6 @@ for s in $sections; do
       $B/wgml bench ops 256 3 2>&1 | tee "$OUTDIR/bench_ops.txt"
       python3 bench/torch_ops.py 256 "$OUTDIR/bench_ops.txt" 2>&1 | tee "$OUTDIR/torch_ops.txt" ;;
   esac
+  smi_stop
 done
 echo "=== end ($(clocks))"
