@@ -2,7 +2,7 @@
  * `wgml bench ops [MiB] [rounds]`: memory-bound ops on big tensors (default 256 MiB
  * per main operand), in GB/s counting each input read once and each output
  * written once, and as a fraction of the device-to-device copy measured in
- * the same run.  Each op: 2 warm-up runs, then 3 repetitions of `iters`
+ * the same run.  Each op: 0.3 s of warm-up runs, then 3 repetitions of `iters`
  * runs recorded in one stream and waited on once; the best repetition is
  * reported.  Outputs are spot-checked against the CPU so a fast wrong
  * kernel cannot pass.  Lines starting with "op " are machine-readable
@@ -32,10 +32,18 @@ static double time_it(bench *b, run_fn fn, void *st, int iters, wgml_status *sta
 {
     double best = 1e30;
     *status = WGML_OK;
-    for (int w = 0; w < 2 && *status == WGML_OK; w++)
-        *status = fn(st);
-    if (*status == WGML_OK)
-        *status = wgml_ctx_sync(b->ctx);
+    /* Warm up for 0.3 s of back-to-back runs, not a fixed count: the GPU
+     * lowers its clocks while the host prepares inputs (an H100's SM clock
+     * fell from 1980 to 435-825 MHz over a few seconds of mostly idle
+     * bench, halving memory-bound kernels) and needs sustained work to
+     * raise them again. */
+    double w0 = cli_now();
+    while (*status == WGML_OK && cli_now() - w0 < 0.3) {
+        for (int w = 0; w < 8 && *status == WGML_OK; w++)
+            *status = fn(st);
+        if (*status == WGML_OK)
+            *status = wgml_ctx_sync(b->ctx);
+    }
     for (int rep = 0; rep < 3 && *status == WGML_OK; rep++) {
         double t0 = cli_now();
         for (int i = 0; i < iters && *status == WGML_OK; i++)
