@@ -54,6 +54,36 @@ static const char *move_fmt =
     "    }\n"
     "}\n";
 
+/* The same with every load of a thread issued (clamped into range) before
+ * its stores, as CUDA's vectorised elementwise kernels do: stores may
+ * alias loads as far as the shader compiler knows, so a load-store loop
+ * keeps one load in flight per thread. */
+static void hoisted_src(char *src, size_t cap, int f16, const char *zt, int per, const char *expr)
+{
+    size_t n = (size_t)snprintf(src, cap,
+                                "%s\n"
+                                "struct P { n: u32, a: u32, b: u32, c: u32 }\n"
+                                "@group(0) @binding(0) var<uniform> p: P;\n"
+                                "@group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;\n"
+                                "@group(0) @binding(2) var<storage, read_write> z: array<%s>;\n"
+                                "@compute @workgroup_size(256)\n"
+                                "fn main(@builtin(workgroup_id) w: vec3<u32>, @builtin(num_workgroups) g: vec3<u32>,\n"
+                                "        @builtin(local_invocation_index) l: u32) {\n"
+                                "    let base = (w.x + w.y * g.x) * %du + l;\n",
+                                f16 ? "enable f16;" : "", zt, 256 * per);
+    for (int k = 0; k < per && n < cap; k++)
+        n += (size_t)snprintf(src + n, cap - n, "    let a%d = x[min(base + %du, p.n - 1u)];\n", k, 256 * k);
+    for (int k = 0; k < per && n < cap; k++) {
+        char e[128], v[16];
+        snprintf(v, sizeof v, "a%d", k);
+        snprintf(e, sizeof e, expr, v);
+        n += (size_t)snprintf(src + n, cap - n, "    if (base + %du < p.n) { z[base + %du] = %s; }\n", 256 * k,
+                              256 * k, e);
+    }
+    if (n < cap)
+        snprintf(src + n, cap - n, "}\n");
+}
+
 typedef struct move_variant {
     const char *name;
     int f16;          /* needs ShaderF16 */
@@ -61,23 +91,30 @@ typedef struct move_variant {
     int per;          /* units per thread */
     int in_vec4;      /* input vectors per unit */
     double out_ratio; /* bytes written per byte read */
-    const char *body;
+    const char *body; /* statement moving unit i; or, when hoist, an expression of the loaded %s */
     uint32_t want;    /* z's last 32-bit word */
+    int hoist;
 } move_variant;
 
 static wgml_status move_variants(wgml_ctx *ctx, wgml_buffer *bx, wgml_buffer *bz, uint64_t bytes)
 {
     static const move_variant vs[] = {
-        {"copy vec4 4/thread (wgml copy)", 0, "vec4<f32>", 4, 1, 1, "z[i] = x[i];", 0x3f800000u},
-        {"copy vec4 1/thread", 0, "vec4<f32>", 1, 1, 1, "z[i] = x[i];", 0x3f800000u},
-        {"copy vec4 2/thread", 0, "vec4<f32>", 2, 1, 1, "z[i] = x[i];", 0x3f800000u},
-        {"cast vec4 -> vec4<f16> 1/thread (wgml)", 1, "vec4<f16>", 1, 1, 0.5, "z[i] = vec4<f16>(x[i]);", 0x3c003c00u},
-        {"cast vec4 -> vec4<f16> 2/thread", 1, "vec4<f16>", 2, 1, 0.5, "z[i] = vec4<f16>(x[i]);", 0x3c003c00u},
+        {"copy vec4 4/thread (wgml copy)", 0, "vec4<f32>", 4, 1, 1, "z[i] = x[i];", 0x3f800000u, 0},
+        {"copy vec4 1/thread", 0, "vec4<f32>", 1, 1, 1, "z[i] = x[i];", 0x3f800000u, 0},
+        {"copy vec4 2/thread", 0, "vec4<f32>", 2, 1, 1, "z[i] = x[i];", 0x3f800000u, 0},
+        {"cast vec4 -> vec4<f16> 1/thread (wgml)", 1, "vec4<f16>", 1, 1, 0.5, "z[i] = vec4<f16>(x[i]);", 0x3c003c00u, 0},
+        {"cast vec4 -> vec4<f16> 2/thread", 1, "vec4<f16>", 2, 1, 0.5, "z[i] = vec4<f16>(x[i]);", 0x3c003c00u, 0},
         {"cast vec4 -> vec2<u32> pack 1/thread", 0, "vec2<u32>", 1, 1, 0.5,
-         "let a = x[i]; z[i] = vec2<u32>(pack2x16float(a.xy), pack2x16float(a.zw));", 0x3c003c00u},
+         "let a = x[i]; z[i] = vec2<u32>(pack2x16float(a.xy), pack2x16float(a.zw));", 0x3c003c00u, 0},
         {"cast 2 vec4 -> vec4<u32> pack 1/thread", 0, "vec4<u32>", 1, 2, 0.5,
          "let a = x[2u * i]; let b = x[2u * i + 1u]; z[i] = vec4<u32>(pack2x16float(a.xy), "
-         "pack2x16float(a.zw), pack2x16float(b.xy), pack2x16float(b.zw));", 0x3c003c00u},
+         "pack2x16float(a.zw), pack2x16float(b.xy), pack2x16float(b.zw));", 0x3c003c00u, 0},
+        {"copy vec4 2/thread hoisted", 0, "vec4<f32>", 2, 1, 1, "%s", 0x3f800000u, 1},
+        {"copy vec4 4/thread hoisted", 0, "vec4<f32>", 4, 1, 1, "%s", 0x3f800000u, 1},
+        {"cast vec4<f16> 2/thread hoisted", 1, "vec4<f16>", 2, 1, 0.5, "vec4<f16>(%s)", 0x3c003c00u, 1},
+        {"cast vec4<f16> 4/thread hoisted", 1, "vec4<f16>", 4, 1, 0.5, "vec4<f16>(%s)", 0x3c003c00u, 1},
+        {"cast pack 4/thread hoisted", 0, "vec2<u32>", 4, 1, 0.5,
+         "vec2<u32>(pack2x16float(%1$s.xy), pack2x16float(%1$s.zw))", 0x3c003c00u, 1},
     };
     wgml_status st = WGML_OK;
     wgml_device_info info;
@@ -89,7 +126,10 @@ static wgml_status move_variants(wgml_ctx *ctx, wgml_buffer *bx, wgml_buffer *bz
         if (x->f16 && !f16)
             continue;
         char src[2048];
-        snprintf(src, sizeof src, move_fmt, x->f16 ? "enable f16;" : "", x->zt, 256 * x->per, x->per, x->body);
+        if (x->hoist)
+            hoisted_src(src, sizeof src, x->f16, x->zt, x->per, x->body);
+        else
+            snprintf(src, sizeof src, move_fmt, x->f16 ? "enable f16;" : "", x->zt, 256 * x->per, x->per, x->body);
         wgml_kernel_desc d = {x->name, src, "main", 2, 1};
         wgml_kernel *k = NULL;
         if ((st = wgml_kernel_create(ctx, &d, &k)) != WGML_OK)
