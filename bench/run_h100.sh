@@ -78,6 +78,6 @@ for s in $sections; do
       $B/wgml bench ops 256 3 2>&1 | tee "$OUTDIR/bench_ops.txt"
       python3 bench/torch_ops.py 256 "$OUTDIR/bench_ops.txt" 2>&1 | tee "$OUTDIR/torch_ops.txt" ;;
   esac
-  smi_stop
+  smi_stop "$s"
 done
 echo "=== end ($(clocks))"
