@@ -127,9 +127,11 @@ static bool tensor_directive(strbuf *out, const char *s, const char *e, const de
     const char *mode = def_get(d, tok[3], strlen(tok[3]));
     /* A mode with a trailing 4 ("r4", "w4") asks for vector accessors for
      * this operand alone; the VEC4 define asks for them for every one. */
+    const char *m = mode ? mode : tok[3];
     char md[8];
-    snprintf(md, sizeof md, "%s", mode ? mode : tok[3]);
-    size_t ml = strlen(md);
+    size_t ml = strlen(m) < sizeof md ? strlen(m) : sizeof md - 1;
+    memcpy(md, m, ml);
+    md[ml] = 0;
     bool v4 = def_get(d, "VEC4", 4) != NULL;
     if (ml > 1 && md[ml - 1] == '4') {
         md[ml - 1] = 0;
