@@ -140,8 +140,6 @@ typedef struct wg_stream {
     WGPUCommandEncoder enc;
     WGPUComputePassEncoder pass;
     uint32_t pending;         /* dispatches recorded since the last submit */
-    uint64_t pending_bytes;   /* bytes bound by those dispatches */
-    uint64_t kick_bytes;      /* submit early once pending_bytes reaches this */
     WGPUBuffer ring;          /* uniform ring */
     uint8_t *shadow;          /* host copy of the ring region in use */
     uint32_t ring_used;       /* bytes used in this batch */

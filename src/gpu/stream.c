@@ -17,16 +17,6 @@
 #include <string.h>
 
 #define MAX_BATCH 8192
-/* Early submits.  Work recorded into the stream reaches the GPU only at a
- * submit, so a stream of big dispatches followed by one wait ran host
- * recording and GPU execution back to back (an H100 cast: 2.3% slower
- * than its bare kernel).  Once the bytes bound by pending dispatches reach
- * kick_bytes the batch is submitted, and the threshold doubles up to
- * KICK_MAX, so the GPU starts early on big work while streams of small
- * dispatches (a decode step) still go out as one submit; the threshold
- * resets at every wait. */
-#define KICK_FIRST (64ull << 20)
-#define KICK_MAX (4ull << 30)
 
 wgml_status wg_stream_init(wgml_ctx *ctx)
 {
@@ -233,14 +223,6 @@ wgml_status wg_dispatch(wgml_ctx *ctx, wgml_kernel *k, const wg_binding *b, int 
         wg_stream_encoder(ctx);
     s->pending++;
     ctx->stats.dispatches++;
-    for (int i = 0; i < nb; i++)
-        s->pending_bytes += b[i].size;
-    if (!s->kick_bytes)
-        s->kick_bytes = KICK_FIRST;
-    if (!ctx->prof.on && s->pending_bytes >= s->kick_bytes) {
-        s->kick_bytes = s->kick_bytes * 2 < KICK_MAX ? s->kick_bytes * 2 : KICK_MAX;
-        return wg_stream_submit(ctx);
-    }
     return WGML_OK;
 }
 
@@ -263,7 +245,6 @@ wgml_status wg_stream_submit(wgml_ctx *ctx)
     wgpuCommandBufferRelease(cb);
     s->ring_used = 0;
     s->pending = 0;
-    s->pending_bytes = 0;
     ctx->stats.submits++;
     /* Timestamp results share one readback buffer: collect them before the
      * next batch can overwrite it. */
@@ -276,7 +257,6 @@ wgml_status wg_stream_wait(wgml_ctx *ctx)
 {
     if (!ctx->lost)
         wg_native_poll(ctx->device, true);
-    ctx->stream.kick_bytes = KICK_FIRST;
     ctx->stats.waits++;
     wg_profile_collect(ctx);
     return wg_check(ctx);
