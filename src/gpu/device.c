@@ -453,6 +453,12 @@ static wgml_status open_device(wgml_ctx *ctx, const wgml_ctx_options *o)
      * of above the device limit, so every kernel's folded-grid indexing
      * is exercised on small tensors. */
     ctx->grid_fold = got.maxComputeWorkgroupsPerDimension;
+    /* WGML_MAX_BINDING=bytes (tests, >= 4096): walk buffers in windows of
+     * at most that size, so the split paths run on small tensors. */
+    ctx->binding_cap = got.maxStorageBufferBindingSize;
+    const char *bind = getenv("WGML_MAX_BINDING");
+    if (bind && strtoull(bind, NULL, 10) >= 4096 && strtoull(bind, NULL, 10) < ctx->binding_cap)
+        ctx->binding_cap = strtoull(bind, NULL, 10);
     const char *pool = getenv("WGML_POOL_MB");
     ctx->pool_cap = (pool && *pool ? (uint64_t)strtoull(pool, NULL, 10) : 1024) << 20;
     const char *fold = getenv("WGML_FOLD_GRID");

@@ -215,6 +215,7 @@ struct wgml_ctx {
     wgml_ctx_stats stats;
     const char *last_dispatch; /* kernel name of the last dispatch: tests check which path ran */
     uint32_t grid_fold;        /* 1-D grids above this many workgroups are folded (WGML_FOLD_GRID) */
+    uint64_t binding_cap;      /* windows of at most this many bytes (WGML_MAX_BINDING) */
 };
 
 /* Returns the recorded async error (device lost, validation) if any. */

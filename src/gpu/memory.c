@@ -16,7 +16,7 @@ static uint64_t max_binding(const wgml_ctx *ctx)
 {
     /* Windows start at minStorageBufferOffsetAlignment multiples; keeping
      * their size a multiple of 256 keeps vec4 copies aligned too. */
-    return wg_align_down(ctx->limits.maxStorageBufferBindingSize, 256);
+    return wg_align_down(ctx->binding_cap, 256);
 }
 
 uint64_t wg_window_cap(const wgml_ctx *ctx) { return max_binding(ctx) - 256; }

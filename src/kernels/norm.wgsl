@@ -144,21 +144,7 @@ fn sumsq_scale(li: u32, lane: u32, xb: u32, rb: u32, n: u32, eps: f32, rms: bool
     return select(1.0 / max(sqrt(ss), eps), inverseSqrt(ss / f32(n) + eps), rms);
 }
 
-@compute @workgroup_size({{WG}})
-fn norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-#ifdef HAS_SUBGROUPS
-        @builtin(subgroup_invocation_id) lane: u32,
-#endif
-        @builtin(local_invocation_index) li: u32) {
-#ifndef HAS_SUBGROUPS
-    let lane = 0u;
-#endif
-    let row = wg_linear(wid, nwg);
-    if (row >= row_count()) {
-        return;
-    }
-    row_begin(li);
-    let r = row_coords(row);
+fn row_kernel(li: u32, lane: u32, r: vec3<u32>) {
     let n = p.shape.w;
     let eps = p.fp.x;
     let xb = row_base(0u, r);
@@ -207,3 +193,5 @@ fn norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
     }
 }
+
+#include "rows_main.wgsl"

@@ -15,6 +15,7 @@ struct RowParams {
     st: array<vec4<u32>, 8>,
     fp: vec4<f32>,
     ip: vec4<u32>,
+    origin: vec4<u32>,  // this launch's first row coordinates in the op (rows split to fit bindings)
 }
 
 @group(0) @binding(0) var<uniform> p: RowParams;

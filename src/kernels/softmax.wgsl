@@ -32,7 +32,7 @@ fn slope_of(r: vec3<u32>) -> f32 {
     if ((p.ip.z & 2u) == 0u) {
         return 1.0;
     }
-    let h = r[p.ip.x];
+    let h = r[p.ip.x] + p.origin[p.ip.x];
     let k = p.ip.y;
     if (h < k) {
         return exp2(p.fp.y * f32(h + 1u));
@@ -89,6 +89,32 @@ fn row_pair(li: u32, lane: u32, acc: vec2<f32>) -> vec2<f32> {
 #endif
 }
 
+// The row's totals from each thread's (max, sum): sinks joined, and what
+// the output pass needs.
+struct Totals {
+    mx: f32,
+    inv: f32,     // 1 / sum
+    lse: f32,     // log(sum)
+    lg: bool,     // log_softmax
+    none: bool,   // every logit masked
+}
+
+fn totals(li: u32, lane: u32, r: vec3<u32>, acc: vec2<f32>) -> Totals {
+    var tot = row_pair(li, lane, acc);
+    if ((p.ip.z & 8u) != 0u) {
+        let sk = s_ld(row_base(2u, r));
+        tot = merge(tot, vec2<f32>(select(max(sk, NEG), NEG, is_ninf(sk)), 1.0));
+    }
+    return Totals(tot.x, 1.0 / tot.y, log(tot.y), (p.ip.z & 1u) != 0u, tot.x == NEG);
+}
+
+// Outputs of four logits.
+fn outputs(l: vec4<f32>, t: Totals) -> vec4<f32> {
+    let d = l - vec4<f32>(t.mx);
+    let e = select(exp(d) * t.inv, d - vec4<f32>(t.lse), vec4<bool>(t.lg));
+    return select(e, vec4<f32>(select(0.0, neg_inf(), t.lg)), vec4<bool>(t.none) | l == vec4<f32>(NEG));
+}
+
 #ifdef ROWS4
 const R: u32 = {{R}}u;
 
@@ -103,27 +129,12 @@ fn logits4(xb: u32, mb: u32, v: u32, slope: f32) -> vec4<f32> {
     return select(max(l, vec4<f32>(NEG)), vec4<f32>(NEG), ninf4(x));
 }
 
-@compute @workgroup_size({{WG}})
-fn softmax(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-#ifdef HAS_SUBGROUPS
-           @builtin(subgroup_invocation_id) lane: u32,
-#endif
-           @builtin(local_invocation_index) li: u32) {
-#ifndef HAS_SUBGROUPS
-    let lane = 0u;
-#endif
-    let row = wg_linear(wid, nwg);
-    if (row >= row_count()) {
-        return;
-    }
-    row_begin(li);
-    let r = row_coords(row);
+fn row_kernel(li: u32, lane: u32, r: vec3<u32>) {
     let n4 = p.shape.w / 4u;
     let xb = row_base(0u, r) / 4u;
     let mb = row_base(1u, r) / 4u;
     let ob = row_base(3u, r) / 4u;
     let slope = slope_of(r);
-
     // Every load is issued (clamped into the row) before any is used.
     var c = array<vec4<f32>, R>();
     for (var k = 0u; k < R; k = k + 1u) {
@@ -139,49 +150,21 @@ fn softmax(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
         let e = exp(c[k] - vec4<f32>(mx));
         sum = sum + ((e.x + e.y) + (e.z + e.w));
     }
-    var tot = row_pair(li, lane, vec2<f32>(mx, sum));
-    if ((p.ip.z & 8u) != 0u) {
-        let sk = s_ld(row_base(2u, r));
-        tot = merge(tot, vec2<f32>(select(max(sk, NEG), NEG, is_ninf(sk)), 1.0));
-    }
-
-    let lg = (p.ip.z & 1u) != 0u;
-    let none = tot.x == NEG;
-    let lse = log(tot.y);
-    let inv = 1.0 / tot.y;
-    let masked = select(0.0, neg_inf(), lg);
+    let t = totals(li, lane, r, vec2<f32>(mx, sum));
     for (var k = 0u; k < R; k = k + 1u) {
         let v = li + k * WG;
         if (v < n4) {
-            let l = c[k];
-            var e = select(exp(l - vec4<f32>(tot.x)) * inv, (l - vec4<f32>(tot.x)) - vec4<f32>(lse), vec4<bool>(lg));
-            e = select(e, vec4<f32>(masked), vec4<bool>(none) | l == vec4<f32>(NEG));
-            o_st4(ob + v, e);
+            o_st4(ob + v, outputs(c[k], t));
         }
     }
 }
 #else
-@compute @workgroup_size({{WG}})
-fn softmax(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-#ifdef HAS_SUBGROUPS
-           @builtin(subgroup_invocation_id) lane: u32,
-#endif
-           @builtin(local_invocation_index) li: u32) {
-#ifndef HAS_SUBGROUPS
-    let lane = 0u;
-#endif
-    let row = wg_linear(wid, nwg);
-    if (row >= row_count()) {
-        return;
-    }
-    row_begin(li);
-    let r = row_coords(row);
+fn row_kernel(li: u32, lane: u32, r: vec3<u32>) {
     let n = p.shape.w;
     let xb = row_base(0u, r);
     let mb = row_base(1u, r);
     let ob = row_base(3u, r);
     let slope = slope_of(r);
-
     var acc = vec2<f32>(NEG, 0.0);
     for (var base = li; base < n; base = base + WG * K) {
         let v = logits(xb, mb, base, n, slope);
@@ -189,21 +172,9 @@ fn softmax(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
         let e = exp(v - vec4<f32>(mx));
         acc = vec2<f32>(mx, acc.y * exp(acc.x - mx) + ((e.x + e.y) + (e.z + e.w)));
     }
-    var tot = row_pair(li, lane, acc);
-    if ((p.ip.z & 8u) != 0u) {
-        let sk = s_ld(row_base(2u, r));
-        tot = merge(tot, vec2<f32>(select(max(sk, NEG), NEG, is_ninf(sk)), 1.0));
-    }
-
-    let lg = (p.ip.z & 1u) != 0u;
-    let none = tot.x == NEG;
-    let lse = log(tot.y);
-    let inv = 1.0 / tot.y;
-    let masked = select(0.0, neg_inf(), lg);
+    let t = totals(li, lane, r, acc);
     for (var base = li; base < n; base = base + WG * K) {
-        let v = logits(xb, mb, base, n, slope);
-        var e = select(exp(v - vec4<f32>(tot.x)) * inv, (v - vec4<f32>(tot.x)) - vec4<f32>(lse), vec4<bool>(lg));
-        e = select(e, vec4<f32>(masked), vec4<bool>(none) | v == vec4<f32>(NEG));
+        let e = outputs(logits(xb, mb, base, n, slope), t);
         let j = chunk(base);
         let o = j * p.st[3].w + vec4<u32>(ob);
         o_st(o.x, e.x);
@@ -219,3 +190,5 @@ fn softmax(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     }
 }
 #endif
+
+#include "rows_main.wgsl"

@@ -78,21 +78,16 @@ static wgml_status launch_split(wgml_ctx *ctx, wgml_kernel *k, wg_operand *ops, 
 {
     if (fits(ctx, ops, nops, iter))
         return launch_one(ctx, k, ops, nops, iter, fp, ip, false);
-    int d = 0;
-    while (d < 4 && iter[d] == 1)
-        d++;
-    if (d == 4 || (d == 3 && iter[3] == 1))
+    int d = wg_split_dim(iter);
+    if (d < 0 && iter[3] <= 1)
         return wg_fail(WGML_ERR_LIMIT, "kernel '%s': one element's window exceeds a storage binding", k->name);
-    if (d == 3)
+    if (d < 0)
         return wg_fail(WGML_ERR_LIMIT, "kernel '%s': a single row of %lld elements exceeds one storage binding "
                        "(%llu bytes)", k->name, (long long)iter[3],
                        (unsigned long long)ctx->limits.maxStorageBufferBindingSize);
-    /* Halve the outermost non-trivial dim; operands move by their stride. */
-    int64_t half = iter[d] / 2;
     for (int part = 0; part < 2; part++) {
-        int64_t sub[4] = {iter[0], iter[1], iter[2], iter[3]};
-        int64_t start = part ? half : 0;
-        sub[d] = part ? iter[d] - half : half;
+        int64_t sub[4], start;
+        wg_split_part(iter, d, part, sub, &start);
         wg_operand o2[4];
         for (int j = 0; j < nops; j++) {
             o2[j] = ops[j];

@@ -213,7 +213,7 @@ static wgml_status group_norm(const wgml_tensor *x, const wgml_norm_params *p, w
             ops[7] = group_operand(use[3], block, "so", true);
         int64_t iter[4] = {1, n, g, block};
         ip[0] = (uint32_t)s;
-        st = wg_rows_launch(x->ctx, "norm.wgsl", "norm", defs, ops, 8, iter, fp, ip);
+        st = wg_rows_launch(x->ctx, "norm.wgsl", "rows_main", defs, ops, 8, iter, fp, ip);
     }
     if (st == WGML_OK && tmp[2])
         st = wgml_copy(tmp[2], out);
@@ -301,7 +301,7 @@ wgml_status wgml_norm(const wgml_tensor *x, const wgml_norm_params *p, wgml_tens
         if (p->bias)
             ops[3] = wg_row_operand_of(p->bias, s4, id, "b", false);
     }
-    return wg_rows_launch(x->ctx, "norm.wgsl", "norm", defs, ops, 8, s4, fp, ip);
+    return wg_rows_launch(x->ctx, "norm.wgsl", "rows_main", defs, ops, 8, s4, fp, ip);
 }
 
 /* ------------------------------------------------------------ reference */

@@ -81,6 +81,13 @@ int64_t wg_nelem4(const int64_t s[4]);
 /* Element index (from the buffer start) of the last element a view with
  * this offset and these strides touches over the 4-D space `iter`. */
 uint64_t wg_span_last(uint64_t offset, const int64_t strides[4], const int64_t iter[4]);
+/* Splitting a 4-D iteration space whose operands' windows exceed a storage
+ * binding: the launchers halve the outermost of dims 0..2 that is > 1
+ * (wg_split_dim; -1 if none, i.e. one row is too big) and recurse on the
+ * halves (wg_split_part: part 0 or 1, its sub-space and start along d;
+ * operands move by start times their stride along d). */
+int wg_split_dim(const int64_t iter[4]);
+void wg_split_part(const int64_t iter[4], int d, int part, int64_t sub[4], int64_t *start);
 bool wg_view4_contiguous(const wg_view4 *v);
 
 /* Normalises a negative axis; -1 when out of range. */

@@ -194,17 +194,15 @@ static wgml_status rope_run(wgml_ctx *ctx, wgml_kernel *k, const rope_job *j, co
                 (ol + 1 - j->ov.offset) * xsz <= cap && (pl + 1 - j->pos_off) * 4 <= cap;
     if (!fits) {
         /* Halve the outermost of B, S, H that is > 1; positions move with S. */
-        int d = 0;
-        while (d < 3 && dm[d] == 1)
-            d++;
-        if (d == 3)
+        int d = wg_split_dim(dm);
+        if (d < 0)
             return wg_fail(WGML_ERR_LIMIT, "wgml_rope: one row of %lld elements exceeds a storage binding",
                            (long long)dm[3]);
-        int64_t half = dm[d] / 2;
         for (int part = 0; part < 2; part++) {
             rope_job s = *j;
-            int64_t start = part ? half : 0;
-            s.xv.shape[d] = s.ov.shape[d] = part ? dm[d] - half : half;
+            int64_t sub[4], start;
+            wg_split_part(dm, d, part, sub, &start);
+            s.xv.shape[d] = s.ov.shape[d] = sub[d];
             s.xv.offset += (uint64_t)(start * j->xv.strides[d]);
             s.ov.offset += (uint64_t)(start * j->ov.strides[d]);
             if (d == 1)

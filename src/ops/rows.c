@@ -16,6 +16,7 @@ typedef struct row_params {
     uint32_t st[WG_ROW_MAX_OPS][4];
     float fp[4];
     uint32_t ip[4];
+    uint32_t origin[4]; /* the launch's first row coordinates, after splits */
 } row_params;
 
 wg_row_operand wg_row_operand_of(const wgml_tensor *t, const int64_t shape4[4], const int perm[4], const char *name,
@@ -73,7 +74,8 @@ static const wgml_buffer *buf_of(const wg_row_operand *ops, int nops, int j)
 }
 
 static wgml_status rows_one(wgml_ctx *ctx, wgml_kernel *k, const wg_row_operand *ops, int nops,
-                            const int64_t iter[4], const float fp[4], const uint32_t ip[4], bool vec)
+                            const int64_t iter[4], const int64_t origin[4], const float fp[4], const uint32_t ip[4],
+                            bool vec)
 {
     row_params p;
     memset(&p, 0, sizeof p);
@@ -99,34 +101,37 @@ static wgml_status rows_one(wgml_ctx *ctx, wgml_kernel *k, const wg_row_operand 
         memcpy(p.fp, fp, sizeof p.fp);
     if (ip)
         memcpy(p.ip, ip, sizeof p.ip);
+    for (int i = 0; i < 4; i++)
+        p.origin[i] = (uint32_t)origin[i];
     uint64_t rows = (uint64_t)(iter[0] * iter[1] * iter[2]);
     return wg_dispatch(ctx, k, b, nops, &p, sizeof p, (uint32_t)rows, 1, 1);
 }
 
-/* Halves the outermost row dim until every window fits one binding. */
+/* Halves the outermost row dim until every window fits one binding.
+ * origin: where this part starts in the whole launch (kernels that need
+ * absolute coordinates, like softmax's ALiBi head, add it). */
 static wgml_status rows_split(wgml_ctx *ctx, wgml_kernel *k, const wg_row_operand *ops, int nops,
-                              const int64_t iter[4], const float fp[4], const uint32_t ip[4], bool vec)
+                              const int64_t iter[4], const int64_t origin[4], const float fp[4],
+                              const uint32_t ip[4], bool vec)
 {
     if (rows_fit(ctx, ops, nops, iter))
-        return rows_one(ctx, k, ops, nops, iter, fp, ip, vec);
-    int d = 0;
-    while (d < 3 && iter[d] == 1)
-        d++;
-    if (d == 3)
+        return rows_one(ctx, k, ops, nops, iter, origin, fp, ip, vec);
+    int d = wg_split_dim(iter);
+    if (d < 0)
         return wg_fail(WGML_ERR_LIMIT, "kernel '%s': one row of %lld elements spans more than one storage binding "
                        "(%llu bytes)", k->name, (long long)iter[3],
                        (unsigned long long)ctx->limits.maxStorageBufferBindingSize);
-    int64_t half = iter[d] / 2;
     for (int part = 0; part < 2; part++) {
-        int64_t sub[4] = {iter[0], iter[1], iter[2], iter[3]};
-        int64_t start = part ? half : 0;
-        sub[d] = part ? iter[d] - half : half;
+        int64_t sub[4], start;
+        wg_split_part(iter, d, part, sub, &start);
         wg_row_operand o2[WG_ROW_MAX_OPS];
         for (int j = 0; j < nops; j++) {
             o2[j] = ops[j];
             o2[j].offset += (uint64_t)(start * ops[j].st[d]);
         }
-        wgml_status st = rows_split(ctx, k, o2, nops, sub, fp, ip, vec);
+        int64_t org[4] = {origin[0], origin[1], origin[2], origin[3]};
+        org[d] += start;
+        wgml_status st = rows_split(ctx, k, o2, nops, sub, org, fp, ip, vec);
         if (st != WGML_OK)
             return st;
     }
@@ -201,5 +206,6 @@ wgml_status wg_rows_launch(wgml_ctx *ctx, const char *file, const char *entry, c
     wgml_status st = wg_kernel_get(ctx, &ref, &k);
     if (st != WGML_OK)
         return st;
-    return rows_split(ctx, k, ops, nops, iter, fp, ip, rv != 0);
+    const int64_t origin[4] = {0, 0, 0, 0};
+    return rows_split(ctx, k, ops, nops, iter, origin, fp, ip, rv != 0);
 }

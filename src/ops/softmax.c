@@ -143,7 +143,7 @@ wgml_status wgml_softmax(const wgml_tensor *x, const wgml_tensor *mask, const wg
     float fp[4] = {p.scale, (float)(-p.max_bias / k), (float)(-p.max_bias / 2 / k), 0};
     uint32_t flags = (p.log ? 1u : 0u) | (alibi ? 2u : 0u) | (mask ? 4u : 0u) | (sinks ? 8u : 0u);
     uint32_t ip[4] = {(uint32_t)hp, (uint32_t)k, flags, 0};
-    return wg_rows_launch(x->ctx, "softmax.wgsl", "softmax", "ROWS4OK", ops, 4, iter, fp, ip);
+    return wg_rows_launch(x->ctx, "softmax.wgsl", "rows_main", "ROWS4OK", ops, 4, iter, fp, ip);
 }
 
 /* ------------------------------------------------------------ reference */
