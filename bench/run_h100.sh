@@ -52,15 +52,18 @@ for s in $sections; do
         [ "$n" = test_quant_ref ] && args=tests/quant_vectors
         modes="native"
         case $n in test_op_*) modes="native nof16 fold" ;; esac
+        case $n in test_runtime|test_op_indexing|test_op_movement|test_op_norm|test_op_rope|test_op_softmax)
+          modes="$modes window" ;; esac
         for m in $modes; do
-          unset WGML_DISABLE WGML_FOLD_GRID
+          unset WGML_DISABLE WGML_FOLD_GRID WGML_MAX_BINDING
           [ $m = nof16 ] && export WGML_DISABLE=f16
           [ $m = fold ] && export WGML_FOLD_GRID=7
+          [ $m = window ] && export WGML_MAX_BINDING=65536
           "$t" $args > "$OUTDIR/$n.$m.log" 2>&1; rc=$?
           echo "--- $n ($m): $(tail -n 1 "$OUTDIR/$n.$m.log") rc=$rc"
           grep -E "check failed" "$OUTDIR/$n.$m.log" | head -8
         done
-        unset WGML_DISABLE WGML_FOLD_GRID
+        unset WGML_DISABLE WGML_FOLD_GRID WGML_MAX_BINDING
       done ;;
     dispatch)
       $B/wgml bench dispatch 10000

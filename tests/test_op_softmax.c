@@ -153,6 +153,21 @@ static void run_case(const char *what, const sm_case *c)
     t_free(&s);
 }
 
+/* out == x for a 2-D x of `shape`; path as in sm_case. */
+static void in_place(const char *what, wgml_dtype dt, const int64_t shape[2], const wgml_softmax_params *p, int path)
+{
+    t_tensor x = t_random(dt, 2, shape, -5, 5);
+    double *want = malloc(sizeof(double) * (size_t)x.n);
+    wg_softmax_ref(2, shape, x.val, 0, NULL, NULL, NULL, p, want);
+    CHECK_OK(wgml_softmax(x.t, NULL, NULL, p, x.t));
+    CHECK(path != 1 || strstr(t_ctx->last_dispatch, "ROWS4"), "%s: vector path not taken", what);
+    double *got = t_values(x.t);
+    CHECK(row_compare(what, dt, got, want, 2, shape, 1, 1e-5) == 0, "%s", what);
+    free(got);
+    free(want);
+    t_free(&x);
+}
+
 static sm_case plain_case(wgml_dtype dt, int ndim, const int64_t *shape)
 {
     sm_case c;
@@ -319,17 +334,8 @@ static void t_vector_rows(void)
     c.path = 2;
     run_case("transposed falls back", &c);
     /* in place on the vector path: x bound read_write */
-    t_tensor x = t_random(WGML_F32, 2, s2, -5, 5);
-    double *want = malloc(sizeof(double) * (size_t)x.n);
-    wgml_softmax_params p = {-1, 1, 0, 1};
-    wg_softmax_ref(2, s2, x.val, 0, NULL, NULL, NULL, &p, want);
-    CHECK_OK(wgml_softmax(x.t, NULL, NULL, &p, x.t));
-    CHECK(strstr(t_ctx->last_dispatch, "ROWS4"), "in place: vector path not taken");
-    double *got = t_values(x.t);
-    CHECK(row_compare("vector in place", WGML_F32, got, want, 2, s2, 1, 1e-5) == 0, "vector in place");
-    free(got);
-    free(want);
-    t_free(&x);
+    const wgml_softmax_params p = {-1, 1, 0, 1};
+    in_place("vector in place", WGML_F32, s2, &p, 1);
 }
 
 /* Non-last axes, strided views, in place, scalars. */
@@ -369,17 +375,8 @@ static void t_axes_layouts(void)
     c.layout = 1;
     c.p.axis = 1;
     run_case("transposed views axis 1", &c);
-    /* in place */
-    t_tensor x = t_random(WGML_F16, 2, s3, -5, 5);
-    double *want = malloc(sizeof(double) * (size_t)x.n);
-    wgml_softmax_params p = {-1, 2, 0, 0};
-    wg_softmax_ref(2, s3, x.val, 0, NULL, NULL, NULL, &p, want);
-    CHECK_OK(wgml_softmax(x.t, NULL, NULL, &p, x.t));
-    double *got = t_values(x.t);
-    CHECK(row_compare("in place", WGML_F16, got, want, 2, s3, 1, 1e-5) == 0, "in place");
-    free(got);
-    free(want);
-    t_free(&x);
+    const wgml_softmax_params p = {-1, 2, 0, 0};
+    in_place("in place", WGML_F16, s3, &p, 0);
     /* a scalar is a row of one */
     sm_case sc = plain_case(WGML_F32, 0, s3);
     run_case("scalar", &sc);

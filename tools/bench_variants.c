@@ -34,10 +34,29 @@ typedef struct variant {
     int vec4, bitcast, wg, per;
 } variant;
 
-/* Copy and cast: `x` (f32 1.0 everywhere) into `z`.  %s slots: the
- * enable line, z's element type, the workgroup's vector stride (256 PER)
- * and PER; BODY moves unit i. */
-static const char *move_fmt =
+/* Seconds per dispatch of k over `groups` workgroups: the best of three
+ * batches of 20 (after one batch of warm-up). */
+static double time_kernel(wgml_ctx *ctx, wgml_kernel *k, wgml_buffer **bufs, int nb, const uint32_t prm[4],
+                          uint64_t groups, wgml_status *st)
+{
+    double best = 1e30;
+    for (int rep = 0; rep < 4 && *st == WGML_OK; rep++) {
+        double t0 = cli_now();
+        for (int i = 0; i < 20 && *st == WGML_OK; i++)
+            *st = wgml_dispatch(ctx, k, bufs, nb, prm, 16, (uint32_t)groups, 1, 1);
+        if (*st == WGML_OK)
+            *st = wgml_ctx_sync(ctx);
+        double dt = (cli_now() - t0) / 20;
+        if (rep > 0 && dt < best)
+            best = dt;
+    }
+    return best;
+}
+
+/* Copy and cast: `x` (f32 1.0 everywhere) into `z`.  The kernel head's
+ * %s slots: the enable line, z's element type, the workgroup's vector
+ * stride (256 per thread); `base` is the thread's first unit. */
+static const char *move_head =
     "%s\n"
     "struct P { n: u32, a: u32, b: u32, c: u32 }\n"
     "@group(0) @binding(0) var<uniform> p: P;\n"
@@ -46,37 +65,34 @@ static const char *move_fmt =
     "@compute @workgroup_size(256)\n"
     "fn main(@builtin(workgroup_id) w: vec3<u32>, @builtin(num_workgroups) g: vec3<u32>,\n"
     "        @builtin(local_invocation_index) l: u32) {\n"
-    "    let base = (w.x + w.y * g.x) * %du + l;\n"
-    "    for (var j = 0u; j < %du; j++) {\n"
-    "        let i = base + j * 256u;\n"
-    "        if (i >= p.n) { return; }\n"
-    "        %s\n"
-    "    }\n"
-    "}\n";
+    "    let base = (w.x + w.y * g.x) * %du + l;\n";
 
-/* The same with every load of a thread issued (clamped into range) before
- * its stores, as CUDA's vectorised elementwise kernels do: stores may
- * alias loads as far as the shader compiler knows, so a load-store loop
- * keeps one load in flight per thread. */
-static void hoisted_src(char *src, size_t cap, int f16, const char *zt, int per, const char *expr)
+/* `per` units a thread, strided by the workgroup.  Plain: a loop whose
+ * `body` statement moves unit i.  Hoisted: every load of the thread issued
+ * (clamped into range) before its stores, as CUDA's vectorised elementwise
+ * kernels do (stores may alias loads as far as the shader compiler knows,
+ * so a load-store loop keeps one load in flight per thread); `body` is then
+ * an expression of the loaded value (%s). */
+static void move_src(char *src, size_t cap, int f16, const char *zt, int per, const char *body, int hoist)
 {
-    size_t n = (size_t)snprintf(src, cap,
-                                "%s\n"
-                                "struct P { n: u32, a: u32, b: u32, c: u32 }\n"
-                                "@group(0) @binding(0) var<uniform> p: P;\n"
-                                "@group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;\n"
-                                "@group(0) @binding(2) var<storage, read_write> z: array<%s>;\n"
-                                "@compute @workgroup_size(256)\n"
-                                "fn main(@builtin(workgroup_id) w: vec3<u32>, @builtin(num_workgroups) g: vec3<u32>,\n"
-                                "        @builtin(local_invocation_index) l: u32) {\n"
-                                "    let base = (w.x + w.y * g.x) * %du + l;\n",
-                                f16 ? "enable f16;" : "", zt, 256 * per);
+    size_t n = (size_t)snprintf(src, cap, move_head, f16 ? "enable f16;" : "", zt, 256 * per);
+    if (!hoist) {
+        if (n < cap)
+            snprintf(src + n, cap - n,
+                     "    for (var j = 0u; j < %du; j++) {\n"
+                     "        let i = base + j * 256u;\n"
+                     "        if (i >= p.n) { return; }\n"
+                     "        %s\n"
+                     "    }\n"
+                     "}\n", per, body);
+        return;
+    }
     for (int k = 0; k < per && n < cap; k++)
         n += (size_t)snprintf(src + n, cap - n, "    let a%d = x[min(base + %du, p.n - 1u)];\n", k, 256 * k);
     for (int k = 0; k < per && n < cap; k++) {
         char e[128], v[16];
         snprintf(v, sizeof v, "a%d", k);
-        snprintf(e, sizeof e, expr, v);
+        snprintf(e, sizeof e, body, v);
         n += (size_t)snprintf(src + n, cap - n, "    if (base + %du < p.n) { z[base + %du] = %s; }\n", 256 * k,
                               256 * k, e);
     }
@@ -126,10 +142,7 @@ static wgml_status move_variants(wgml_ctx *ctx, wgml_buffer *bx, wgml_buffer *bz
         if (x->f16 && !f16)
             continue;
         char src[2048];
-        if (x->hoist)
-            hoisted_src(src, sizeof src, x->f16, x->zt, x->per, x->body);
-        else
-            snprintf(src, sizeof src, move_fmt, x->f16 ? "enable f16;" : "", x->zt, 256 * x->per, x->per, x->body);
+        move_src(src, sizeof src, x->f16, x->zt, x->per, x->body, x->hoist);
         wgml_kernel_desc d = {x->name, src, "main", 2, 1};
         wgml_kernel *k = NULL;
         if ((st = wgml_kernel_create(ctx, &d, &k)) != WGML_OK)
@@ -139,17 +152,7 @@ static wgml_status move_variants(wgml_ctx *ctx, wgml_buffer *bx, wgml_buffer *bz
         uint32_t prm[4] = {n, 0, 0, 0};
         uint64_t groups = (n + 256ull * (uint64_t)x->per - 1) / (256ull * (uint64_t)x->per);
         wgml_buffer *bufs[2] = {bx, bz};
-        double best = 1e30;
-        for (int rep = 0; rep < 4 && st == WGML_OK; rep++) {
-            double t0 = cli_now();
-            for (int i = 0; i < 20 && st == WGML_OK; i++)
-                st = wgml_dispatch(ctx, k, bufs, 2, prm, sizeof prm, (uint32_t)groups, 1, 1);
-            if (st == WGML_OK)
-                st = wgml_ctx_sync(ctx);
-            double dt = (cli_now() - t0) / 20;
-            if (rep > 0 && dt < best)
-                best = dt;
-        }
+        double best = time_kernel(ctx, k, bufs, 2, prm, groups, &st);
         uint32_t z = 0;
         uint64_t last = (uint64_t)((double)in_bytes * x->out_ratio) - 4;
         if (st == WGML_OK)
@@ -189,17 +192,7 @@ int bench_variants(wgml_ctx *ctx, int argc, char **argv)
         uint32_t prm[4] = {n, 0, 0, 0};
         uint64_t groups = (n + (uint64_t)x->wg * x->per - 1) / ((uint64_t)x->wg * x->per);
         wgml_buffer *bufs[3] = {bx, by, bz};
-        double best = 1e30;
-        for (int rep = 0; rep < 4 && st == WGML_OK; rep++) {
-            double t0 = cli_now();
-            for (int i = 0; i < 20 && st == WGML_OK; i++)
-                st = wgml_dispatch(ctx, k, bufs, 3, prm, sizeof prm, (uint32_t)groups, 1, 1);
-            if (st == WGML_OK)
-                st = wgml_ctx_sync(ctx);
-            double dt = (cli_now() - t0) / 20;
-            if (rep > 0 && dt < best)
-                best = dt;
-        }
+        double best = time_kernel(ctx, k, bufs, 3, prm, groups, &st);
         float z = 0;
         if (st == WGML_OK)
             st = wgml_buffer_read(bz, bytes - 4, &z, 4);
