@@ -62,6 +62,7 @@ typedef struct nm_case {
     unsigned flags;
     int groups;
     float eps;
+    int path;   /* 1: must take the vector path (ROWS4), 2: must not; 0: either */
 } nm_case;
 
 /* x (or a residual/out) of `shape`, as a view with dims 0 and 1 swapped
@@ -125,6 +126,9 @@ static void run(const char *what, const nm_case *c)
     wgml_norm_params p = {c->kind, c->eps, c->groups, w.t, b.t, r, mn.t, vr.t, s};
     wgml_status st = wgml_norm(x, &p, o);
     CHECK(st == WGML_OK, "%s: %s", what, wgml_last_error());
+    const char *kn = t_ctx->last_dispatch ? t_ctx->last_dispatch : "";
+    CHECK(c->path != 1 || strstr(kn, "ROWS4"), "%s: vector path not taken (%s)", what, kn);
+    CHECK(c->path != 2 || !strstr(kn, "ROWS4"), "%s: vector path taken (%s)", what, kn);
     int64_t n = wgml_tensor_nelem(x);
     double *xv = t_values(x), *rv = r ? t_values(r) : NULL, *we = expand(&w, c, n), *be = expand(&b, c, n);
     double *want = malloc(sizeof(double) * (size_t)(n + 1)), *wsum = malloc(sizeof(double) * (size_t)(n + 1));
@@ -152,7 +156,7 @@ static void run(const char *what, const nm_case *c)
 
 static nm_case mk(wgml_norm_kind kind, wgml_dtype dt, int ndim, const int64_t *shape, unsigned flags)
 {
-    nm_case c = {kind, dt, ndim, {0, 0, 0, 0}, flags, 0, 1e-5f};
+    nm_case c = {kind, dt, ndim, {0, 0, 0, 0}, flags, 0, 1e-5f, 0};
     memcpy(c.shape, shape, sizeof(int64_t) * (size_t)ndim);
     return c;
 }
@@ -199,6 +203,33 @@ static void t_last_axis(void)
     }
     nm_case c = mk(WGML_RMS_NORM, WGML_BF16, 3, v, F_W | F_WX);
     run("rms x weight bf16", &c);
+}
+
+/* The register-cached vector path (ROWS4) of LAYER/RMS/L2: every
+ * vectors-per-thread count (R = 1, 2, 4, 8 over both workgroup sizes)
+ * with residual, weight, bias and sum_out, the longest row it takes and
+ * the first it leaves; f16 (a vector type only with ShaderF16); a length
+ * that is not a multiple of 4 falls back. */
+static void t_vector_rows(void)
+{
+    bool f16v = wg_has(t_ctx, WGML_FEATURE_F16);
+    const int64_t lens[] = {4, 256, 1024, 2048, 5000, 8192, 8196, 1022};
+    for (int k = 0; k <= WGML_L2_NORM; k++)
+        for (size_t l = 0; l < sizeof lens / sizeof *lens; l++) {
+            int64_t shape[3] = {2, 3, lens[l]};
+            nm_case c = mk((wgml_norm_kind)k, WGML_F32, 3, shape, l % 2 ? F_W | F_B | F_RES | F_SUM : F_W | F_SUM);
+            c.path = lens[l] >= 8196 || lens[l] % 4 ? 2 : 1;
+            char what[64];
+            snprintf(what, sizeof what, "vector %s len %lld", kname((wgml_norm_kind)k), (long long)lens[l]);
+            run(what, &c);
+        }
+    const int64_t s2[2] = {3, 1024};
+    nm_case c = mk(WGML_RMS_NORM, WGML_F16, 2, s2, F_W | F_RES | F_SUM | F_WX);
+    c.path = f16v ? 1 : 2;
+    run("vector rms f16", &c);
+    c = mk(WGML_LAYER_NORM, WGML_F32, 2, s2, F_W | F_VIEW);
+    c.path = 2; /* strided */
+    run("strided falls back", &c);
 }
 
 /* Every operand in its own dtype. */
@@ -405,6 +436,7 @@ int main(int argc, char **argv)
         return 1;
     static const t_case cases[] = {
         {"layer_rms_l2_options_dtypes_lengths", t_last_axis},
+        {"vector_rows", t_vector_rows},
         {"mixed_dtypes", t_mixed},
         {"group_norm", t_group},
         {"batch_norm", t_batch},

@@ -144,6 +144,75 @@ fn sumsq_scale(li: u32, lane: u32, xb: u32, rb: u32, n: u32, eps: f32, rms: bool
     return select(1.0 / max(sqrt(ss), eps), inverseSqrt(ss / f32(n) + eps), rms);
 }
 
+#ifdef ROWS4
+// LAYER/RMS/L2 over rows of contiguous, aligned vectors (the launcher's
+// ROWS4 path): each thread keeps its R vectors of v in registers, so x and
+// the residual are read once; the thread's own statistics are exact two-
+// pass ones over its registers, merged as in the scalar path.
+const R: u32 = {{R}}u;
+
+fn row_kernel(li: u32, lane: u32, r: vec3<u32>) {
+    let n4 = p.shape.w / 4u;
+    let eps = p.fp.x;
+    let kind = p.ip.z;
+    let xb = row_base(0u, r) / 4u;
+    let rb = row_base(1u, r) / 4u;
+    var c = array<vec4<f32>, R>();
+    var sum = 0.0;
+    var cnt = 0.0;
+    for (var k = 0u; k < R; k = k + 1u) {
+        let v = li + k * WG;
+        let vc = min(v, n4 - 1u);
+        var x = x_ld4(xb + vc);
+        if (has(1u)) {
+            x = x + r_ld4(rb + vc);
+        }
+        c[k] = select(vec4<f32>(0.0), x, vec4<bool>(v < n4));
+        sum = sum + dot(c[k], vec4<f32>(1.0));
+        cnt = cnt + select(0.0, 4.0, v < n4);
+    }
+    var mean = 0.0;
+    var scale = 1.0;
+    if (kind == 0u) {
+        let m = select(sum / cnt, 0.0, cnt == 0.0);
+        var m2 = 0.0;
+        for (var k = 0u; k < R; k = k + 1u) {
+            let d = select(vec4<f32>(0.0), c[k] - vec4<f32>(m), vec4<bool>(li + k * WG < n4));
+            m2 = m2 + dot(d, d);
+        }
+        let t = row_stats(li, lane, vec3<f32>(cnt, m, m2));
+        mean = t.y;
+        scale = inverseSqrt(t.z / f32(p.shape.w) + eps);
+    } else {
+        var ss = 0.0;
+        for (var k = 0u; k < R; k = k + 1u) {
+            ss = ss + dot(c[k], c[k]);
+        }
+        ss = row_sum(li, lane, ss);
+        scale = select(1.0 / max(sqrt(ss), eps), inverseSqrt(ss / f32(p.shape.w) + eps), kind == 1u);
+    }
+    let wb = row_base(2u, r) / 4u;
+    let bb = row_base(3u, r) / 4u;
+    let ob = row_base(6u, r) / 4u;
+    let sob = row_base(7u, r) / 4u;
+    for (var k = 0u; k < R; k = k + 1u) {
+        let v = li + k * WG;
+        if (v < n4) {
+            var y = (c[k] - vec4<f32>(mean)) * scale;
+            if (has(2u)) {
+                y = y * w_ld4(wb + v);
+            }
+            if (has(4u)) {
+                y = y + b_ld4(bb + v);
+            }
+            if (has(8u)) {
+                so_st4(sob + v, c[k]);
+            }
+            o_st4(ob + v, y);
+        }
+    }
+}
+#else
 fn row_kernel(li: u32, lane: u32, r: vec3<u32>) {
     let n = p.shape.w;
     let eps = p.fp.x;
@@ -193,5 +262,6 @@ fn row_kernel(li: u32, lane: u32, r: vec3<u32>) {
         }
     }
 }
+#endif
 
 #include "rows_main.wgsl"

@@ -301,7 +301,12 @@ wgml_status wgml_norm(const wgml_tensor *x, const wgml_norm_params *p, wgml_tens
         if (p->bias)
             ops[3] = wg_row_operand_of(p->bias, s4, id, "b", false);
     }
-    return wg_rows_launch(x->ctx, "norm.wgsl", "rows_main", defs, ops, 8, s4, fp, ip);
+    /* LAYER/RMS/L2 have a register-cached vector path (norm.wgsl ROWS4)
+     * that the launcher takes where the layout allows. */
+    bool vec = p->kind != WGML_BATCH_NORM;
+    for (int j = 0; j < 8; j++)
+        ops[j].vec = vec && j != 4 && j != 5;
+    return wg_rows_launch(x->ctx, "norm.wgsl", "rows_main", vec ? "ROWS4OK" : defs, ops, 8, s4, fp, ip);
 }
 
 /* ------------------------------------------------------------ reference */
