@@ -140,6 +140,8 @@ typedef struct wg_stream {
     WGPUCommandEncoder enc;
     WGPUComputePassEncoder pass;
     uint32_t pending;         /* dispatches recorded since the last submit */
+    uint64_t since_wait;      /* bytes bound by dispatches since the last wait */
+    bool kicked;              /* the early submit since the last wait is done */
     WGPUBuffer ring;          /* uniform ring */
     uint8_t *shadow;          /* host copy of the ring region in use */
     uint32_t ring_used;       /* bytes used in this batch */

@@ -17,6 +17,15 @@
 #include <string.h>
 
 #define MAX_BATCH 8192
+/* One early submit per wait.  Recorded work reaches the GPU only at a
+ * submit, so a batch of big dispatches followed by one wait ran the host's
+ * recording and the GPU's execution back to back.  Once the dispatches
+ * since the last wait bind KICK_BYTES, the batch is submitted once, and the
+ * host records the rest while the GPU runs it.  Streams of small
+ * dispatches (a decode step) never reach it.  Submitting more often (a
+ * threshold doubling from 64 MiB) was slower on an H100: each submit
+ * leaves the GPU idle between command buffers. */
+#define KICK_BYTES (16ull << 20)
 
 wgml_status wg_stream_init(wgml_ctx *ctx)
 {
@@ -223,6 +232,12 @@ wgml_status wg_dispatch(wgml_ctx *ctx, wgml_kernel *k, const wg_binding *b, int 
         wg_stream_encoder(ctx);
     s->pending++;
     ctx->stats.dispatches++;
+    for (int i = 0; i < nb; i++)
+        s->since_wait += b[i].size;
+    if (!s->kicked && !ctx->prof.on && s->since_wait >= KICK_BYTES) {
+        s->kicked = true;
+        return wg_stream_submit(ctx);
+    }
     return WGML_OK;
 }
 
@@ -257,6 +272,8 @@ wgml_status wg_stream_wait(wgml_ctx *ctx)
 {
     if (!ctx->lost)
         wg_native_poll(ctx->device, true);
+    ctx->stream.since_wait = 0;
+    ctx->stream.kicked = false;
     ctx->stats.waits++;
     wg_profile_collect(ctx);
     return wg_check(ctx);
