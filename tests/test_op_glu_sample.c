@@ -120,6 +120,9 @@ static void t_glu_all(void)
                 if (d == 0)
                     check_glu((wgml_glu_kind)k, floats[d], 1, big, form, 0);
             }
+    /* an output above 2^24 elements, gate packed with the input */
+    const int64_t huge[2] = {4097, 4099};
+    check_glu(WGML_SWIGLU, WGML_F32, 2, huge, 0, 0);
 }
 
 static void t_glu_errors(void)

@@ -223,8 +223,13 @@ static void t_vector_rows(void)
             snprintf(what, sizeof what, "vector %s len %lld", kname((wgml_norm_kind)k), (long long)lens[l]);
             run(what, &c);
         }
+    /* above 2^24 elements, on the vector path */
+    const int64_t huge[2] = {4097, 4096};
+    nm_case c = mk(WGML_RMS_NORM, WGML_F32, 2, huge, F_W);
+    c.path = 1;
+    run("16.8M elements", &c);
     const int64_t s2[2] = {3, 1024};
-    nm_case c = mk(WGML_RMS_NORM, WGML_F16, 2, s2, F_W | F_RES | F_SUM | F_WX);
+    c = mk(WGML_RMS_NORM, WGML_F16, 2, s2, F_W | F_RES | F_SUM | F_WX);
     c.path = f16v ? 1 : 2;
     run("vector rms f16", &c);
     c = mk(WGML_LAYER_NORM, WGML_F32, 2, s2, F_W | F_VIEW);

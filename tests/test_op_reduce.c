@@ -1,7 +1,7 @@
 /* Reduce family against its CPU reference: every reduction on every dtype
  * it supports over single and multiple axes (contiguous, transposed and
  * sliced inputs, zero-size, one element), long rows split over many
- * workgroups, a scalar from > 2^22 elements, > 65,535 rows, an input larger
+ * workgroups, a scalar from > 2^24 elements, > 65,535 rows, an input larger
  * than one storage binding; cumsum; stable argsort of rows up to 2^18;
  * top_k; the error paths.
  *
@@ -251,11 +251,11 @@ static void t_zero_size(void)
     wgml_tensor_free(p);
 }
 
-/* > 2^22 elements to a scalar (all three axes): pass 1 splits the one row
+/* > 2^24 elements to a scalar (all three axes): pass 1 splits the one row
  * into up to 1024 chunks, pass 2 merges them. */
 static void t_big_scalar(void)
 {
-    const int64_t s[3] = {3, 1025, 1367}; /* 4,203,525 > 2^22 */
+    const int64_t s[3] = {3, 2049, 2731}; /* 16,787,457 > 2^24 */
     input in = make_input(WGML_F32, 3, s, 0, -1, 3);
     const wgml_reduce_op ops[] = {WGML_SUM, WGML_MEAN, WGML_RMAX, WGML_VAR, WGML_LOGSUMEXP, WGML_L2NORM};
     for (size_t i = 0; in.v && i < sizeof ops / sizeof *ops; i++)
@@ -272,7 +272,7 @@ static void t_big_scalar(void)
         wgml_tensor *o = t_poisoned(WGML_I32, 1, o1);
         CHECK_OK(wgml_reduce(WGML_ARGMAX, flat, 1, 0, o));
         double *g = t_values(o);
-        CHECK(g[0] == 3000001, "argmax of 4.2M: %g", g[0]);
+        CHECK(g[0] == 3000001, "argmax of 16.8M: %g", g[0]);
         free(g);
         wgml_tensor_free(o);
     }
@@ -684,7 +684,7 @@ int main(int argc, char **argv)
     static const t_case cases[] = {
         {"reduce_all_ops_dtypes_axes_layouts", t_reduce_grid},
         {"reduce_zero_size", t_zero_size},
-        {"reduce_scalar_of_over_2p22", t_big_scalar},
+        {"reduce_scalar_of_over_2p24", t_big_scalar},
         {"reduce_over_65535_rows", t_many_rows},
         {"reduce_ties_and_nan", t_ties_nan},
         {"reduce_var_std_corrections", t_var},
