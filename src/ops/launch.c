@@ -101,6 +101,12 @@ static wgml_status launch_split(wgml_ctx *ctx, wgml_kernel *k, wg_operand *ops, 
     return WGML_OK;
 }
 
+bool wg_vec4_dtype(const wgml_ctx *ctx, wgml_dtype dt)
+{
+    bool ok32 = wg_dtype(dt)->block_bytes == 4 && wg_dtype(dt)->kind != WG_KIND_QUANT;
+    return ok32 || (dt == WGML_F16 && wg_has(ctx, WGML_FEATURE_F16));
+}
+
 wgml_status wg_ew_launch(wgml_ctx *ctx, const char *file, const char *entry, const char *defines, wg_operand *ops,
                          int nops, const int64_t iter[4], const float fp[4], const uint32_t ip[4])
 {
@@ -139,10 +145,7 @@ wgml_status wg_ew_launch(wgml_ctx *ctx, const char *file, const char *entry, con
      * f16) and no split is needed (a split could break the alignment). */
     bool vec4 = contig && defines && strstr(defines, "VEC4OK") && fits(ctx, ops, nops, iter);
     for (int j = 0; j < nops && vec4; j++) {
-        wgml_dtype dt = ops[j].t->dtype;
-        bool ok32 = wg_dtype(dt)->block_bytes == 4 && wg_dtype(dt)->kind != WG_KIND_QUANT;
-        bool okh = dt == WGML_F16 && wg_has(ctx, WGML_FEATURE_F16);
-        vec4 = (ok32 || okh) && ops[j].v.offset % 4 == 0;
+        vec4 = wg_vec4_dtype(ctx, ops[j].t->dtype) && ops[j].v.offset % 4 == 0;
     }
     if (vec4)
         u += (size_t)snprintf(defs + u, sizeof defs - u, ";VEC4");

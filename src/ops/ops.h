@@ -130,6 +130,10 @@ wgml_status wg_ew_launch(wgml_ctx *ctx, const char *file, const char *entry, con
                          wg_operand *ops, int nops, const int64_t iter[4], const float fp[4],
                          const uint32_t ip[4]);
 
+/* Whether `#tensor` can give a dtype vector accessors (NAME_ld4/NAME_st4,
+ * src/gpu/wgsl_tensor.c): 32-bit plain types, and f16 with ShaderF16. */
+bool wg_vec4_dtype(const wgml_ctx *ctx, wgml_dtype dt);
+
 /* ------------------------------------------------------------ host side */
 
 /* Element i (linear in the dtype's storage) of host data as double / set

@@ -155,8 +155,7 @@ static int rows_vec_count(wgml_ctx *ctx, const wg_row_operand *ops, int nops, co
         const wg_row_operand *o = &ops[j];
         if (!o->vec || !o->t)
             continue;
-        bool f32 = o->t->dtype == WGML_F32, f16 = o->t->dtype == WGML_F16 && wg_has(ctx, WGML_FEATURE_F16);
-        if (!(f32 || f16) || o->st[3] != 1 || o->offset % 4 != 0)
+        if (!wg_vec4_dtype(ctx, o->t->dtype) || o->st[3] != 1 || o->offset % 4 != 0)
             return 0;
         for (int i = 0; i < 3; i++)
             if (o->st[i] % 4 != 0)

@@ -38,7 +38,8 @@ wg_row_operand wg_row_operand_of(const wgml_tensor *t, const int64_t shape4[4], 
  * the launcher takes it (defines ROWS4 and R, the vectors per thread,
  * and gives the `vec` slots vector accessors) when L is a multiple of 4
  * up to 4 * WG * 8 and every present `vec` operand is a contiguous,
- * 16-byte aligned row of f32 (or f16 with ShaderF16). */
+ * 16-byte aligned row of a dtype with vector accessors (wg_vec4_dtype:
+ * f32 for the float row ops, or f16 with ShaderF16). */
 wgml_status wg_rows_launch(wgml_ctx *ctx, const char *file, const char *entry, const char *defines,
                            wg_row_operand *ops, int nops, const int64_t iter[4], const float fp[4],
                            const uint32_t ip[4]);
