@@ -334,6 +334,14 @@ static bool env_true(const char *name)
     return v && *v && strcmp(v, "0") != 0;
 }
 
+/* The number in variable `name` when it lies in [lo, limit), else limit. */
+static uint64_t env_below(const char *name, uint64_t lo, uint64_t limit)
+{
+    const char *v = getenv(name);
+    uint64_t n = v && *v ? strtoull(v, NULL, 10) : 0;
+    return n >= lo && n < limit ? n : limit;
+}
+
 /* ------------------------------------------------------------ device */
 
 typedef struct dev_req {
@@ -449,21 +457,14 @@ static wgml_status open_device(wgml_ctx *ctx, const wgml_ctx_options *o)
     WGPULimits got = WGPU_LIMITS_INIT;
     wgpuDeviceGetLimits(ctx->device, &got);
     ctx->limits = got;
-    /* WGML_FOLD_GRID=N (tests): fold 1-D grids above N workgroups instead
-     * of above the device limit, so every kernel's folded-grid indexing
-     * is exercised on small tensors. */
-    ctx->grid_fold = got.maxComputeWorkgroupsPerDimension;
-    /* WGML_MAX_BINDING=bytes (tests, >= 4096): walk buffers in windows of
-     * at most that size, so the split paths run on small tensors. */
-    ctx->binding_cap = got.maxStorageBufferBindingSize;
-    const char *bind = getenv("WGML_MAX_BINDING");
-    if (bind && strtoull(bind, NULL, 10) >= 4096 && strtoull(bind, NULL, 10) < ctx->binding_cap)
-        ctx->binding_cap = strtoull(bind, NULL, 10);
+    /* Test knobs that shrink what one dispatch sees, so rare paths run on
+     * small tensors: WGML_FOLD_GRID=N folds 1-D grids above N workgroups
+     * (not the device's limit); WGML_MAX_BINDING=bytes (>= 4096) walks
+     * buffers in windows of at most that size (the split paths). */
+    ctx->grid_fold = (uint32_t)env_below("WGML_FOLD_GRID", 1, got.maxComputeWorkgroupsPerDimension);
+    ctx->binding_cap = env_below("WGML_MAX_BINDING", 4096, got.maxStorageBufferBindingSize);
     const char *pool = getenv("WGML_POOL_MB");
     ctx->pool_cap = (pool && *pool ? (uint64_t)strtoull(pool, NULL, 10) : 1024) << 20;
-    const char *fold = getenv("WGML_FOLD_GRID");
-    if (fold && atol(fold) > 0 && (uint64_t)atol(fold) < ctx->grid_fold)
-        ctx->grid_fold = (uint32_t)atol(fold);
     ctx->info.features = enabled;
     fill_info(ctx, &ai, available);
     wgpuAdapterInfoFreeMembers(ai);

@@ -107,6 +107,27 @@ static wgml_status fill_range(wgml_buffer *b, uint64_t off, uint64_t size, uint3
 
 /* ------------------------------------------------------------ buffers */
 
+/* A storage buffer of `alloc` bytes (asked: `size`) under an error scope:
+ * WGML_ERR_OOM or the device's error, and *out NULL, when it fails. */
+static wgml_status device_buffer(wgml_ctx *ctx, uint64_t alloc, uint64_t size, WGPUBuffer *out)
+{
+    WGPUBufferDescriptor d = {0};
+    d.size = alloc;
+    d.usage = WGPUBufferUsage_Storage | WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst;
+    wg_scope_push(ctx);
+    *out = wgpuDeviceCreateBuffer(ctx->device, &d);
+    char what[96];
+    snprintf(what, sizeof what, "allocating %llu bytes", (unsigned long long)size);
+    wgml_status st = wg_scope_pop(ctx, WGML_ERR_DEVICE, what);
+    if (st == WGML_OK && !*out)
+        st = wg_fail(WGML_ERR_OOM, "%s: the device returned no buffer", what);
+    if (st != WGML_OK && *out) {
+        wgpuBufferRelease(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 wgml_status wgml_buffer_create(wgml_ctx *ctx, uint64_t size, wgml_buffer **out)
 {
     wgml_status st = wg_check(ctx);
@@ -141,30 +162,13 @@ wgml_status wgml_buffer_create(wgml_ctx *ctx, uint64_t size, wgml_buffer **out)
         *out = b;
         return WGML_OK;
     }
-    WGPUBufferDescriptor d = {0};
-    d.size = b->alloc;
-    d.usage = WGPUBufferUsage_Storage | WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst;
-    wg_scope_push(ctx);
-    b->buf = wgpuDeviceCreateBuffer(ctx->device, &d);
-    char what[96];
-    snprintf(what, sizeof what, "allocating %llu bytes", (unsigned long long)size);
-    st = wg_scope_pop(ctx, WGML_ERR_DEVICE, what);
-    if (st == WGML_OK && !b->buf)
-        st = wg_fail(WGML_ERR_OOM, "%s: the device returned no buffer", what);
+    st = device_buffer(ctx, b->alloc, size, &b->buf);
     if (st == WGML_ERR_OOM && ctx->pool_bytes) {
         /* the pool may hold the memory needed: give it back and retry */
-        if (b->buf)
-            wgpuBufferRelease(b->buf);
         wg_pool_release(ctx);
-        wg_scope_push(ctx);
-        b->buf = wgpuDeviceCreateBuffer(ctx->device, &d);
-        st = wg_scope_pop(ctx, WGML_ERR_DEVICE, what);
-        if (st == WGML_OK && !b->buf)
-            st = wg_fail(WGML_ERR_OOM, "%s: the device returned no buffer", what);
+        st = device_buffer(ctx, b->alloc, size, &b->buf);
     }
     if (st != WGML_OK) {
-        if (b->buf)
-            wgpuBufferRelease(b->buf);
         free(b);
         return st;
     }
