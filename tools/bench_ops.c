@@ -8,9 +8,9 @@
  * kernel cannot pass.  Lines starting with "op " are machine-readable
  * (bench/torch_ops.py joins them with PyTorch's figures).  With rounds > 1
  * the whole set runs again in the same process (fresh tensors each time);
- * earlier rounds print "round N op ..." lines, the last the "op " lines:
- * on the H100 one process sometimes ran an op at half speed and the next
- * did not, and repeating shows whether that is per process or per run.
+ * earlier rounds print "round N op ..." lines, the last the "op " lines,
+ * so the spread within one process shows (on the H100 it found the clock
+ * drop that the warm-up in time_it now answers).
  */
 #include "cli.h"
 

@@ -4,11 +4,12 @@
 // rotate one pair, the rest copy one of the D - n_dims trailing elements.
 // A pair's angle is the same for every head, so a thread computes its
 // sin/cos once for the group (one per element made the kernel ALU-bound
-// on an H100, 0.25-0.7 of copy bandwidth).  Defines: X_DT/X_MODE, O_DT/O_MODE.  The
-// mode and whether freq_factors are given are uniform parameters rather
-// than defines: one pipeline per dtype serves every mode (each pipeline
-// costs compile time; the branches cost nothing).  Without freq_factors,
-// binding 4 is the positions buffer again and is not read.
+// on an H100, 0.25-0.7 of copy bandwidth).  Defines: X_DT/X_MODE,
+// O_DT/O_MODE, HEADS.  The mode and whether freq_factors are given are
+// uniform parameters rather than defines: one pipeline per dtype serves
+// every mode (each pipeline costs compile time; the branches cost
+// nothing).  Without freq_factors, binding 4 is the positions buffer again
+// and is not read.
 #include "prelude.wgsl"
 #include "dtype.wgsl"
 
@@ -27,8 +28,8 @@ struct RopeParams {
 
 @group(0) @binding(0) var<uniform> P: RopeParams;
 
-// Heads per thread at most (ROPE_HEADS in rope.c; e.x is this launch's).
-const HEADS: u32 = 4u;
+// Heads per thread at most (the host's ROPE_HEADS; e.x is this launch's).
+const HEADS: u32 = {{HEADS}}u;
 
 #tensor x 1 X_DT X_MODE
 #tensor o 2 O_DT O_MODE

@@ -157,8 +157,8 @@ typedef struct rope_params {
     uint32_t e[4];
 } rope_params;
 
-/* Heads per thread: the pair's sin/cos is computed once for them (see
- * rope.wgsl; its HEADS must match).  4 keeps enough threads for short
+/* Heads per thread: the pair's sin/cos is computed once for them
+ * (rope.wgsl, define HEADS).  4 keeps enough threads for short
  * sequences. */
 #define ROPE_HEADS 4
 
@@ -263,8 +263,8 @@ wgml_status wgml_rope(const wgml_tensor *x, const wgml_tensor *pos, const wgml_r
     if (pos_rw || ff_rw)
         return wg_fail(WGML_ERR_INVALID_ARG, "wgml_rope: pos and freq_factors must not share out's buffer");
     char defs[96];
-    snprintf(defs, sizeof defs, "X_DT=%s;X_MODE=%s;O_DT=%s;O_MODE=w", wg_dtype(x->dtype)->wgsl, xm,
-             wg_dtype(out->dtype)->wgsl);
+    snprintf(defs, sizeof defs, "X_DT=%s;X_MODE=%s;O_DT=%s;O_MODE=w;HEADS=%d", wg_dtype(x->dtype)->wgsl, xm,
+             wg_dtype(out->dtype)->wgsl, ROPE_HEADS);
     unsigned ro = (strcmp(xm, "r") == 0 ? 1u : 0u) | 4u | 8u;
     wg_kernel_ref ref = {"rope.wgsl", "rope", defs, 4, ro};
     wgml_kernel *k = NULL;
