@@ -183,7 +183,7 @@ static wg_row_operand group_channels(const wgml_tensor *t, int64_t per_group, co
     return o;
 }
 
-static wgml_status group_norm(const wgml_tensor *x, const wgml_norm_params *p, wgml_tensor *out, const char *defs,
+static wgml_status group_norm(const wgml_tensor *x, const wgml_norm_params *p, wgml_tensor *out,
                               const float fp[4], uint32_t ip[4])
 {
     int64_t n = x->shape[0], c = x->shape[1], g = p->groups, s = 1;
@@ -213,7 +213,7 @@ static wgml_status group_norm(const wgml_tensor *x, const wgml_norm_params *p, w
             ops[7] = group_operand(use[3], block, "so", true);
         int64_t iter[4] = {1, n, g, block};
         ip[0] = (uint32_t)s;
-        st = wg_rows_launch(x->ctx, "norm.wgsl", "rows_main", defs, ops, 8, iter, fp, ip);
+        st = wg_rows_launch(x->ctx, "norm.wgsl", "rows_main", NULL, ops, 8, iter, fp, ip);
     }
     if (st == WGML_OK && tmp[2])
         st = wgml_copy(tmp[2], out);
@@ -253,12 +253,11 @@ wgml_status wgml_norm(const wgml_tensor *x, const wgml_norm_params *p, wgml_tens
         return wg_check(x->ctx);
     /* The kernel's kind codes: group norm is layer norm over groups. */
     static const uint32_t kind_code[] = {0, 1, 2, 0, 3};
-    const char *defs = NULL;
     float fp[4] = {p->eps, 0, 0, 0};
     uint32_t flags = (p->residual ? 1u : 0u) | (p->weight ? 2u : 0u) | (p->bias ? 4u : 0u) | (p->sum_out ? 8u : 0u);
     uint32_t ip[4] = {1, flags, kind_code[p->kind], 0};
     if (p->kind == WGML_GROUP_NORM)
-        return group_norm(x, p, out, defs, fp, ip);
+        return group_norm(x, p, out, fp, ip);
     /* Batch norm rows run along the spatial dims: merged, they are long
      * enough to keep a workgroup busy (28 x 28 rather than rows of 28). */
     wgml_tensor mx, mo, mr, ms;
@@ -306,7 +305,7 @@ wgml_status wgml_norm(const wgml_tensor *x, const wgml_norm_params *p, wgml_tens
     bool vec = p->kind != WGML_BATCH_NORM;
     for (int j = 0; j < 8; j++)
         ops[j].vec = vec && j != 4 && j != 5;
-    return wg_rows_launch(x->ctx, "norm.wgsl", "rows_main", vec ? "ROWS4OK" : defs, ops, 8, s4, fp, ip);
+    return wg_rows_launch(x->ctx, "norm.wgsl", "rows_main", vec ? "ROWS4OK" : NULL, ops, 8, s4, fp, ip);
 }
 
 /* ------------------------------------------------------------ reference */
