@@ -8,7 +8,7 @@ export XDG_RUNTIME_DIR ?= /tmp/wgml-xdg-$(shell id -u)
 
 WGPU_STAMP := third_party/wgpu-native/.wheel-sha256
 
-.PHONY: all setup build run test check-memory bench-dispatch install clean
+.PHONY: all setup build run test soak check-memory bench-dispatch install clean
 
 all: build
 
@@ -32,6 +32,12 @@ run: setup build
 
 test: setup build
 	cd $(BUILD) && ctest --output-on-failure -j 1
+
+# Randomized: every op test over SEEDS fresh seeds in every mode (CI's
+# `make test` uses fixed seeds).  Prints the first failing seed.
+SEEDS ?= 10
+soak: setup build
+	bash scripts/soak.sh $(BUILD) $(SEEDS)
 
 # Host code under AddressSanitizer + UBSan (GPU driver libraries are not
 # instrumented; leaks inside them are suppressed).

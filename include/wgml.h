@@ -235,7 +235,11 @@ size_t wgml_dtype_block_elems(wgml_dtype t);
  * until its last tensor is freed. */
 typedef struct wgml_tensor wgml_tensor;
 
-/* New contiguous, zero-filled tensor.  ndim 0 is a scalar; a dim may be 0. */
+/* New contiguous, zero-filled tensor.  ndim 0 is a scalar; a dim may be 0.
+ * Each dim is at most 2^40 and a tensor at most 2^42 elements (so no size
+ * or offset product can wrap 64 bits): larger shapes, including ones whose
+ * product would wrap, are WGML_ERR_SHAPE; a NULL shape with ndim > 0 is
+ * WGML_ERR_INVALID_ARG.  Views obey the same limits. */
 wgml_status wgml_tensor_new(wgml_ctx *ctx, wgml_dtype t, int ndim, const int64_t *shape, wgml_tensor **out);
 void wgml_tensor_free(wgml_tensor *t);
 
@@ -268,7 +272,19 @@ wgml_status wgml_view_broadcast(const wgml_tensor *t, int ndim, const int64_t *s
  * Every op writes into a caller-made `out` (any layout, may be a view) whose
  * shape and dtype must match what the op produces; mismatches return
  * WGML_ERR_SHAPE / WGML_ERR_DTYPE with a message.  Ops are recorded into the
- * context's stream; reading a tensor waits for them. */
+ * context's stream; reading a tensor waits for them.
+ *
+ * Aliasing: an output may not share memory with an op's inputs, with one
+ * exception: it may be the very same view (same offset, shape and strides)
+ * for the ops that are correct in place — unary, binary, where, cast, copy,
+ * tri, softmax, norm (x/residual as out or sum_out), cumsum, rope, glu
+ * with a separate gate, dequantize of a plain dtype.  Any other overlap
+ * (a shifted or transposed view of an input, roll/flip/permute/concat/
+ * reductions/sorts/indexing into their own input) and any output with a
+ * stride-0 (broadcast) dim is WGML_ERR_INVALID_ARG with a message, and
+ * nothing is written: results never depend on the GPU's order of writes.
+ * Views of one buffer that interleave without sharing an element (column
+ * 0 and column 1 of a matrix) are not an overlap. */
 
 typedef enum wgml_binary_op {
     WGML_ADD, WGML_SUB, WGML_MUL, WGML_DIV, WGML_POW, WGML_MAX, WGML_MIN, WGML_MOD,

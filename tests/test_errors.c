@@ -195,6 +195,101 @@ static void t_device_lost(void)
     wgml_ctx_destroy(c);
 }
 
+/* Shapes whose element count or byte size would wrap 64 bits are refused
+ * (u8 [694428065361, 26563938] wrapped to 2 elements, got 2 bytes, and a
+ * fill of a slice of it aborted the process in wgpuQueueSubmit). */
+static void t_shape_overflow(void)
+{
+    static const struct { int nd; int64_t s[4]; } bad[] = {
+        {2, {694428065361ll, 26563938ll}},
+        {2, {(int64_t)1 << 40, (int64_t)1 << 40}},
+        {3, {(int64_t)1 << 21, (int64_t)1 << 21, 2}},
+        {4, {65536, 65536, 65536, 65536}},
+        {1, {((int64_t)1 << 40) + 1}},
+        {2, {-1, 4}},
+        {1, {INT64_MAX}},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        wgml_tensor *t = (wgml_tensor *)1;
+        wgml_status st = wgml_tensor_new(ctx, WGML_U8, bad[i].nd, bad[i].s, &t);
+        CHECK(st == WGML_ERR_SHAPE && t == NULL, "shape %zu: got %s, tensor %p", i, wgml_status_name(st), (void *)t);
+    }
+    /* The same through views: broadcast and reshape to wrapping shapes. */
+    int64_t one = 1, four = 4;
+    wgml_tensor *s = NULL, *v = NULL;
+    CHECK_OK(wgml_tensor_new(ctx, WGML_U8, 1, &one, &s));
+    int64_t huge[3] = {(int64_t)1 << 40, (int64_t)1 << 40, (int64_t)1 << 40};
+    wgml_status st = wgml_view_broadcast(s, 3, huge, &v);
+    CHECK(st == WGML_ERR_SHAPE, "broadcast to 2^120 elements gave %s", wgml_status_name(st));
+    int64_t neg[2] = {-5, 1};
+    st = wgml_view_broadcast(s, 2, neg, &v);
+    CHECK(st == WGML_ERR_SHAPE, "broadcast to a negative dim gave %s", wgml_status_name(st));
+    int64_t wrap[2] = {694428065361ll, 26563938ll};
+    st = wgml_view_reshape(s, 2, wrap, &v);
+    CHECK(st == WGML_ERR_SHAPE, "reshape to a wrapping shape gave %s", wgml_status_name(st));
+    wgml_tensor_free(s);
+    /* A step past any int64 product: one element, no overflow. */
+    CHECK_OK(wgml_tensor_new(ctx, WGML_F32, 1, &four, &s));
+    CHECK_OK(wgml_view_slice(s, 0, 1, 4, INT64_MAX, &v));
+    CHECK(v && wgml_tensor_dim(v, 0) == 1, "step INT64_MAX slice has %lld elements", (long long)wgml_tensor_dim(v, 0));
+    if (v)
+        CHECK_OK(wgml_fill(v, 2.0));
+    wgml_tensor_free(v);
+    wgml_tensor_free(s);
+    /* An empty tensor with huge other dims is fine (0 elements). */
+    int64_t empty[3] = {0, (int64_t)1 << 40, (int64_t)1 << 40};
+    CHECK_OK(wgml_tensor_new(ctx, WGML_U8, 3, empty, &s));
+    wgml_tensor_free(s);
+    CHECK_OK(wgml_ctx_sync(ctx));
+}
+
+/* NULL shape arrays are a NULL argument, not a bad ndim. */
+static void t_null_shape(void)
+{
+    wgml_tensor *t = NULL, *v = NULL;
+    wgml_status st = wgml_tensor_new(ctx, WGML_F32, 2, NULL, &t);
+    CHECK(st == WGML_ERR_INVALID_ARG, "tensor_new(NULL shape) gave %s", wgml_status_name(st));
+    CHECK(strstr(wgml_last_error(), "NULL") != NULL, "message: %s", wgml_last_error());
+    int64_t four = 4;
+    CHECK_OK(wgml_tensor_new(ctx, WGML_F32, 1, &four, &t));
+    st = wgml_view_reshape(t, 2, NULL, &v);
+    CHECK(st == WGML_ERR_INVALID_ARG, "view_reshape(NULL shape) gave %s", wgml_status_name(st));
+    CHECK(strstr(wgml_last_error(), "NULL") != NULL, "message: %s", wgml_last_error());
+    st = wgml_tensor_new(ctx, WGML_F32, 5, &four, &v);
+    CHECK(st == WGML_ERR_SHAPE, "ndim 5 gave %s", wgml_status_name(st));
+    CHECK_OK(wgml_tensor_new(ctx, WGML_F32, 0, NULL, &v)); /* a scalar needs no shape */
+    wgml_tensor_free(v);
+    wgml_tensor_free(t);
+}
+
+/* A binding outside its buffer or misaligned is refused before WebGPU sees
+ * it (wgpu-native would abort the process at submit), and the context goes
+ * on working. */
+static void t_binding_out_of_range(void)
+{
+    wgml_kernel_desc d = {"oob", "@group(0) @binding(1) var<storage, read_write> o: array<u32>;\n"
+                                 "@compute @workgroup_size(1) fn main() { o[0] = 7u; }\n", "main", 1, 0};
+    wgml_kernel *k = NULL;
+    wgml_buffer *b = NULL;
+    CHECK_OK(wgml_kernel_create(ctx, &d, &k));
+    CHECK_OK(wgml_buffer_create(ctx, 16, &b));
+    if (!k || !b)
+        return;
+    wg_binding past = {b, 0, 4096}, misaligned = {b, 4, 4}, wrapped = {b, 256, 16};
+    const wg_binding *cases[] = {&past, &misaligned, &wrapped};
+    for (int i = 0; i < 3; i++) {
+        wgml_status st = wg_dispatch(ctx, k, cases[i], 1, NULL, 0, 1, 1, 1);
+        CHECK(st != WGML_OK, "binding case %d accepted", i);
+        CHECK(strstr(wgml_last_error(), "outside") != NULL, "case %d message: %s", i, wgml_last_error());
+    }
+    CHECK_OK(wgml_ctx_sync(ctx));
+    CHECK_OK(wgml_dispatch(ctx, k, &b, 1, NULL, 0, 1, 1, 1));
+    uint32_t x = 0;
+    CHECK_OK(wgml_buffer_read(b, 0, &x, 4));
+    CHECK(x == 7, "the context stopped working: read %u", x);
+    wgml_buffer_destroy(b);
+}
+
 int main(int argc, char **argv)
 {
     t_seed();
@@ -207,6 +302,9 @@ int main(int argc, char **argv)
         {"invalid_wgsl_is_shader_error", t_invalid_wgsl},
         {"allocation_over_limit", t_too_large},
         {"bad_arguments", t_bad_args},
+        {"shape_overflow_refused", t_shape_overflow},
+        {"null_shape_is_invalid_arg", t_null_shape},
+        {"binding_out_of_range_refused", t_binding_out_of_range},
         {"async_validation_error_reported", t_async_error},
         {"adapter_choice", t_adapter_choice},
         {"disable_features", t_disable_features},

@@ -180,6 +180,20 @@ wgml_status wg_dispatch(wgml_ctx *ctx, wgml_kernel *k, const wg_binding *b, int 
             return wg_fail(WGML_ERR_LIMIT, "dispatch of '%s': binding %d is empty or larger than "
                            "maxStorageBufferBindingSize (%llu bytes)", k->name, i,
                            (unsigned long long)ctx->limits.maxStorageBufferBindingSize);
+    /* A binding outside its buffer, or misaligned, fails WebGPU validation,
+     * and wgpu-native reports validation errors found at submit by aborting
+     * the process: every binding is proved in range here first.  (A shape
+     * whose byte size wrapped 64 bits once reached this point with a 2-byte
+     * buffer and killed the process in wgpuQueueSubmit.) */
+    for (int i = 0; i < nb; i++) {
+        const wg_binding *x = &b[i];
+        if (x->buffer->ctx != ctx || x->offset % ctx->limits.minStorageBufferOffsetAlignment || x->size % 4 ||
+            x->offset > x->buffer->alloc || x->size > x->buffer->alloc - x->offset)
+            return wg_fail(WGML_ERR_INTERNAL, "dispatch of '%s': binding %d [%llu, +%llu) is outside its %llu-byte "
+                           "buffer, misaligned or from another context (refused: WebGPU would abort)", k->name, i,
+                           (unsigned long long)x->offset, (unsigned long long)x->size,
+                           (unsigned long long)x->buffer->alloc);
+    }
     /* A buffer bound read-only and writable in one dispatch is a WebGPU
      * usage conflict, and wgpu-native reports errors found at submit by
      * aborting the process: refuse it here instead. */

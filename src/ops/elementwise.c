@@ -83,6 +83,10 @@ wgml_status wgml_unary(wgml_unary_op op, const wgml_tensor *x, wgml_tensor *out,
         return st;
     if (!wg_same_ctx(x, out))
         return wg_fail(WGML_ERR_INVALID_ARG, "%s: tensors from different contexts", name);
+    /* Elementwise: each invocation reads its element before writing it, so
+     * out may be the same view as an input (in place), never a shifted one. */
+    if ((st = wg_check_writes(name, "out", out, true, "x", x, WG_END)) != WGML_OK)
+        return st;
     int64_t iter[4];
     wg_shape4(out, iter);
     wg_operand ops[2] = {{x, wg_view4_of(x), "a", false}, {out, wg_view4_of(out), "o", true}};
@@ -194,6 +198,8 @@ wgml_status wgml_binary(wgml_binary_op op, const wgml_tensor *a, const wgml_tens
         return st;
     if (!wg_same_ctx(a, b) || !wg_same_ctx(a, out))
         return wg_fail(WGML_ERR_INVALID_ARG, "%s: tensors from different contexts", name);
+    if ((st = wg_check_writes(name, "out", out, true, "a", a, "b", b, WG_END)) != WGML_OK)
+        return st;
     int64_t iter[4];
     wg_shape4(out, iter);
     wg_operand ops[3] = {{a, wg_view4_of(a), "a", false}, {b, wg_view4_of(b), "b", false}, {out, wg_view4_of(out), "o", true}};
@@ -287,6 +293,8 @@ static wgml_status cast_impl(const char *name, const wgml_tensor *x, wgml_tensor
         return st;
     if (!wg_same_ctx(x, out))
         return wg_fail(WGML_ERR_INVALID_ARG, "%s: tensors from different contexts", name);
+    if ((st = wg_check_writes(name, "out", out, true, "x", x, WG_END)) != WGML_OK)
+        return st;
     if (!wg_dtype_is_plain(x->dtype) || !wg_dtype_is_plain(out->dtype)) {
         if (x->dtype == out->dtype && wgml_tensor_is_contiguous(x) && wgml_tensor_is_contiguous(out))
             return wgml_buffer_copy(out->st->buf, out->offset, x->st->buf, x->offset, wgml_tensor_nbytes(x));
@@ -333,6 +341,8 @@ wgml_status wgml_fill(wgml_tensor *out, double value)
         return st;
     if (!wg_dtype_is_plain(out->dtype))
         return wg_fail(WGML_ERR_DTYPE, "wgml_fill: quantised dtype %s", wgml_dtype_name(out->dtype));
+    if ((st = wg_check_out_writable("wgml_fill", "out", out)) != WGML_OK)
+        return st;
     uint32_t bits = wg_value_bits(out->dtype, value);
     int64_t iter[4];
     wg_shape4(out, iter);
@@ -364,6 +374,8 @@ wgml_status wgml_where(const wgml_tensor *c, const wgml_tensor *a, const wgml_te
     if (!wg_broadcast_shapes(&tmp, c, &nd, shape))
         return wg_fail(WGML_ERR_SHAPE, "%s: cond does not broadcast with a and b", name);
     if ((st = wg_check_out(name, out, a->dtype, nd, shape)) != WGML_OK)
+        return st;
+    if ((st = wg_check_writes(name, "out", out, true, "cond", c, "a", a, "b", b, WG_END)) != WGML_OK)
         return st;
     int64_t iter[4];
     wg_shape4(out, iter);

@@ -53,6 +53,9 @@ wgml_status wgml_glu(wgml_glu_kind kind, const wgml_tensor *x, const wgml_tensor
     }
     if ((st = wg_check_out(op, out, x->dtype, x->ndim, shape)) != WGML_OK)
         return st;
+    if ((st = wg_check_writes(op, "out", out, gate != NULL, "x", x, WG_END)) != WGML_OK ||
+        (st = wg_check_writes(op, "out", out, gate != NULL, "gate", gate, WG_END)) != WGML_OK)
+        return st;
     if (!wg_same_ctx(x, out) || !wg_same_ctx(x, gate))
         return wg_fail(WGML_ERR_INVALID_ARG, "%s: tensors from different contexts", op);
     int64_t iter[4];

@@ -325,7 +325,12 @@ static wgml_status check_args(const char *op, const wgml_tensor *a, const char *
         return wg_fail(WGML_ERR_INVALID_ARG, "%s: tensors from different contexts", op);
     if (idx->dtype != WGML_I32)
         return wg_fail(WGML_ERR_DTYPE, "%s: %s is %s, indices must be i32", op, xn, wgml_dtype_name(idx->dtype));
-    return WGML_OK;
+    /* The written tensor ("out", or dst for set_rows/scatter_add) must not
+     * share memory with what is read: rows land in an order of the GPU's
+     * choosing, so any overlap is refused, in place included. */
+    if (strcmp(bn, "out") == 0)
+        return wg_check_writes(op, bn, b, false, xn, idx, an ? an : "src", a, WG_END);
+    return wg_check_writes(op, an, a, false, xn, idx, bn, b, WG_END);
 }
 
 static wgml_status check_shape(const char *op, const char *what, const wgml_tensor *t, int ndim,

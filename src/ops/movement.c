@@ -251,8 +251,9 @@ static mv_plan mv_plan_of(int mode, const wgml_tensor *x, wgml_tensor *out)
 
 /* ------------------------------------------------------------ validation */
 
-/* x and out given, one context, one plain dtype. */
-static wgml_status mv_check(const char *name, const wgml_tensor *x, const wgml_tensor *out)
+/* x and out given, one context, one plain dtype, out not overlapping x
+ * (only tri, elementwise, may run in place). */
+static wgml_status mv_check(const char *name, const wgml_tensor *x, const wgml_tensor *out, bool inplace_ok)
 {
     wgml_status st = wg_check_tensor(name, "x", x);
     if (st == WGML_OK)
@@ -267,7 +268,7 @@ static wgml_status mv_check(const char *name, const wgml_tensor *x, const wgml_t
     if (out->dtype != x->dtype)
         return wg_fail(WGML_ERR_DTYPE, "%s: out is %s but x is %s (cast first)", name, wgml_dtype_name(out->dtype),
                        wgml_dtype_name(x->dtype));
-    return WGML_OK;
+    return wg_check_writes(name, "out", out, inplace_ok, "x", x, WG_END);
 }
 
 /* ------------------------------------------------------------ ops */
@@ -275,7 +276,7 @@ static wgml_status mv_check(const char *name, const wgml_tensor *x, const wgml_t
 wgml_status wgml_permute(const wgml_tensor *x, const int *perm, wgml_tensor *out)
 {
     const char *name = "wgml_permute";
-    wgml_status st = mv_check(name, x, out);
+    wgml_status st = mv_check(name, x, out, false);
     if (st != WGML_OK)
         return st;
     if (!perm && x->ndim)
@@ -298,7 +299,7 @@ wgml_status wgml_permute(const wgml_tensor *x, const int *perm, wgml_tensor *out
 wgml_status wgml_repeat(const wgml_tensor *x, wgml_tensor *out)
 {
     const char *name = "wgml_repeat";
-    wgml_status st = mv_check(name, x, out);
+    wgml_status st = mv_check(name, x, out, false);
     if (st != WGML_OK)
         return st;
     if (x->ndim > out->ndim)
@@ -328,7 +329,7 @@ wgml_status wgml_concat(const wgml_tensor *const *xs, int n, int axis, wgml_tens
         snprintf(what, sizeof what, "xs[%d]", i);
         if ((st = wg_check_tensor(name, what, xs[i])) != WGML_OK)
             return st;
-        if ((st = mv_check(name, xs[i], out)) != WGML_OK)
+        if ((st = mv_check(name, xs[i], out, false)) != WGML_OK)
             return st;
     }
     const wgml_tensor *x0 = xs[0];
@@ -371,7 +372,7 @@ wgml_status wgml_pad(const wgml_tensor *x, const int64_t *before, const int64_t 
 {
     const char *name = "wgml_pad";
     static const char *mode_names[] = {"constant", "reflect", "edge", "circular"};
-    wgml_status st = mv_check(name, x, out);
+    wgml_status st = mv_check(name, x, out, false);
     if (st != WGML_OK)
         return st;
     if ((unsigned)mode > WGML_PAD_CIRCULAR)
@@ -411,7 +412,7 @@ wgml_status wgml_pad(const wgml_tensor *x, const int64_t *before, const int64_t 
 wgml_status wgml_flip(const wgml_tensor *x, unsigned axes_mask, wgml_tensor *out)
 {
     const char *name = "wgml_flip";
-    wgml_status st = mv_check(name, x, out);
+    wgml_status st = mv_check(name, x, out, false);
     if (st != WGML_OK)
         return st;
     if (axes_mask >> x->ndim)
@@ -427,7 +428,7 @@ wgml_status wgml_flip(const wgml_tensor *x, unsigned axes_mask, wgml_tensor *out
 wgml_status wgml_roll(const wgml_tensor *x, const int64_t *shifts, wgml_tensor *out)
 {
     const char *name = "wgml_roll";
-    wgml_status st = mv_check(name, x, out);
+    wgml_status st = mv_check(name, x, out, false);
     if (st != WGML_OK)
         return st;
     if (x->ndim && !shifts)
@@ -446,7 +447,7 @@ wgml_status wgml_roll(const wgml_tensor *x, const int64_t *shifts, wgml_tensor *
 wgml_status wgml_tri(const wgml_tensor *x, int upper, int64_t k, wgml_tensor *out)
 {
     const char *name = upper ? "wgml_tri(upper)" : "wgml_tri(lower)";
-    wgml_status st = mv_check(name, x, out);
+    wgml_status st = mv_check(name, x, out, true);
     if (st != WGML_OK)
         return st;
     if (x->ndim < 2)
@@ -464,7 +465,7 @@ wgml_status wgml_tri(const wgml_tensor *x, int upper, int64_t k, wgml_tensor *ou
 wgml_status wgml_diag(const wgml_tensor *x, wgml_tensor *out)
 {
     const char *name = "wgml_diag";
-    wgml_status st = mv_check(name, x, out);
+    wgml_status st = mv_check(name, x, out, false);
     if (st != WGML_OK)
         return st;
     int nd = x->ndim;

@@ -249,6 +249,18 @@ wgml_status wgml_norm(const wgml_tensor *x, const wgml_norm_params *p, wgml_tens
     wgml_status st = validate(name, x, p, out);
     if (st != WGML_OK)
         return st;
+    /* Each element of out and sum_out is written by the invocation that
+     * last reads it from x and residual (after the row's statistics), so
+     * those may be the same views; the per-channel inputs may not be
+     * written, and out and sum_out must be apart. */
+    const wgml_tensor *w = p->weight, *b = p->bias, *mn = p->mean, *vr = p->var, *so = p->sum_out;
+    if ((st = wg_check_writes(name, "out", out, true, "x", x, "residual", p->residual, WG_END)) != WGML_OK ||
+        (st = wg_check_writes(name, "out", out, false, "weight", w, "bias", b, "mean", mn, "var", vr, "sum_out", so,
+                              WG_END)) != WGML_OK ||
+        (st = wg_check_writes(name, "sum_out", so, true, "x", x, "residual", p->residual, WG_END)) != WGML_OK ||
+        (st = wg_check_writes(name, "sum_out", so, false, "weight", w, "bias", b, "mean", mn, "var", vr, WG_END)) !=
+            WGML_OK)
+        return st;
     if (wgml_tensor_nelem(x) == 0)
         return wg_check(x->ctx);
     /* The kernel's kind codes: group norm is layer norm over groups. */

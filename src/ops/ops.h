@@ -98,6 +98,15 @@ bool wg_broadcast_shapes(const wgml_tensor *a, const wgml_tensor *b, int *ndim, 
 wgml_status wg_check_out(const char *op, const wgml_tensor *out, int dtype, int ndim, const int64_t *shape);
 wgml_status wg_check_tensor(const char *op, const char *what, const wgml_tensor *t);
 bool wg_same_ctx(const wgml_tensor *a, const wgml_tensor *b);
+/* Write hazards (overlap.c).  An output with a stride-0 dim of size > 1
+ * is refused (its elements alias).  wg_check_writes also refuses an out
+ * sharing memory with an input, given as (name, tensor) pairs ended by a
+ * NULL name (NULL tensors are skipped), except the same view when inplace_ok (ops where every
+ * element or row is read by the invocation that writes it). */
+wgml_status wg_check_out_writable(const char *op, const char *what, const wgml_tensor *out);
+wgml_status wg_check_writes(const char *op, const char *out_name, const wgml_tensor *out, bool inplace_ok, ...);
+#define WG_END ((const char *)NULL)
+bool wg_tensors_overlap(const wgml_tensor *a, const wgml_tensor *b);
 /* Formats a shape "[2, 3, 4]". */
 const char *wg_shape_str(const wgml_tensor *t, char *buf, size_t n);
 

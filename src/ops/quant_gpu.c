@@ -117,6 +117,8 @@ wgml_status wgml_dequantize(const wgml_tensor *x, wgml_tensor *out)
         return wg_fail(WGML_ERR_DTYPE, "%s: out is %s, must be f32, f16 or bf16", name, wgml_dtype_name(out->dtype));
     if ((st = wg_check_out(name, out, -1, x->ndim, x->shape)) != WGML_OK)
         return st;
+    if ((st = wg_check_writes(name, "out", out, true, "x", x, WG_END)) != WGML_OK)
+        return st;
     if (wg_dtype_is_plain(x->dtype))
         return wgml_cast(x, out);
     if (!wgml_tensor_is_contiguous(x))

@@ -427,6 +427,8 @@ wgml_status wgml_reduce(wgml_reduce_op op, const wgml_tensor *x, unsigned axes_m
         oshape[i] = (axes_mask >> i) & 1 ? 1 : x->shape[i];
     if ((st = wg_check_out(name, out, arg ? WGML_I32 : (int)x->dtype, x->ndim, oshape)) != WGML_OK)
         return st;
+    if ((st = wg_check_writes(name, "out", out, false, "x", x, WG_END)) != WGML_OK)
+        return st;
     if (!wg_same_ctx(x, out))
         return wg_fail(WGML_ERR_INVALID_ARG, "%s: tensors from different contexts", name);
     rplan pl;

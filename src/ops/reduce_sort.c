@@ -95,6 +95,8 @@ wgml_status wgml_cumsum(const wgml_tensor *x, int axis, int exclusive, wgml_tens
         return st;
     if (!wg_same_ctx(x, out))
         return wg_fail(WGML_ERR_INVALID_ARG, "%s: tensors from different contexts", name);
+    if ((st = wg_check_writes(name, "out", out, true, "x", x, WG_END)) != WGML_OK)
+        return st;
     return cumsum_run(x, a, exclusive, out);
 }
 
@@ -458,6 +460,8 @@ wgml_status wgml_argsort(const wgml_tensor *x, int descending, wgml_tensor *out)
         return st;
     if (!wg_same_ctx(x, out))
         return wg_fail(WGML_ERR_INVALID_ARG, "%s: tensors from different contexts", name);
+    if ((st = wg_check_writes(name, "out", out, false, "x", x, WG_END)) != WGML_OK)
+        return st;
     return sort_rows(name, x, descending != 0, x->shape[x->ndim - 1], out, NULL);
 }
 
@@ -479,6 +483,9 @@ wgml_status wgml_top_k(const wgml_tensor *x, int64_t k, wgml_tensor *values, wgm
         return st;
     if (!wg_same_ctx(x, values) || !wg_same_ctx(x, indices))
         return wg_fail(WGML_ERR_INVALID_ARG, "%s: tensors from different contexts", name);
+    if ((st = wg_check_writes(name, "values", values, false, "x", x, "indices", indices, WG_END)) != WGML_OK ||
+        (st = wg_check_writes(name, "indices", indices, false, "x", x, WG_END)) != WGML_OK)
+        return st;
     if (!values && !indices)
         return WGML_OK;
     wgml_tensor *tmp = NULL;

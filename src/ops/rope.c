@@ -116,6 +116,9 @@ static wgml_status rope_check(const wgml_tensor *x, const wgml_tensor *pos, cons
     }
     if ((st = wg_check_out(op, out, x->dtype, x->ndim, x->shape)) != WGML_OK)
         return st;
+    /* An invocation reads its pair of x before writing it: in place is fine. */
+    if ((st = wg_check_writes(op, "out", out, true, "x", x, WG_END)) != WGML_OK)
+        return st;
     int64_t head_dim = x->shape[x->ndim - 1], seq = x->shape[x->ndim - 3];
     if (p->n_dims <= 0 || p->n_dims % 2 || p->n_dims > head_dim)
         return wg_fail(WGML_ERR_INVALID_ARG, "%s: n_dims %d must be even, positive and <= head_dim %lld", op,

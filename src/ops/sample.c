@@ -109,7 +109,8 @@ wgml_status wgml_sample(const wgml_tensor *logits, const wgml_sample_params *p, 
     if (logits->ndim != 2)
         return wg_fail(WGML_ERR_SHAPE, "%s: logits %s must be [rows, vocab]", op, wg_shape_str(logits, s1, sizeof s1));
     int64_t rows = logits->shape[0], vocab = logits->shape[1];
-    if ((st = wg_check_out(op, out, WGML_I32, 1, &rows)) != WGML_OK)
+    if ((st = wg_check_out(op, out, WGML_I32, 1, &rows)) != WGML_OK ||
+        (st = wg_check_writes(op, "out", out, false, "logits", logits, WG_END)) != WGML_OK)
         return st;
     if (rows > 0 && (vocab == 0 || vocab > INT32_MAX))
         return wg_fail(WGML_ERR_SHAPE, "%s: vocab %lld must be in 1..2^31-1", op, (long long)vocab);

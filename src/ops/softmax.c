@@ -78,6 +78,12 @@ wgml_status wgml_softmax(const wgml_tensor *x, const wgml_tensor *mask, const wg
         st = wg_check_out(name, out, -1, x->ndim, x->shape);
     if (st == WGML_OK)
         st = need_float(name, "out", out);
+    /* One workgroup owns a row and reads all of it before writing: x may be
+     * out itself. */
+    if (st == WGML_OK)
+        st = wg_check_writes(name, "out", out, true, "x", x, WG_END);
+    if (st == WGML_OK)
+        st = wg_check_writes(name, "out", out, false, "mask", mask, "sinks", sinks, WG_END);
     if (st != WGML_OK)
         return st;
     if (!isfinite(p.scale) || !isfinite(p.max_bias) || p.max_bias < 0)

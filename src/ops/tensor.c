@@ -47,23 +47,45 @@ size_t wgml_dtype_block_elems(wgml_dtype t) { return wg_dtype(t) ? wg_dtype(t)->
 
 /* ------------------------------------------------------------ create */
 
-static wgml_status check_shape(wgml_dtype t, int ndim, const int64_t *shape)
+/* Dims and element counts are capped so that every product wgml forms from
+ * them (elements x bytes per element, index x stride) fits in 64 bits with
+ * room to spare: a dim at most 2^40, a tensor at most 2^42 elements (16 TiB
+ * of f32, far past any device's maxBufferSize).  The count is checked
+ * before each multiplication, so a shape whose product wraps 64 bits (u8
+ * [694428065361, 26563938] wraps to 2) is refused, not given 2 bytes. */
+#define WG_MAX_DIM ((int64_t)1 << 40)
+#define WG_MAX_ELEMS ((uint64_t)1 << 42)
+
+static wgml_status check_dims(const char *fn, int ndim, const int64_t *shape)
+{
+    if (ndim && !shape)
+        return wg_fail(WGML_ERR_INVALID_ARG, "%s: shape is NULL for %d dims", fn, ndim);
+    if (ndim < 0 || ndim > WGML_MAX_DIMS)
+        return wg_fail(WGML_ERR_SHAPE, "%s: ndim %d: must be 0..%d", fn, ndim, WGML_MAX_DIMS);
+    uint64_t n = 1;
+    for (int i = 0; i < ndim; i++)
+        if (shape[i] < 0 || shape[i] > WG_MAX_DIM)
+            return wg_fail(WGML_ERR_SHAPE, "%s: dim %d is %lld (must be 0..2^40)", fn, i, (long long)shape[i]);
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] == 0)
+            return WGML_OK; /* an empty tensor, whatever the other dims */
+        if (n > WG_MAX_ELEMS / (uint64_t)shape[i])
+            return wg_fail(WGML_ERR_SHAPE, "%s: more than 2^42 elements", fn);
+        n *= (uint64_t)shape[i];
+    }
+    return WGML_OK;
+}
+
+static wgml_status check_shape(const char *fn, wgml_dtype t, int ndim, const int64_t *shape)
 {
     if (!wg_dtype(t))
-        return wg_fail(WGML_ERR_DTYPE, "unknown dtype %d", (int)t);
-    if (ndim < 0 || ndim > WGML_MAX_DIMS || (ndim && !shape))
-        return wg_fail(WGML_ERR_SHAPE, "ndim %d: must be 0..%d", ndim, WGML_MAX_DIMS);
-    uint64_t n = 1;
-    for (int i = 0; i < ndim; i++) {
-        if (shape[i] < 0 || shape[i] > (int64_t)1 << 40)
-            return wg_fail(WGML_ERR_SHAPE, "dim %d is %lld", i, (long long)shape[i]);
-        n *= (uint64_t)shape[i];
-        if (n > (1ull << 42))
-            return wg_fail(WGML_ERR_SHAPE, "tensor of more than 2^42 elements");
-    }
+        return wg_fail(WGML_ERR_DTYPE, "%s: unknown dtype %d", fn, (int)t);
+    wgml_status st = check_dims(fn, ndim, shape);
+    if (st != WGML_OK)
+        return st;
     uint32_t be = wg_dtype(t)->block_elems;
     if (be > 1 && (ndim == 0 || shape[ndim - 1] % be != 0))
-        return wg_fail(WGML_ERR_SHAPE, "%s rows must be a multiple of %u elements", wg_dtype(t)->name, be);
+        return wg_fail(WGML_ERR_SHAPE, "%s: %s rows must be a multiple of %u elements", fn, wg_dtype(t)->name, be);
     return WGML_OK;
 }
 
@@ -92,7 +114,7 @@ wgml_status wgml_tensor_new(wgml_ctx *ctx, wgml_dtype dt, int ndim, const int64_
     if (!out)
         return wg_fail(WGML_ERR_INVALID_ARG, "wgml_tensor_new: out is NULL");
     *out = NULL;
-    if ((st = check_shape(dt, ndim, shape)) != WGML_OK)
+    if ((st = check_shape("wgml_tensor_new", dt, ndim, shape)) != WGML_OK)
         return st;
     wgml_tensor *t = calloc(1, sizeof *t);
     wg_storage *s = calloc(1, sizeof *s);
@@ -255,8 +277,13 @@ wgml_status wgml_view_slice(const wgml_tensor *t, int axis, int64_t start, int64
         return st;
     const wg_dtype_info *d = wg_dtype(t->dtype);
     (*out)->offset += (uint64_t)(start * t->strides[a]) / d->block_elems * d->block_bytes;
-    (*out)->shape[a] = (stop - start + step - 1) / step;
-    (*out)->strides[a] = t->strides[a] * step;
+    /* (stop - start - 1) / step + 1, not (stop - start + step - 1) / step,
+     * which overflows for a step near INT64_MAX; a dim of at most one
+     * element keeps its stride, so stride x step is formed only when
+     * step < shape, where it stays inside the storage's extent. */
+    int64_t n = stop > start ? (stop - start - 1) / step + 1 : 0;
+    (*out)->shape[a] = n;
+    (*out)->strides[a] = n > 1 ? t->strides[a] * step : t->strides[a];
     return WGML_OK;
 }
 
@@ -269,14 +296,18 @@ wgml_status wgml_view_reshape(const wgml_tensor *t, int ndim, const int64_t *sha
     int64_t s[WGML_MAX_DIMS];
     int infer = -1;
     int64_t n = 1;
-    if (ndim < 0 || ndim > WGML_MAX_DIMS || (ndim && !shape))
-        return wg_fail(WGML_ERR_SHAPE, "wgml_view_reshape: ndim %d", ndim);
+    if (ndim && !shape)
+        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_view_reshape: shape is NULL for %d dims", ndim);
+    if (ndim < 0 || ndim > WGML_MAX_DIMS)
+        return wg_fail(WGML_ERR_SHAPE, "wgml_view_reshape: ndim %d: must be 0..%d", ndim, WGML_MAX_DIMS);
     for (int i = 0; i < ndim; i++) {
         s[i] = shape[i];
         if (s[i] == -1 && infer < 0)
             infer = i;
-        else if (s[i] < 0)
+        else if (s[i] < 0 || s[i] > WG_MAX_DIM)
             return wg_fail(WGML_ERR_SHAPE, "wgml_view_reshape: dim %d is %lld", i, (long long)s[i]);
+        else if (s[i] && n > (int64_t)WG_MAX_ELEMS / s[i])
+            return wg_fail(WGML_ERR_SHAPE, "wgml_view_reshape: more than 2^42 elements");
         else
             n *= s[i];
     }
@@ -290,7 +321,7 @@ wgml_status wgml_view_reshape(const wgml_tensor *t, int ndim, const int64_t *sha
     if (n != total)
         return wg_fail(WGML_ERR_SHAPE, "wgml_view_reshape: %lld elements cannot become %lld", (long long)total,
                        (long long)n);
-    wgml_status st = check_shape(t->dtype, ndim, s);
+    wgml_status st = check_shape("wgml_view_reshape", t->dtype, ndim, s);
     if (st != WGML_OK)
         return st;
     if ((st = view_new(t, out)) != WGML_OK)
@@ -306,7 +337,10 @@ wgml_status wgml_view_broadcast(const wgml_tensor *t, int ndim, const int64_t *s
 {
     if (!t || (ndim && !shape))
         return wg_fail(WGML_ERR_INVALID_ARG, "wgml_view_broadcast: NULL argument");
-    if (ndim < t->ndim || ndim > WGML_MAX_DIMS)
+    wgml_status st = check_dims("wgml_view_broadcast", ndim, shape);
+    if (st != WGML_OK)
+        return st;
+    if (ndim < t->ndim)
         return wg_fail(WGML_ERR_SHAPE, "wgml_view_broadcast: cannot go from %d to %d dims", t->ndim, ndim);
     if (wg_dtype(t->dtype)->kind == WG_KIND_QUANT)
         return wg_fail(WGML_ERR_DTYPE, "wgml_view_broadcast: quantised tensors cannot broadcast");
@@ -319,7 +353,7 @@ wgml_status wgml_view_broadcast(const wgml_tensor *t, int ndim, const int64_t *s
                            (long long)d, (long long)shape[i]);
         st_[i] = d == shape[i] && j >= 0 ? t->strides[j] : 0;
     }
-    wgml_status st = view_new(t, out);
+    st = view_new(t, out);
     if (st != WGML_OK)
         return st;
     (*out)->ndim = ndim;

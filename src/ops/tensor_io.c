@@ -52,6 +52,8 @@ static wgml_status staging(const wgml_tensor *t, wgml_tensor **out)
 wgml_status wgml_tensor_upload(wgml_tensor *t, const void *src, uint64_t bytes)
 {
     wgml_status st = io_check(t, src, bytes, "wgml_tensor_upload");
+    if (st == WGML_OK)
+        st = wg_check_out_writable("wgml_tensor_upload", "t", t);
     if (st != WGML_OK || bytes == 0)
         return st;
     if (wgml_tensor_is_contiguous(t))
