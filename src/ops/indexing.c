@@ -325,12 +325,17 @@ static wgml_status check_args(const char *op, const wgml_tensor *a, const char *
         return wg_fail(WGML_ERR_INVALID_ARG, "%s: tensors from different contexts", op);
     if (idx->dtype != WGML_I32)
         return wg_fail(WGML_ERR_DTYPE, "%s: %s is %s, indices must be i32", op, xn, wgml_dtype_name(idx->dtype));
-    /* The written tensor ("out", or dst for set_rows/scatter_add) must not
-     * share memory with what is read: rows land in an order of the GPU's
-     * choosing, so any overlap is refused, in place included. */
-    if (strcmp(bn, "out") == 0)
-        return wg_check_writes(op, bn, b, false, xn, idx, an ? an : "src", a, WG_END);
-    return wg_check_writes(op, an, a, false, xn, idx, bn, b, WG_END);
+    return WGML_OK;
+}
+
+/* The written tensor (out, or dst for set_rows/scatter_add) must not share
+ * memory with what is read: rows land in an order of the GPU's choosing,
+ * so any overlap is refused, in place included.  Called once shapes and
+ * dtypes are known good, so those errors come first. */
+static wgml_status hazards(const char *op, const wgml_tensor *w, const char *wn, const wgml_tensor *r1,
+                           const char *r1n, const wgml_tensor *r2, const char *r2n)
+{
+    return wg_check_writes(op, wn, w, false, r1n, r1, r2n, r2, WG_END);
 }
 
 static wgml_status check_shape(const char *op, const char *what, const wgml_tensor *t, int ndim,
@@ -415,6 +420,8 @@ wgml_status wgml_get_rows(const wgml_tensor *src, const wgml_tensor *idx, wgml_t
     int32_t *h = NULL;
     int axis = idx ? idx->ndim - 1 : 0;
     if (st == WGML_OK)
+        st = hazards(op, out, "out", src, "src", idx, "idx");
+    if (st == WGML_OK)
         st = load_idx(op, "idx", idx, src->shape[axis], &h);
     if (st != WGML_OK)
         return st;
@@ -473,7 +480,8 @@ wgml_status wgml_set_rows(wgml_tensor *dst, const wgml_tensor *idx, const wgml_t
         return st;
     int axis = idx->ndim - 1;
     int32_t *h = NULL;
-    if ((st = load_idx(op, "idx", idx, dst->shape[axis], &h)) != WGML_OK)
+    if ((st = hazards(op, dst, "dst", src, "src", idx, "idx")) != WGML_OK ||
+        (st = load_idx(op, "idx", idx, dst->shape[axis], &h)) != WGML_OK)
         return st;
     int64_t nidx = wgml_tensor_nelem(idx);
     wgml_tensor *eff = NULL; /* de-duplicated indices, when needed */
@@ -543,6 +551,8 @@ wgml_status wgml_gather(const wgml_tensor *src, int axis, const wgml_tensor *idx
         st = wg_check_out(op, out, src->dtype, idx->ndim, idx->shape);
     int32_t *h = NULL;
     if (st == WGML_OK)
+        st = hazards(op, out, "out", src, "src", idx, "idx");
+    if (st == WGML_OK)
         st = load_idx(op, "idx", idx, src->shape[a], &h);
     if (st != WGML_OK)
         return st;
@@ -574,6 +584,8 @@ wgml_status wgml_scatter_add(wgml_tensor *dst, int axis, const wgml_tensor *idx,
     if (st == WGML_OK)
         st = fits_within(op, idx, dst, "dst", a, false);
     int32_t *h = NULL;
+    if (st == WGML_OK)
+        st = hazards(op, dst, "dst", src, "src", idx, "idx");
     if (st == WGML_OK)
         st = load_idx(op, "idx", idx, dst->shape[a], &h);
     if (st != WGML_OK)
@@ -607,6 +619,8 @@ wgml_status wgml_index_select(const wgml_tensor *src, int axis, const wgml_tenso
     }
     int32_t *h = NULL;
     if (st == WGML_OK)
+        st = hazards(op, out, "out", src, "src", idx, "idx");
+    if (st == WGML_OK)
         st = load_idx(op, "idx", idx, src->shape[a], &h);
     if (st != WGML_OK)
         return st;
@@ -636,7 +650,8 @@ wgml_status wgml_one_hot(const wgml_tensor *idx, wgml_tensor *out)
     if ((st = check_shape(op, "out", out, idx->ndim + 1, shape)) != WGML_OK)
         return st;
     int32_t *h = NULL;
-    if ((st = load_idx(op, "idx", idx, classes, &h)) != WGML_OK)
+    if ((st = hazards(op, out, "out", idx, "idx", NULL, "-")) != WGML_OK ||
+        (st = load_idx(op, "idx", idx, classes, &h)) != WGML_OK)
         return st;
     int64_t it[4];
     wg_shape4(out, it);
@@ -697,7 +712,8 @@ wgml_status wgml_embedding(const wgml_tensor *table, const wgml_tensor *ids, wgm
     if ((st = check_shape(op, "out", out, ids->ndim + 1, shape)) != WGML_OK)
         return st;
     int32_t *h = NULL;
-    if ((st = load_idx(op, "ids", ids, table->shape[0], &h)) != WGML_OK)
+    if ((st = hazards(op, out, "out", table, "table", ids, "ids")) != WGML_OK ||
+        (st = load_idx(op, "ids", ids, table->shape[0], &h)) != WGML_OK)
         return st;
     if (!wg_dtype_is_plain(table->dtype)) {
         st = embedding_quant(table, ids, out);

@@ -211,6 +211,11 @@ static const char *mode_defines(const mv_plan *m)
 /* Runs the plan over all of out (x's fields of the plan already set). */
 static wgml_status mv_run(const char *name, mv_plan *m)
 {
+    /* Only tri is elementwise (reads the element it writes): the others
+     * may not write over x, not even as the same view. */
+    wgml_status st = wg_check_writes(name, "out", m->out, m->mode == MV_TRI, "x", m->x, WG_END);
+    if (st != WGML_OK)
+        return st;
     int64_t iter[4];
     wg_shape4(m->out, iter);
     for (int d = 0; d < 4; d++)
@@ -227,8 +232,7 @@ static wgml_status mv_run(const char *name, mv_plan *m)
     snprintf(defs, sizeof defs, "X_DT=%s;X_MODE=%s;O_DT=%s;O_MODE=w;%s", dt, shared ? "rw" : "r", dt,
              mode_defines(m));
     wg_kernel_ref ref = {"movement.wgsl", "main", defs, 2, shared ? 0u : 1u};
-    wgml_status st = wg_kernel_get(m->x->ctx, &ref, &m->kern);
-    if (st != WGML_OK)
+    if ((st = wg_kernel_get(m->x->ctx, &ref, &m->kern)) != WGML_OK)
         return st;
     int64_t base[4] = {0, 0, 0, 0};
     return mv_block(m, base, iter);
@@ -251,9 +255,8 @@ static mv_plan mv_plan_of(int mode, const wgml_tensor *x, wgml_tensor *out)
 
 /* ------------------------------------------------------------ validation */
 
-/* x and out given, one context, one plain dtype, out not overlapping x
- * (only tri, elementwise, may run in place). */
-static wgml_status mv_check(const char *name, const wgml_tensor *x, const wgml_tensor *out, bool inplace_ok)
+/* x and out given, one context, one plain dtype. */
+static wgml_status mv_check(const char *name, const wgml_tensor *x, const wgml_tensor *out)
 {
     wgml_status st = wg_check_tensor(name, "x", x);
     if (st == WGML_OK)
@@ -268,7 +271,7 @@ static wgml_status mv_check(const char *name, const wgml_tensor *x, const wgml_t
     if (out->dtype != x->dtype)
         return wg_fail(WGML_ERR_DTYPE, "%s: out is %s but x is %s (cast first)", name, wgml_dtype_name(out->dtype),
                        wgml_dtype_name(x->dtype));
-    return wg_check_writes(name, "out", out, inplace_ok, "x", x, WG_END);
+    return WGML_OK;
 }
 
 /* ------------------------------------------------------------ ops */
@@ -276,7 +279,7 @@ static wgml_status mv_check(const char *name, const wgml_tensor *x, const wgml_t
 wgml_status wgml_permute(const wgml_tensor *x, const int *perm, wgml_tensor *out)
 {
     const char *name = "wgml_permute";
-    wgml_status st = mv_check(name, x, out, false);
+    wgml_status st = mv_check(name, x, out);
     if (st != WGML_OK)
         return st;
     if (!perm && x->ndim)
@@ -291,7 +294,8 @@ wgml_status wgml_permute(const wgml_tensor *x, const int *perm, wgml_tensor *out
         v.shape[i] = x->shape[p];
         v.strides[i] = x->strides[p];
     }
-    if ((st = wg_check_out(name, out, x->dtype, v.ndim, v.shape)) != WGML_OK)
+    if ((st = wg_check_out(name, out, x->dtype, v.ndim, v.shape)) != WGML_OK ||
+        (st = wg_check_writes(name, "out", out, false, "x", x, WG_END)) != WGML_OK)
         return st;
     return wgml_copy(&v, out);
 }
@@ -299,7 +303,7 @@ wgml_status wgml_permute(const wgml_tensor *x, const int *perm, wgml_tensor *out
 wgml_status wgml_repeat(const wgml_tensor *x, wgml_tensor *out)
 {
     const char *name = "wgml_repeat";
-    wgml_status st = mv_check(name, x, out, false);
+    wgml_status st = mv_check(name, x, out);
     if (st != WGML_OK)
         return st;
     if (x->ndim > out->ndim)
@@ -329,7 +333,7 @@ wgml_status wgml_concat(const wgml_tensor *const *xs, int n, int axis, wgml_tens
         snprintf(what, sizeof what, "xs[%d]", i);
         if ((st = wg_check_tensor(name, what, xs[i])) != WGML_OK)
             return st;
-        if ((st = mv_check(name, xs[i], out, false)) != WGML_OK)
+        if ((st = mv_check(name, xs[i], out)) != WGML_OK)
             return st;
     }
     const wgml_tensor *x0 = xs[0];
@@ -352,6 +356,12 @@ wgml_status wgml_concat(const wgml_tensor *const *xs, int n, int axis, wgml_tens
     }
     if ((st = wg_check_out(name, out, x0->dtype, x0->ndim, shape)) != WGML_OK)
         return st;
+    for (int i = 0; i < n; i++) {
+        char what[24];
+        snprintf(what, sizeof what, "xs[%d]", i);
+        if ((st = wg_check_writes(name, "out", out, false, what, xs[i], WG_END)) != WGML_OK)
+            return st;
+    }
     uint64_t esz = wg_dtype(out->dtype)->block_bytes;
     int64_t at = 0;
     for (int i = 0; i < n; i++) {
@@ -372,7 +382,7 @@ wgml_status wgml_pad(const wgml_tensor *x, const int64_t *before, const int64_t 
 {
     const char *name = "wgml_pad";
     static const char *mode_names[] = {"constant", "reflect", "edge", "circular"};
-    wgml_status st = mv_check(name, x, out, false);
+    wgml_status st = mv_check(name, x, out);
     if (st != WGML_OK)
         return st;
     if ((unsigned)mode > WGML_PAD_CIRCULAR)
@@ -412,7 +422,7 @@ wgml_status wgml_pad(const wgml_tensor *x, const int64_t *before, const int64_t 
 wgml_status wgml_flip(const wgml_tensor *x, unsigned axes_mask, wgml_tensor *out)
 {
     const char *name = "wgml_flip";
-    wgml_status st = mv_check(name, x, out, false);
+    wgml_status st = mv_check(name, x, out);
     if (st != WGML_OK)
         return st;
     if (axes_mask >> x->ndim)
@@ -428,7 +438,7 @@ wgml_status wgml_flip(const wgml_tensor *x, unsigned axes_mask, wgml_tensor *out
 wgml_status wgml_roll(const wgml_tensor *x, const int64_t *shifts, wgml_tensor *out)
 {
     const char *name = "wgml_roll";
-    wgml_status st = mv_check(name, x, out, false);
+    wgml_status st = mv_check(name, x, out);
     if (st != WGML_OK)
         return st;
     if (x->ndim && !shifts)
@@ -447,7 +457,7 @@ wgml_status wgml_roll(const wgml_tensor *x, const int64_t *shifts, wgml_tensor *
 wgml_status wgml_tri(const wgml_tensor *x, int upper, int64_t k, wgml_tensor *out)
 {
     const char *name = upper ? "wgml_tri(upper)" : "wgml_tri(lower)";
-    wgml_status st = mv_check(name, x, out, true);
+    wgml_status st = mv_check(name, x, out);
     if (st != WGML_OK)
         return st;
     if (x->ndim < 2)
@@ -465,7 +475,7 @@ wgml_status wgml_tri(const wgml_tensor *x, int upper, int64_t k, wgml_tensor *ou
 wgml_status wgml_diag(const wgml_tensor *x, wgml_tensor *out)
 {
     const char *name = "wgml_diag";
-    wgml_status st = mv_check(name, x, out, false);
+    wgml_status st = mv_check(name, x, out);
     if (st != WGML_OK)
         return st;
     int nd = x->ndim;

@@ -160,7 +160,7 @@ static bool same_view(const wgml_tensor *a, const wgml_tensor *b)
 
 wgml_status wg_check_out_writable(const char *op, const char *what, const wgml_tensor *out)
 {
-    if (!out)
+    if (!out || wgml_tensor_nelem(out) == 0) /* empty: nothing is written (and its strides may be 0) */
         return WGML_OK;
     for (int i = 0; i < out->ndim; i++)
         if (out->strides[i] == 0 && out->shape[i] > 1)
