@@ -292,9 +292,30 @@ typedef enum wgml_binary_op {
     WGML_EQ, WGML_NE, WGML_LT, WGML_LE, WGML_GT, WGML_GE, /* out: bool */
     WGML_BINARY_COUNT
 } wgml_binary_op;
-/* Numpy broadcasting between a and b.  Arithmetic needs a, b, out of one
- * dtype; comparisons need a, b of one dtype and a bool out.  MOD follows
- * the sign of the divisor (Python/numpy), integer division by 0 gives 0. */
+/* Numpy broadcasting between a and b.  Arithmetic (ADD .. MOD) needs a, b,
+ * out of one dtype, float or integer; AND OR XOR integer or bool;
+ * comparisons a, b of one plain dtype and a bool out.
+ *
+ * Integers compute in 32 bits and wrap modulo 2^bits.  DIV is floor
+ * division (numpy //), MOD follows the sign of the divisor (numpy %,
+ * Python); integer DIV and MOD by 0 give 0.
+ *
+ * Float MOD is numpy's remainder, exactly: r = fmod(x, y), computed
+ * exactly from the bits (no division); when r != 0 and its sign differs
+ * from y's, r + y rounded once to f32, as numpy does in the dtype; a zero
+ * result has y's sign.  x = +-inf or y = +-0 give NaN; finite x with
+ * y = +-inf gives x, or y itself when the signs differ.  f16/bf16 compute
+ * in f32 and round to 16 bits (numpy's float16 rounds the same way).
+ * Subnormal operands and results are exact too, except that the r + y
+ * step is a float add, which a device that flushes subnormals may flush.
+ *
+ * NaN (float dtypes), decided on the bits before the op, so it holds on
+ * devices whose float instructions ignore NaN: an operation with a NaN
+ * operand gives NaN (MAX and MIN too: numpy's maximum/minimum, not
+ * fmax/fmin), except POW(x, +-0) = 1 and POW(1, y) = 1 for any x, y,
+ * NaN included (IEEE, C, numpy); EQ LT LE GT GE with a NaN are false and
+ * NE is true (IEEE, numpy).  POW(-1, +-inf) = 1 as well.  Other inf
+ * arithmetic (inf - inf, 0 * inf) is the device's IEEE arithmetic. */
 wgml_status wgml_binary(wgml_binary_op op, const wgml_tensor *a, const wgml_tensor *b, wgml_tensor *out);
 
 typedef enum wgml_unary_op {
@@ -306,17 +327,56 @@ typedef enum wgml_unary_op {
     WGML_SCALE /* x * p0 + p1 */, WGML_NOT /* int/bool: logical for bool, bitwise for ints */,
     WGML_UNARY_COUNT
 } wgml_unary_op;
-/* x and out of one dtype (float ops on f32/f16/bf16; ABS NEG SIGN SQR
- * CLAMP SCALE RELU also on i32/i8; NOT on integer/bool). */
+/* x and out of one dtype.  Every op but NOT on f32/f16/bf16 (16-bit
+ * floats compute in f32); ABS NEG SIGN SQR CLAMP SCALE RELU also on
+ * i32/i8; NOT only on i32/u32/i8/u8/bool.  Other pairs: WGML_ERR_DTYPE.
+ *
+ * Integers (computed in i32): ABS, NEG and SQR wrap modulo 2^bits
+ * (i8: ABS(-128) = NEG(-128) = -128, SQR(100) = 16; i32:
+ * ABS(INT32_MIN) = INT32_MIN); SIGN is -1/0/1; RELU max(x, 0); CLAMP
+ * min(max(x, lo), hi) with lo, hi = p0, p1 converted as wgml_cast
+ * converts floats (toward zero, saturated to i32, NaN -> 0).  SCALE is
+ * f32(x) * p0 + p1 in f32 (x rounds to f32 above 2^24; the driver may
+ * fuse the multiply-add: one or two roundings), converted like wgml_cast:
+ * truncated toward zero, saturated to the dtype (i8: SCALE(100, 3, 0) =
+ * 127, not a wrapped 44), NaN -> 0.
+ *
+ * Floats.  NaN: every op maps NaN to NaN (decided on the bits, as numpy
+ * does: SIGN, RELU, LEAKY_RELU, STEP, CLAMP, HARDSIGMOID, HARDSWISH,
+ * FLOOR, CEIL, ROUND, TRUNC of NaN are NaN, not 0 or a bound).  Domains:
+ * LOG, SQRT, RSQRT of x < 0 and LOG1P of x < -1 are NaN; LOG(+-0) =
+ * LOG1P(-1) = -inf; RSQRT(+0) = +inf; RECIPROCAL(+-0) = +-inf; SIN and
+ * COS of +-inf are NaN.  At +-inf every other op gives its limit: TANH
+ * and ERF +-1, SIGMOID and HARDSIGMOID and STEP 0 / 1, EXP 0 / inf,
+ * EXPM1 -1 / inf, SOFTPLUS 0 / inf, ELU -p0 / inf, SELU -1.7581 / inf,
+ * SILU GELU_ERF GELU_TANH GELU_QUICK MISH HARDSWISH 0 / inf (a zero
+ * with the sign of the limit, -0, where the device keeps zero signs),
+ * CLAMP p0 / p1, RECIPROCAL and RSQRT 0.
+ * Accuracy of the transcendental ops and activations, relative to the
+ * result and in both tails, on a device that meets WGSL's accuracy rules:
+ * within (16 + 4 cond(x)) 2^-23, cond(x) = |x f'(x) / f(x)| (the 4 cond(x)
+ * is WGSL's exp error, 3 + 2|z| ulps at z, plus the rounding of exp's
+ * argument z; tests/test_op_elementwise_edges.c derives it).  Nothing
+ * cancels (no 1 + tanh(u), no 1 + erf(x)) and no builtin tanh is used
+ * (some devices' tanh misses +-1): SILU(-90) = -7.4e-38, MISH(-20) = -4.1e-8,
+ * GELU_ERF(-10) = -7.6e-23, GELU_TANH(-9) = -1.3e-28, TANH(1e-20) =
+ * 1e-20.  Where a result lies below the smallest normal f32 (1.2e-38;
+ * for f16 outputs 6.1e-5) a device that flushes subnormals may return a
+ * zero of the result's sign.  LOG on [0.5, 2]: WGSL's 2^-21 absolute.
+ * SIN and COS: WGSL's 2^-11 absolute on [-pi, pi]. */
 wgml_status wgml_unary(wgml_unary_op op, const wgml_tensor *x, wgml_tensor *out, float p0, float p1);
-/* Every element of out = value (converted to out's dtype). */
+/* Every element of out = value, converted to out's dtype as wgml_cast
+ * converts a float (NaN: a NaN in float dtypes, 0 in integers, true in
+ * bool). */
 wgml_status wgml_fill(wgml_tensor *out, double value);
-/* out = cond ? a : b, broadcasting all three; cond is bool. */
+/* out = cond ? a : b, broadcasting all three; cond is bool.  Elements are
+ * copied bit for bit, NaN included. */
 wgml_status wgml_where(const wgml_tensor *cond, const wgml_tensor *a, const wgml_tensor *b, wgml_tensor *out);
 
 /* Conversion to out's dtype.  Float -> int truncates toward zero and
  * saturates (NaN -> 0); float -> f16/bf16 rounds to nearest even, overflow
- * to inf; int -> int wraps modulo 2^bits; anything -> bool is (x != 0).
+ * to inf, NaN stays NaN; int -> int wraps modulo 2^bits; anything -> bool
+ * is (x != 0), so NaN -> true.
  * Also copies between any strides (same dtype: a plain copy, "contiguous"
  * into a contiguous out, "set" into a view). */
 wgml_status wgml_cast(const wgml_tensor *x, wgml_tensor *out);

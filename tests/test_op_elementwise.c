@@ -111,10 +111,9 @@ static void t_unary_all(void)
     check_unary(WGML_EXPM1, WGML_F32, 1, s7, 0, true);
 }
 
-/* MOD in f32 computes x - y * trunc(x / y): the rounded quotient leaves an
- * absolute error of about ulp(|x|) <= 2^-20 for |x| <= 8, however small
- * the remainder; hence an absolute tolerance for it. */
-static double binary_atol(wgml_binary_op op) { return op == WGML_MOD ? 2e-6 : 1e-30; }
+/* Float MOD is exact (wgml.h; the boundary cases are in
+ * test_op_elementwise_edges.c): no tolerance. */
+static double binary_atol(wgml_binary_op op) { return op == WGML_MOD ? 0 : 1e-30; }
 
 static void binary_domain(wgml_binary_op op, wgml_dtype dt, double *lo, double *hi, double *rtol)
 {
@@ -128,6 +127,8 @@ static void binary_domain(wgml_binary_op op, wgml_dtype dt, double *lo, double *
     }
     if (op == WGML_DIV)
         *rtol = 1e-6;
+    if (op == WGML_MOD)
+        *rtol = 0;
     if (dt == WGML_U8 || dt == WGML_U32 || dt == WGML_BOOL) {
         *lo = 0;
         *hi = op == WGML_POW ? 6 : 200;

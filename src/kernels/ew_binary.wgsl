@@ -1,18 +1,37 @@
 // out = a (op) b with broadcasting already folded into the strides.
-// Arithmetic keeps the operands' compute type; comparisons write bool.
+// Arithmetic keeps the operands' compute type; comparisons (CMP) write
+// bool.  NaN rules and MOD semantics are wgml.h's.
 #include "ew_common.wgsl"
+#include "ew_float.wgsl"
 #tensor a 1 A_DT A_MODE
 #tensor b 2 B_DT B_MODE
 #tensor o 3 O_DT O_MODE
 
-fn is_nan(x: f32) -> bool {
-    // NaN is the only value whose exponent is all ones with a mantissa.
-    return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
+#if FLOAT
+// The result when x or y is NaN, decided before the op (on the bits: see
+// ew_float.wgsl): comparisons are false except NE; POW(x, 0) and
+// POW(1, y) are 1; everything else returns the NaN operand.
+fn nan_case(x: f32, y: f32) -> o_T {
+#if CMP
+#if OP_NE
+    return 1u;
+#else
+    return 0u;
+#endif
+#else
+#if OP_POW
+    if ((bitcast<u32>(y) & 0x7fffffffu) == 0u || bitcast<u32>(x) == 0x3f800000u) {
+        return 1.0;
+    }
+#endif
+    return select(y, x, ew_is_nan(x));
+#endif
 }
 
-#if FLOAT
 fn fpow(x: f32, y: f32) -> f32 {
-    if (y == 0.0) {
+    // pow(+-0 exponent) and pow(1, y) are 1, and so is pow(-1, +-inf)
+    // (C, numpy): WGSL's pow is exp2(y log2 x), NaN for inf * 0.
+    if (y == 0.0 || x == 1.0 || (x == -1.0 && ew_is_inf(y))) {
         return 1.0;
     }
     if (x == 0.0) {
@@ -54,7 +73,77 @@ fn ipow(x: a_T, y: a_T) -> a_T {
 }
 #endif
 
+#if FLOAT
+#if OP_MOD
+// fmod(x, y) exactly, on the bits: the remainder of two floats is always
+// representable, but x - y * floor(x / y) in f32 is not computed exactly
+// (WGSL's division is good to 2.5 ulp, the product rounds) and was a
+// whole period off wherever x / y rounded to an integer.  Long division of
+// the significands instead: with x = mx 2^ex, y = my 2^ey (mx, my < 2^24
+// integers), r = mx 2^(ex - ey) mod my, taking the exponent gap 8 bits at
+// a time (r < my < 2^24, so r << 8 fits a u32; at most 32 steps, 0 to 3
+// for |x / y| < 2^24).  x finite, y nonzero (inf allowed), neither NaN.
+fn fmod_exact(x: f32, y: f32) -> f32 {
+    let ax = bitcast<u32>(x) & 0x7fffffffu;
+    let ay = bitcast<u32>(y) & 0x7fffffffu;
+    let sx = bitcast<u32>(x) & 0x80000000u;
+    if (ax < ay) {
+        return x;
+    }
+    // m 2^(e - 150) with e >= 1; subnormals have e = 1 and no hidden bit
+    let fx = ax >> 23u;
+    let fy = ay >> 23u;
+    let mx = (ax & 0x7fffffu) | select(0x800000u, 0u, fx == 0u);
+    let my = (ay & 0x7fffffu) | select(0x800000u, 0u, fy == 0u);
+    let ey = max(fy, 1u);
+    var d = max(fx, 1u) - ey;  // ax >= ay, so ex >= ey
+    var r = mx % my;
+    loop {
+        if (d == 0u || r == 0u) {
+            break;
+        }
+        let s = min(d, 8u);
+        r = (r << s) % my;
+        d = d - s;
+    }
+    if (r == 0u) {
+        return bitcast<f32>(sx);
+    }
+    // r 2^(ey - 150): normalise (top bit to bit 23), or subnormal
+    let lz = countLeadingZeros(r) - 8u;
+    if (ey > lz) {
+        return bitcast<f32>(sx | ((ey - lz) << 23u) | ((r << lz) & 0x7fffffu));
+    }
+    return bitcast<f32>(sx | (r << (ey - 1u)));
+}
+
+// numpy's remainder: fmod moved to the divisor's sign by one f32 add
+// (numpy adds in the dtype too), a zero result with the divisor's sign;
+// NaN for x = +-inf or y = +-0 (NaN operands were handled before).
+fn fmod_numpy(x: f32, y: f32) -> f32 {
+    let sy = bitcast<u32>(y) & 0x80000000u;
+    if (ew_is_inf(x) || (bitcast<u32>(y) & 0x7fffffffu) == 0u) {
+        return ew_nan();
+    }
+    let r = fmod_exact(x, y);
+    let br = bitcast<u32>(r);
+    if ((br & 0x7fffffffu) == 0u) {
+        return bitcast<f32>(sy);
+    }
+    if ((br & 0x80000000u) != sy) {
+        return r + y;
+    }
+    return r;
+}
+#endif
+#endif
+
 fn f(x: a_T, y: a_T) -> o_T {
+#if FLOAT
+    if (ew_is_nan(x) || ew_is_nan(y)) {
+        return nan_case(x, y);
+    }
+#endif
 #if OP_ADD
     return x + y;
 #endif
@@ -89,35 +178,15 @@ fn f(x: a_T, y: a_T) -> o_T {
 #endif
 #endif
 #if OP_MAX
-#if FLOAT
-    if (is_nan(x) || is_nan(y)) {
-        return x + y;
-    }
-#endif
     return max(x, y);
 #endif
 #if OP_MIN
-#if FLOAT
-    if (is_nan(x) || is_nan(y)) {
-        return x + y;
-    }
-#endif
     return min(x, y);
 #endif
 #if OP_MOD
     // result takes the sign of the divisor (numpy / Python)
 #if FLOAT
-    // WGSL division is approximate (2.5 ulp), so floor(x / y) can be off by
-    // one near integers: bring the remainder back into [0, |y|) * sign(y).
-    var r = x - y * floor(x / y);
-    if (y > 0.0) {
-        if (r < 0.0) { r = r + y; }
-        if (r >= y) { r = r - y; }
-    } else {
-        if (r > 0.0) { r = r + y; }
-        if (r <= y) { r = r - y; }
-    }
-    return r;
+    return fmod_numpy(x, y);
 #else
     if (y == a_T(0)) {
         return a_T(0);

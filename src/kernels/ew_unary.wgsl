@@ -1,8 +1,10 @@
 // out = f(x) for the unary ops of wgml_unary (one per OP_* define); float
 // dtypes compute in f32, integer ones in i32/u32.  p.fp.x / p.fp.y carry
-// the op's parameters (slope, alpha, clamp bounds, scale and bias).
+// the op's parameters (slope, alpha, clamp bounds, scale and bias).  The
+// NaN, infinity and domain rules are wgml.h's; ew_float.wgsl says why they
+// are decided on the bits and why the activations avoid tanh.
 #include "ew_common.wgsl"
-#include "math.wgsl"
+#include "ew_float.wgsl"
 #tensor a 1 A_DT A_MODE
 #tensor o 2 O_DT O_MODE
 
@@ -10,6 +12,10 @@ fn f(x: a_T) -> o_T {
     let p0 = p.fp.x;
     let p1 = p.fp.y;
 #if FLOAT
+    // every float op maps NaN to NaN
+    if (ew_is_nan(x)) {
+        return x;
+    }
 #if OP_ABS
     return abs(x);
 #endif
@@ -26,31 +32,37 @@ fn f(x: a_T) -> o_T {
     return wg_expm1(x);
 #endif
 #if OP_LOG
+    if (x <= 0.0) {
+        return select(ew_nan(), ew_inf(true), x == 0.0);
+    }
     return log(x);
 #endif
 #if OP_LOG1P
+    if (x <= -1.0) {
+        return select(ew_nan(), ew_inf(true), x == -1.0);
+    }
     return wg_log1p(x);
 #endif
 #if OP_SQRT
-    return sqrt(x);
+    return select(sqrt(x), ew_nan(), x < 0.0);
 #endif
 #if OP_RSQRT
-    return 1.0 / sqrt(x);
+    return select(ew_recip(sqrt(x)), ew_nan(), x < 0.0);
 #endif
 #if OP_SQR
     return x * x;
 #endif
 #if OP_SIN
-    return sin(x);
+    return select(sin(x), ew_nan(), ew_is_inf(x));
 #endif
 #if OP_COS
-    return cos(x);
+    return select(cos(x), ew_nan(), ew_is_inf(x));
 #endif
 #if OP_TANH
-    return wg_tanh(x);
+    return ew_tanh(x);
 #endif
 #if OP_SIGMOID
-    return wg_sigmoid(x);
+    return ew_mul_sigmoid(1.0, x);
 #endif
 #if OP_RELU
     return max(x, 0.0);
@@ -65,25 +77,34 @@ fn f(x: a_T) -> o_T {
     return 1.0507009873554805 * select(1.6732632423543772 * wg_expm1(x), x, x > 0.0);
 #endif
 #if OP_GELU_ERF
-    return 0.5 * x * (1.0 + wg_erf(x * 0.7071067811865476));
+    return ew_gelu_erf(x);
 #endif
 #if OP_GELU_TANH
-    return 0.5 * x * (1.0 + wg_tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+    // 0.5 x (1 + tanh(u)) = x sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3)
+    return ew_mul_sigmoid(x, x * (1.5957691216057308 + 0.07135481627260025 * x * x));
 #endif
 #if OP_GELU_QUICK
-    return x * wg_sigmoid(1.702 * x);
+    return ew_mul_sigmoid(x, 1.702 * x);
 #endif
 #if OP_SILU
-    return x * wg_sigmoid(x);
+    return ew_mul_sigmoid(x, x);
 #endif
 #if OP_SOFTPLUS
-    return wg_softplus(x);
+    return ew_softplus(x);
 #endif
 #if OP_MISH
-    return x * wg_tanh(wg_softplus(x));
+    return ew_mish(x);
 #endif
 #if OP_HARDSWISH
-    return x * clamp(x + 3.0, 0.0, 6.0) / 6.0;
+    // the outer pieces explicitly: x * 0 is NaN at -inf, and x * 6 / 6
+    // need not give x back
+    if (x <= -3.0) {
+        return bitcast<f32>(0x80000000u); // -0, the sign of x * 0
+    }
+    if (x >= 3.0) {
+        return x;
+    }
+    return x * (x + 3.0) * 0.16666667;
 #endif
 #if OP_HARDSIGMOID
     return clamp((x + 3.0) / 6.0, 0.0, 1.0);
@@ -107,7 +128,7 @@ fn f(x: a_T) -> o_T {
     return trunc(x);
 #endif
 #if OP_RECIPROCAL
-    return 1.0 / x;
+    return ew_recip(x);
 #endif
 #if OP_ERF
     return wg_erf(x);
@@ -134,6 +155,22 @@ fn f(x: a_T) -> o_T {
 #endif
 #if OP_CLAMP
     return min(max(x, a_T(p.ip.x)), a_T(p.ip.y));
+#endif
+#if OP_SCALE
+    // in f32, then converted like wgml_cast: truncate toward zero,
+    // saturate to the dtype's range, NaN -> 0
+    let v = f32(x) * p0 + p1;
+    if (ew_is_nan(v)) {
+        return 0;
+    }
+    let t = trunc(v);
+    if (t <= f32({{O_MIN}})) {
+        return {{O_MIN}};
+    }
+    if (t >= f32({{O_MAX}})) {
+        return {{O_MAX}};
+    }
+    return i32(t);
 #endif
 #if OP_NOT
 #if BOOL

@@ -31,7 +31,7 @@ uint32_t wg_unary_dtypes(wgml_unary_op op)
 {
     uint32_t sint = WG_DT_BIT(WGML_I32) | WG_DT_BIT(WGML_I8);
     switch (op) {
-    case WGML_ABS: case WGML_NEG: case WGML_SIGN: case WGML_SQR: case WGML_RELU: case WGML_CLAMP:
+    case WGML_ABS: case WGML_NEG: case WGML_SIGN: case WGML_SQR: case WGML_RELU: case WGML_CLAMP: case WGML_SCALE:
         return WG_DT_FLOATS | sint;
     case WGML_NOT:
         return WG_DT_INTS | WG_DT_BIT(WGML_BOOL);
@@ -56,6 +56,27 @@ static const char *kind_defines(wgml_dtype t)
     case WG_KIND_INT: return "SIGNED";
     case WG_KIND_BOOL: return "BOOL";
     default: return "UNSIGNED";
+    }
+}
+
+/* float -> i32 as wgml_cast converts: truncate, saturate, NaN -> 0 (also
+ * how integer CLAMP takes its float bounds) */
+static int32_t f32_to_i32_sat(float v)
+{
+    if (isnan(v))
+        return 0;
+    double t = trunc((double)v);
+    return t <= -2147483648.0 ? INT32_MIN : t >= 2147483647.0 ? INT32_MAX : (int32_t)t;
+}
+
+/* an integer dtype's range as WGSL literals, for saturating conversions */
+static void int_bounds(wgml_dtype t, char *lo, char *hi, size_t n)
+{
+    switch (t) {
+    case WGML_I32: snprintf(lo, n, "-2147483648"); snprintf(hi, n, "2147483647"); break;
+    case WGML_U32: snprintf(lo, n, "0u"); snprintf(hi, n, "4294967295u"); break;
+    case WGML_I8: snprintf(lo, n, "-128"); snprintf(hi, n, "127"); break;
+    default: snprintf(lo, n, "0u"); snprintf(hi, n, "255u"); break;
     }
 }
 
@@ -90,10 +111,17 @@ wgml_status wgml_unary(wgml_unary_op op, const wgml_tensor *x, wgml_tensor *out,
     int64_t iter[4];
     wg_shape4(out, iter);
     wg_operand ops[2] = {{x, wg_view4_of(x), "a", false}, {out, wg_view4_of(out), "o", true}};
-    char defs[64];
-    snprintf(defs, sizeof defs, "OP_%s;%s;VEC4OK", wg_unary_name(op), kind_defines(x->dtype));
+    char defs[128];
+    int dn = snprintf(defs, sizeof defs, "OP_%s;%s;VEC4OK", wg_unary_name(op), kind_defines(x->dtype));
+    if (op == WGML_SCALE && !wg_dtype_is_float(x->dtype)) { /* saturates to the dtype's range */
+        char lo[16], hi[16];
+        int_bounds(x->dtype, lo, hi, sizeof lo);
+        snprintf(defs + dn, sizeof defs - (size_t)dn, ";O_MIN=%s;O_MAX=%s", lo, hi);
+    }
     float fp[4] = {p0, p1, 0, 0};
-    uint32_t ip[4] = {(uint32_t)(int32_t)p0, (uint32_t)(int32_t)p1, 0, 0};
+    /* integer CLAMP bounds convert like casts (a plain C cast of an
+     * out-of-range float is undefined) */
+    uint32_t ip[4] = {(uint32_t)f32_to_i32_sat(p0), (uint32_t)f32_to_i32_sat(p1), 0, 0};
     return wg_ew_launch(x->ctx, "ew_unary.wgsl", "ew_main", defs, ops, 2, iter, fp, ip);
 }
 
@@ -112,9 +140,22 @@ double wg_wrap_int(double v, wgml_dtype t)
     return (double)u;
 }
 
+/* The references are written in forms that stay accurate in double in
+ * both tails (the tests hold the kernels to relative accuracy there) and
+ * give the limits wgml.h promises at +-inf, not inf * 0 = NaN. */
+static double sigmoid_ref(double z) { return z >= 0 ? 1 / (1 + exp(-z)) : exp(z) / (1 + exp(z)); }
+
+/* m * s where s underflows to 0 for infinite m: the limit, a zero with
+ * m's sign (x * sigmoid(x) -> -0 as x -> -inf). */
+static double mul_lim(double m, double s) { return s == 0 ? copysign(0.0, m) : m * s; }
+
+static double softplus_ref(double x) { return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x)); }
+
 static double unary_exact(wgml_unary_op op, double x, double p0, double p1, wgml_dtype t)
 {
     bool fl = wg_dtype_is_float(t);
+    if (fl && isnan(x))
+        return NAN; /* every float op maps NaN to NaN (wgml.h) */
     switch (op) {
     case WGML_ABS: return fabs(x);
     case WGML_NEG: return -x;
@@ -129,28 +170,36 @@ static double unary_exact(wgml_unary_op op, double x, double p0, double p1, wgml
     case WGML_SIN: return sin(x);
     case WGML_COS: return cos(x);
     case WGML_TANH: return tanh(x);
-    case WGML_SIGMOID: return 1 / (1 + exp(-x));
+    case WGML_SIGMOID: return sigmoid_ref(x);
     case WGML_RELU: return x > 0 ? x : 0;
     case WGML_LEAKY_RELU: return x > 0 ? x : p0 * x;
     case WGML_ELU: return x > 0 ? x : p0 * expm1(x);
     case WGML_SELU: return 1.0507009873554805 * (x > 0 ? x : 1.6732632423543772 * expm1(x));
-    case WGML_GELU_ERF: return 0.5 * x * (1 + erf_ref(x / sqrt(2.0)));
-    case WGML_GELU_TANH: return 0.5 * x * (1 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
-    case WGML_GELU_QUICK: return x / (1 + exp(-1.702 * x));
-    case WGML_SILU: return x / (1 + exp(-x));
-    case WGML_SOFTPLUS: return x > 20 ? x : log1p(exp(x));
-    case WGML_MISH: return x * tanh(x > 20 ? x : log1p(exp(x)));
-    case WGML_HARDSWISH: return x * fmin(fmax(x + 3, 0), 6) / 6;
+    /* x Phi(x) through erfc: 1 + erf(x / sqrt 2) cancels for x << 0 */
+    case WGML_GELU_ERF: return mul_lim(0.5 * x, erfc(-x / sqrt(2.0)));
+    /* 0.5 x (1 + tanh(u)) = x sigmoid(2u) */
+    case WGML_GELU_TANH: return mul_lim(x, sigmoid_ref(2 * 0.7978845608028654 * (x + 0.044715 * x * x * x)));
+    case WGML_GELU_QUICK: return mul_lim(x, sigmoid_ref(1.702 * x));
+    case WGML_SILU: return mul_lim(x, sigmoid_ref(x));
+    case WGML_SOFTPLUS: return softplus_ref(x);
+    case WGML_MISH: return mul_lim(x, tanh(softplus_ref(x)));
+    case WGML_HARDSWISH: return x <= -3 ? -0.0 : x >= 3 ? x : x * (x + 3) / 6;
     case WGML_HARDSIGMOID: return fmin(fmax((x + 3) / 6, 0), 1);
     case WGML_STEP: return x > 0 ? 1 : 0;
-    case WGML_CLAMP: return fl ? fmin(fmax(x, p0), p1) : fmin(fmax(x, (double)(int32_t)p0), (double)(int32_t)p1);
+    case WGML_CLAMP:
+        return fl ? fmin(fmax(x, p0), p1) : fmin(fmax(x, f32_to_i32_sat((float)p0)), f32_to_i32_sat((float)p1));
     case WGML_FLOOR: return floor(x);
     case WGML_CEIL: return ceil(x);
     case WGML_ROUND: return nearbyint(x); /* default rounding mode: half to even */
     case WGML_TRUNC: return trunc(x);
     case WGML_RECIPROCAL: return 1 / x;
     case WGML_ERF: return erf_ref(x);
-    case WGML_SCALE: return x * p0 + p1;
+    case WGML_SCALE:
+        if (!fl) { /* f32 arithmetic, then converted like a cast (wgml.h) */
+            float v = (float)((float)x * (float)p0);
+            return wg_cast_ref((float)(v + (float)p1), WGML_F32, t);
+        }
+        return x * p0 + p1;
     case WGML_NOT:
         if (t == WGML_BOOL)
             return x != 0 ? 0 : 1;
@@ -206,7 +255,7 @@ wgml_status wgml_binary(wgml_binary_op op, const wgml_tensor *a, const wgml_tens
     wg_view4_bcast(a, iter, &ops[0].v);
     wg_view4_bcast(b, iter, &ops[1].v);
     char defs[64];
-    snprintf(defs, sizeof defs, "OP_%s;%s;VEC4OK", wg_binary_name(op), kind_defines(a->dtype));
+    snprintf(defs, sizeof defs, "OP_%s;%s;VEC4OK%s", wg_binary_name(op), kind_defines(a->dtype), cmp ? ";CMP" : "");
     return wg_ew_launch(a->ctx, "ew_binary.wgsl", "ew_main", defs, ops, 3, iter, NULL, NULL);
 }
 
@@ -244,8 +293,12 @@ double wg_binary_ref(wgml_binary_op op, double x, double y, wgml_dtype t)
         if (!fl && y == 0)
             r = 0;
         else {
+            /* numpy's remainder: fmod, moved to the divisor's sign; a
+             * zero takes the divisor's sign */
             r = fmod(x, y);
-            if (r != 0 && ((r < 0) != (y < 0)))
+            if (r == 0)
+                r = copysign(0.0, y);
+            else if ((r < 0) != (y < 0))
                 r += y;
         }
         break;
@@ -264,16 +317,6 @@ double wg_binary_ref(wgml_binary_op op, double x, double y, wgml_dtype t)
 }
 
 /* ------------------------------------------------------------ cast, copy */
-
-static void int_bounds(wgml_dtype t, char *lo, char *hi, size_t n)
-{
-    switch (t) {
-    case WGML_I32: snprintf(lo, n, "-2147483648"); snprintf(hi, n, "2147483647"); break;
-    case WGML_U32: snprintf(lo, n, "0u"); snprintf(hi, n, "4294967295u"); break;
-    case WGML_I8: snprintf(lo, n, "-128"); snprintf(hi, n, "127"); break;
-    default: snprintf(lo, n, "0u"); snprintf(hi, n, "255u"); break;
-    }
-}
 
 static const char *kind_tag(wgml_dtype t)
 {
