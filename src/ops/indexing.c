@@ -70,7 +70,7 @@ static wgml_status load_idx(const char *op, const char *what, const wgml_tensor 
         wgml_status st = n ? wgml_tensor_download(idx, h, (uint64_t)n * 4) : WGML_OK;
         if (st != WGML_OK) {
             free(h);
-            return wg_failp(st, "%s: reading %s back to check it: ", op, what);
+            return wg_failp(st, "%s: reading %s back to check it", op, what);
         }
         free(c->vals);
         c->vals = malloc(sizeof(int32_t) * (size_t)(n + 1));
@@ -193,9 +193,14 @@ static wgml_status run(const ix_job *j, const ix_slot s[3], const int64_t it[4])
         int d = 0;
         while (d < 4 && it[d] == 1)
             d++;
-        if (d == 4)
-            return wg_fail(WGML_ERR_LIMIT, "%s: one element's window exceeds a storage binding (an index "
-                           "row of a huge non-contiguous view?)", j->op);
+        if (d == 4) {
+            uint64_t widest = 0, f, c;
+            for (int k = 0; k < 3; k++)
+                if (s[k].t && (span(j, &s[k], k, it, 0, 1, &f, &c), c * esz(&s[k]) > widest))
+                    widest = c * esz(&s[k]);
+            return wg_fail_window(ctx, widest, "%s: one element's window (an index row of a huge non-contiguous "
+                                  "view?)", j->op);
+        }
         int64_t half = it[d] / 2;
         for (int part = 0; part < 2; part++) {
             int64_t sub[4] = {it[0], it[1], it[2], it[3]};
@@ -414,7 +419,7 @@ wgml_status wgml_get_rows(const wgml_tensor *src, const wgml_tensor *idx, wgml_t
     if (st != WGML_OK)
         return st;
     if (!wg_dtype_is_plain(src->dtype))
-        st = wg_get_rows_quant(src, idx, out);
+        st = wg_get_rows_quant(op, src, idx, axis, out);
     else
         st = gather_rows(op, src, axis, idx, 0, out, h);
     free(h);
@@ -641,38 +646,6 @@ wgml_status wgml_one_hot(const wgml_tensor *idx, wgml_tensor *out)
     return st;
 }
 
-/* Quantised tables: get_rows on a flat view of the ids (a contiguous copy
- * when they are a strided view) into a [N, dim] view of out (or a temp). */
-static wgml_status embedding_quant(const wgml_tensor *table, const wgml_tensor *ids, wgml_tensor *out)
-{
-    wgml_ctx *ctx = table->ctx;
-    int64_t n = wgml_tensor_nelem(ids), flat[2] = {n, table->shape[1]};
-    wgml_tensor *ic = NULL, *iv = NULL, *ov = NULL, *tmp = NULL;
-    wgml_status st = WGML_OK;
-    if (!wgml_tensor_is_contiguous(ids)) {
-        st = wgml_tensor_new(ctx, WGML_I32, ids->ndim, ids->shape, &ic);
-        if (st == WGML_OK)
-            st = wgml_copy(ids, ic);
-    }
-    if (st == WGML_OK)
-        st = wgml_view_reshape(ic ? ic : ids, 1, flat, &iv);
-    bool direct = wgml_tensor_is_contiguous(out);
-    if (st == WGML_OK)
-        st = direct ? wgml_view_reshape(out, 2, flat, &ov) : wgml_tensor_new(ctx, out->dtype, 2, flat, &ov);
-    if (st == WGML_OK)
-        st = wg_get_rows_quant(table, iv, ov);
-    if (st == WGML_OK && !direct) {
-        st = wgml_view_reshape(ov, out->ndim, out->shape, &tmp);
-        if (st == WGML_OK)
-            st = wgml_copy(tmp, out);
-    }
-    wgml_tensor_free(tmp);
-    wgml_tensor_free(ov);
-    wgml_tensor_free(iv);
-    wgml_tensor_free(ic);
-    return st;
-}
-
 wgml_status wgml_embedding(const wgml_tensor *table, const wgml_tensor *ids, wgml_tensor *out)
 {
     const char *op = "wgml_embedding";
@@ -695,7 +668,7 @@ wgml_status wgml_embedding(const wgml_tensor *table, const wgml_tensor *ids, wgm
     if ((st = load_idx(op, "ids", ids, table->shape[0], &h)) != WGML_OK)
         return st;
     if (!wg_dtype_is_plain(table->dtype)) {
-        st = embedding_quant(table, ids, out);
+        st = wg_get_rows_quant(op, table, ids, 0, out);
     } else {
         int64_t it[4];
         wg_shape4(out, it);
