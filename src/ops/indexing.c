@@ -261,6 +261,18 @@ static bool overlaps(const wgml_tensor *w, const wgml_tensor *r)
     return a0 < b1 && b0 < a1;
 }
 
+/* #tensor dtype of a COPY slot: a move within one dtype moves raw words
+ * of its width, so every bit pattern (a NaN's sign and payload included)
+ * arrives unchanged -- f16 through f32 and back lost NaN payloads -- and
+ * dtypes of one width share a pipeline. */
+static const char *slot_dt(const char *kind, const wgml_tensor *t, const wgml_tensor *other)
+{
+    const wg_dtype_info *d = wg_dtype(t->dtype);
+    if (strcmp(kind, "COPY") != 0 || !other || other->dtype != t->dtype)
+        return d->wgsl;
+    return d->block_bytes == 4 ? "u32" : d->block_bytes == 2 ? "u16" : "u8";
+}
+
 /* Builds the kernel for the slots and runs it.  kind: COPY, ADD, ONE_HOT. */
 static wgml_status launch(const char *op, const char *kind, ix_slot s[3], const int64_t it[4], int ix, int64_t ax,
                           int64_t limit, const int32_t *idx, int64_t nidx)
@@ -287,7 +299,7 @@ static wgml_status launch(const char *op, const char *kind, ix_slot s[3], const 
     nb++;
     snprintf(defs, sizeof defs, "%s%s;A_DT=%s;A_MODE=%s;X_MODE=%s;O_DT=%s;O_MODE=w", kind,
              strcmp(kind, "ADD") == 0 && w->dtype == WGML_F32 ? ";ADD_F32" : "",
-             s[0].t ? wg_dtype(s[0].t->dtype)->wgsl : "f32", mode[0], mode[1], wg_dtype(w->dtype)->wgsl);
+             s[0].t ? slot_dt(kind, s[0].t, w) : "f32", mode[0], mode[1], slot_dt(kind, w, s[0].t));
     ix_job j = {op, NULL, ix, ax, limit, idx, nidx};
     wg_kernel_ref ref = {"indexing.wgsl", "main", defs, nb, ro};
     wgml_status st = wg_kernel_get(w->ctx, &ref, &j.k);
