@@ -402,11 +402,11 @@ wgml_status wgml_softmax(const wgml_tensor *x, const wgml_tensor *mask, const wg
  * is normalised and, when sum_out is given, also written there (the fused
  * residual add); RMS_NORM with a weight is one pass (fused rms_norm x w).
  * NaN (as PyTorch): LAYER/RMS/L2 write a row whose values (x + residual)
- * hold a NaN as all NaN, GROUP_NORM likewise a group (L2 too, though
- * max(NaN, eps) would be eps in C's fmax).  BATCH_NORM is per element: a
- * NaN in x, or a channel's NaN mean or var, reaches only the outputs made
- * from it; a NaN weight or bias only its own outputs; sum_out is the plain
- * per-element sum. */
+ * hold a NaN as all NaN (L2's max(|v|, eps) is NaN then), GROUP_NORM
+ * likewise a group.  BATCH_NORM is per element: a NaN in x, or a
+ * channel's NaN mean or var, reaches only the outputs made from it; a NaN
+ * weight or bias only its own outputs; sum_out is the plain per-element
+ * sum. */
 typedef enum wgml_norm_kind { WGML_LAYER_NORM, WGML_RMS_NORM, WGML_L2_NORM, WGML_GROUP_NORM, WGML_BATCH_NORM } wgml_norm_kind;
 typedef struct wgml_norm_params {
     wgml_norm_kind kind;
