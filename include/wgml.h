@@ -402,7 +402,13 @@ wgml_status wgml_tri(const wgml_tensor *x, int upper, int64_t k, wgml_tensor *ou
 wgml_status wgml_diag(const wgml_tensor *x, wgml_tensor *out);
 
 /* Indexing.  Index tensors are i32; an index out of range is
- * WGML_ERR_INDEX and nothing is written. */
+ * WGML_ERR_INDEX and nothing is written.  Index tensors may be any view
+ * (offset, step slice, permuted, broadcast), for quantised tables too.
+ * NaN: get_rows, set_rows, gather, index_select and embedding move NaN
+ * like any value: bit for bit (sign and payload) when the destination has
+ * the source's dtype, still NaN when converted (f16/bf16 -> f32, f32 ->
+ * f16/bf16).  scatter_add adds: a NaN in dst or among its added terms
+ * makes that sum NaN. */
 /* src [rows, ...] any dtype (quantised included) -> out [n_idx, ...] f32
  * (or src's dtype for plain types when out has it). */
 wgml_status wgml_get_rows(const wgml_tensor *src, const wgml_tensor *idx, wgml_tensor *out);
@@ -424,24 +430,39 @@ wgml_status wgml_dequantize(const wgml_tensor *x, wgml_tensor *out);
 /* Reductions over the axes in axes_mask (bit i = axis i); out has x's
  * ndim with reduced axes of size 1.  ARGMAX/ARGMIN: exactly one axis, out
  * i32, first occurrence wins.  VAR/STD: correction = p0 (0: population,
- * 1: sample).  Float inputs accumulate in f32 with a tree order. */
+ * 1: sample).  Float inputs accumulate in f32 with a tree order.
+ * NaN (numpy's and PyTorch's rules): a NaN among the reduced elements
+ * makes SUM, MEAN, PROD, L2NORM, LOGSUMEXP, VAR and STD NaN, and RMAX /
+ * RMIN NaN too (NaN propagates, like numpy's max, not fmax);
+ * ARGMAX/ARGMIN give the index of the first NaN.  Infinities follow IEEE
+ * arithmetic: +inf and -inf together make SUM, MEAN, VAR and STD NaN;
+ * LOGSUMEXP with a +inf (and no NaN) is +inf. */
 typedef enum wgml_reduce_op {
     WGML_SUM, WGML_MEAN, WGML_RMAX, WGML_RMIN, WGML_PROD, WGML_ARGMAX, WGML_ARGMIN,
     WGML_LOGSUMEXP, WGML_VAR, WGML_STD, WGML_L2NORM, WGML_REDUCE_COUNT
 } wgml_reduce_op;
 wgml_status wgml_reduce(wgml_reduce_op op, const wgml_tensor *x, unsigned axes_mask, float p0, wgml_tensor *out);
+/* Running sums along axis (exclusive: of the elements before).  NaN (as
+ * numpy): every output from a NaN's position on along the axis is NaN;
+ * the outputs before it are not affected (nor are other rows). */
 wgml_status wgml_cumsum(const wgml_tensor *x, int axis, int exclusive, wgml_tensor *out);
-/* Indices (i32) sorting each row of the last axis; stable. */
+/* Indices (i32) sorting each row of the last axis; stable.  NaN sorts
+ * after +inf ascending (numpy) and before +inf descending (PyTorch), NaNs
+ * among themselves in index order; -0 and +0 are equal. */
 wgml_status wgml_argsort(const wgml_tensor *x, int descending, wgml_tensor *out);
 /* Largest k of each row (last axis), sorted descending; values and/or
- * indices may be NULL. */
+ * indices may be NULL.  NaN counts as larger than +inf (torch.topk): the
+ * NaNs of a row come first, in index order. */
 wgml_status wgml_top_k(const wgml_tensor *x, int64_t k, wgml_tensor *values, wgml_tensor *indices);
 
 /* softmax (log=1: log_softmax) of scale * x + slope(h) * mask over any
  * axis (p NULL: defaults).  mask f32/f16/bf16, numpy-broadcast to x.
  * ALiBi (max_bias > 0, with a mask): h = index on dim -3 of x, ggml's
  * slopes.  sinks: 1-D [n_head] logits joining max and sum only.  -inf
- * logits give 0 (log: -inf), fully masked rows included. */
+ * logits give 0 (log: -inf), fully masked rows included.  NaN (as
+ * PyTorch): a NaN logit in a row (from x or the mask) or a NaN sink makes
+ * the whole row NaN, softmax and log_softmax alike, and so does a +inf
+ * logit or sink (exp(inf - inf)); other rows are unaffected. */
 typedef struct wgml_softmax_params {
     int axis;          /* default -1 */
     float scale;       /* 0 means 1 */
@@ -455,7 +476,13 @@ wgml_status wgml_softmax(const wgml_tensor *x, const wgml_tensor *mask, const wg
  * L2: v / max(|v|, eps)); GROUP/BATCH on x [N, C, ...] with [C]
  * weight/bias/mean/var.  eps used as given (>= 0).  residual: x + residual
  * is normalised and, when sum_out is given, also written there (the fused
- * residual add); RMS_NORM with a weight is one pass (fused rms_norm x w). */
+ * residual add); RMS_NORM with a weight is one pass (fused rms_norm x w).
+ * NaN (as PyTorch): LAYER/RMS/L2 write a row whose values (x + residual)
+ * hold a NaN as all NaN (L2's max(|v|, eps) is NaN then), GROUP_NORM
+ * likewise a group.  BATCH_NORM is per element: a NaN in x, or a
+ * channel's NaN mean or var, reaches only the outputs made from it; a NaN
+ * weight or bias only its own outputs; sum_out is the plain per-element
+ * sum. */
 typedef enum wgml_norm_kind { WGML_LAYER_NORM, WGML_RMS_NORM, WGML_L2_NORM, WGML_GROUP_NORM, WGML_BATCH_NORM } wgml_norm_kind;
 typedef struct wgml_norm_params {
     wgml_norm_kind kind;
@@ -469,7 +496,12 @@ typedef struct wgml_norm_params {
 wgml_status wgml_norm(const wgml_tensor *x, const wgml_norm_params *p, wgml_tensor *out);
 
 /* Rotary position embedding on x [..., seq, heads, head_dim] (ggml layout:
- * positions per token), NORMAL (adjacent pairs) or NEOX (halves). */
+ * positions per token), NORMAL (adjacent pairs) or NEOX (halves).  NaN:
+ * the rotation mixes the two elements of a pair, so a NaN in either makes
+ * both outputs of that pair NaN (at that position and head; also at angle
+ * 0, since NaN * sin 0 is NaN); elements past n_dims pass through as
+ * they are; a NaN freq_factor makes its pair NaN everywhere.  Nothing
+ * else is affected. */
 typedef enum wgml_rope_mode { WGML_ROPE_NORMAL, WGML_ROPE_NEOX, WGML_ROPE_MROPE } wgml_rope_mode;
 typedef struct wgml_rope_params {
     wgml_rope_mode mode;
@@ -484,13 +516,19 @@ wgml_status wgml_rope(const wgml_tensor *x, const wgml_tensor *pos, const wgml_r
 
 typedef enum wgml_glu_kind { WGML_SWIGLU, WGML_GEGLU_ERF, WGML_GEGLU_TANH, WGML_REGLU } wgml_glu_kind;
 /* gate NULL: x [..., 2n] holds [a, g] halves (swapped=1: [g, a]);
- * out [..., n] = act(a) * g. */
+ * out [..., n] = act(a) * g.  NaN, per element (as PyTorch): out is NaN
+ * where a or g is -- act(NaN) is NaN for every kind, REGLU's relu
+ * included, and act(a) * NaN is NaN even where act(a) is 0. */
 wgml_status wgml_glu(wgml_glu_kind kind, const wgml_tensor *x, const wgml_tensor *gate, int swapped,
                      wgml_tensor *out);
 
 /* Sampling from logits rows [rows, vocab] (f32) into out [rows] i32.
  * temperature 0 = greedy; top_k 0 and top_p 1 mean no restriction; min_p
- * 0 = off.  Counter-based RNG: same seed, same draws. */
+ * 0 = off.  Counter-based RNG: same seed, same draws.  NaN logits rank
+ * below -inf and are never drawn while the row has any other logit; a
+ * row whose largest logit is not finite is greedy (the first largest in
+ * the order NaN < -inf < ... < +inf), so a row of NaN gives 0.  Every
+ * row gets an index in [0, vocab); NaN never stalls a row. */
 typedef struct wgml_sample_params {
     float temperature;
     int top_k;

@@ -2,8 +2,8 @@
  * and sampling (token-exact against the double reference with the same
  * RNG, greedy paths, ties, a 256k vocabulary, frequencies of draws against
  * known distributions, the filters cutting what they should, more than
- * 65,535 rows) plus both families' error paths. */
-#include "op_harness.h"
+ * 65,535 rows), both families' NaN rules and their error paths. */
+#include "nan_table.h"
 #include "ops/rope.h"
 
 static const wgml_dtype floats[] = {WGML_F32, WGML_F16, WGML_BF16};
@@ -123,6 +123,48 @@ static void t_glu_all(void)
     /* an output above 2^24 elements, gate packed with the input */
     const int64_t huge[2] = {4097, 4099};
     check_glu(WGML_SWIGLU, WGML_F32, 2, huge, 0, 0);
+}
+
+/* NaN rule (wgml.h): per element, NaN in a or g gives NaN -- relu(NaN)
+ * is NaN (REGLU used WGSL's max(x, 0), which may drop it) and act(a) * NaN
+ * is NaN even where act(a) is 0; other elements are untouched.  Separate
+ * and packed gates, f32/f16/bf16. */
+static void t_glu_nan(void)
+{
+    const double N = NAN;
+    const double a[8] = {N, 1, -1, N, 2, -3, 0.5, -0.25}, g[8] = {1, N, N, N, 2, 0.5, -1, 3};
+    const int64_t s[2] = {2, 4}, ps[2] = {2, 8};
+    for (int k = WGML_SWIGLU; k <= WGML_REGLU; k++)
+        for (size_t d = 0; d < 3; d++)
+            for (int packed = 0; packed < 2; packed++) {
+                double pk[16], want[8];
+                for (int r = 0; r < 2; r++)
+                    for (int j = 0; j < 4; j++) {
+                        pk[r * 8 + j] = a[r * 4 + j];
+                        pk[r * 8 + 4 + j] = g[r * 4 + j];
+                    }
+                wgml_tensor *x = packed ? t_from(floats[d], 2, ps, pk) : t_from(floats[d], 2, s, a);
+                wgml_tensor *gt = packed ? NULL : t_from(floats[d], 2, s, g), *o = t_poisoned(floats[d], 2, s);
+                CHECK_OK(wgml_glu((wgml_glu_kind)k, x, gt, 0, o));
+                int bad_ref = 0;
+                for (int i = 0; i < 8; i++) {
+                    uint8_t ra[4], rg[4]; /* the inputs as the dtype holds them */
+                    wg_host_set(floats[d], ra, 0, a[i]);
+                    wg_host_set(floats[d], rg, 0, g[i]);
+                    want[i] = wg_glu_ref((wgml_glu_kind)k, wg_host_get(floats[d], ra, 0), wg_host_get(floats[d], rg, 0));
+                    bad_ref += (bool)isnan(want[i]) != (isnan(a[i]) || isnan(g[i]));
+                }
+                char what[64];
+                snprintf(what, sizeof what, "glu NaN kind %d %s%s", k, wgml_dtype_name(floats[d]),
+                         packed ? " packed" : "");
+                CHECK(bad_ref == 0, "%s: the reference breaks the NaN rule at %d elements", what, bad_ref);
+                double rtol, atol;
+                glu_tol((wgml_glu_kind)k, &rtol, &atol);
+                t_expect_tol(what, o, want, rtol, atol * 4); /* atol is per unit of |g| <= 4 */
+                wgml_tensor_free(o);
+                wgml_tensor_free(gt);
+                wgml_tensor_free(x);
+            }
 }
 
 static void t_glu_errors(void)
@@ -403,6 +445,51 @@ static void t_sample_edges(void)
     wgml_tensor_free(l);
 }
 
+/* NaN rule (wgml.h): a NaN logit is never drawn (it ranks below -inf);
+ * a row without a finite largest logit is greedy, so a row of NaN gives
+ * index 0 and NaN with -inf the first -inf.  Every filter, f32/f16/bf16,
+ * 6 and 5000 tokens: each call ends, writes an index in range, never a
+ * NaN's unless the row has nothing else, and matches the reference. */
+static void t_sample_nan(void)
+{
+    const double N = NAN, I = INFINITY;
+    const double v[5][6] = {{N, 1, N, 2, N, 0}, {N, N, N, N, N, N}, {N, -I, N, -I, N, N}, {N, I, 1, N, I, 2},
+                            {3, N, 3, N, 3, N}};
+    const wgml_sample_params ps[] = {sp(1, 0, 1, 0, 0), sp(0.7f, 2, 1, 0, 0), sp(1, 0, 0.5f, 0, 0),
+                                     sp(1, 0, 1, 0.3f, 0), sp(0, 0, 1, 0, 0), sp(2, 3, 0.9f, 0.05f, 0)};
+    const int64_t s[2] = {5, 6}, big[2] = {3, 5000};
+    double *bv = malloc(sizeof(double) * 15000);
+    for (int i = 0; i < 15000; i++)
+        bv[i] = i % 7 == 3 || i >= 10000 ? NAN : t_uniform(-4, 4); /* row 2: NaN only */
+    for (size_t d = 0; d < 3; d++)
+        for (int b = 0; b < 2; b++) {
+            int64_t rows = b ? big[0] : s[0], vocab = b ? big[1] : s[1];
+            const double *vals = b ? bv : &v[0][0];
+            wgml_tensor *l = t_from(floats[d], 2, b ? big : s, vals);
+            double *lv = t_values(l);
+            for (size_t k = 0; l && k < sizeof ps / sizeof *ps; k++)
+                for (uint64_t seed = 0; seed < 8; seed++) {
+                    wgml_sample_params p = ps[k];
+                    p.seed = seed;
+                    int32_t *ids = run_sample(l, &p);
+                    for (int64_t r = 0; r < rows; r++) {
+                        int32_t id = ids[r], want = wg_sample_ref(lv + r * vocab, vocab, &p, (uint64_t)r, NULL);
+                        bool only_nan = true;
+                        for (int64_t i = 0; i < vocab; i++)
+                            only_nan = only_nan && isnan(lv[r * vocab + i]);
+                        CHECK(id >= 0 && id < vocab && (only_nan || !isnan(lv[r * vocab + id])) && id == want,
+                              "%s vocab %lld params %zu seed %llu row %lld: drew %d (reference %d)",
+                              wgml_dtype_name(floats[d]), (long long)vocab, k, (unsigned long long)seed, (long long)r,
+                              id, want);
+                    }
+                    free(ids);
+                }
+            free(lv);
+            wgml_tensor_free(l);
+        }
+    free(bv);
+}
+
 static void t_sample_errors(void)
 {
     const int64_t s[2] = {4, 10}, r4 = 4, r5 = 5, s3[3] = {1, 4, 10}, z[2] = {4, 0};
@@ -472,6 +559,7 @@ int main(int argc, char **argv)
         return 1;
     static const t_case cases[] = {
         {"glu_kinds_dtypes_forms_views", t_glu_all},
+        {"glu_nan", t_glu_nan},
         {"glu_invalid_calls", t_glu_errors},
         {"sample_rng", t_rng},
         {"sample_matches_reference", t_sample_vs_ref},
@@ -479,6 +567,7 @@ int main(int argc, char **argv)
         {"sample_greedy_topk1_ties_seeds", t_sample_greedy_seed},
         {"sample_frequencies_filters_70k_rows", t_sample_frequencies},
         {"sample_edge_rows", t_sample_edges},
+        {"sample_nan_logits", t_sample_nan},
         {"sample_invalid_calls", t_sample_errors},
         {"registry", t_registry},
     };

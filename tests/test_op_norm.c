@@ -3,7 +3,7 @@
  * residual and sum_out; f32/f16/bf16 (weights f32 or x's dtype); rows of
  * 1, 7, 1000, 4097; strided views; group norm (3 groups over C = 6, 2- to
  * 4-D, strided); batch norm; the effect of eps; more than 65,535 rows;
- * zero-size tensors; in place; and the error paths.
+ * zero-size tensors; in place; the NaN rule; and the error paths.
  *
  * Tolerance, relative to the largest magnitude of the row (|value|, or
  * |value - bias| + |bias| where a bias can cancel the rest): f32 1e-5.  The
@@ -16,7 +16,7 @@
  * (f16 2^-10, bf16 2^-7); sum_out is x + residual rounded once, compared
  * the same way.
  */
-#include "op_harness.h"
+#include "nan_table.h"
 #include "ops/rows.h"
 
 static const wgml_dtype floats[] = {WGML_F32, WGML_F16, WGML_BF16};
@@ -366,6 +366,92 @@ static void t_sizes_in_place(void)
     run("scalar", &c);
 }
 
+/* NaN rule (wgml.h): LAYER/RMS/L2 write a row containing a NaN (in x or
+ * the residual) as all NaN, GROUP a group; BATCH and weight/bias are per
+ * element, so a NaN there (or a NaN running mean/var) reaches only the
+ * outputs that read it; sum_out is x + residual per element.  Table:
+ * x [4, L] (L = 7: scalar path, 8: vector path where it applies; GROUP
+ * [2, 2, L] in 2 groups, BATCH [1, 4, L]) with a NaN in row 0, a row of
+ * NaN, a NaN residual in row 2 and a clean row 3; the weight is NaN at
+ * column 5 (per channel: channel 1); BATCH's mean is NaN for channel 1,
+ * its var for channel 2. */
+static void nan_case(wgml_norm_kind kind, wgml_dtype dt, int64_t L, bool opts)
+{
+    bool chan = kind == WGML_GROUP_NORM || kind == WGML_BATCH_NORM;
+    int64_t C = kind == WGML_BATCH_NORM ? 4 : 2;
+    const int64_t s[2] = {4, L}, bs[3] = {4 / C, C, L};
+    int64_t n = 4 * L, pn = chan ? C : L;
+    double xv[32], rv[32], wv[8], bv[8], mv[4] = {0.5, NAN, 0.5, -1}, vv[4] = {2, 1, NAN, 1};
+    for (int64_t i = 0; i < n; i++) {
+        int64_t r = i / L, j = i % L;
+        xv[i] = (r == 0 && j == 2) || r == 1 ? NAN : 0.3 * (double)j - 1 + 0.1 * (double)r;
+        rv[i] = r == 2 && j == 4 ? NAN : 0.25;
+    }
+    for (int64_t j = 0; j < pn; j++) {
+        wv[j] = j == (chan ? 1 : 5) ? NAN : 1.5;
+        bv[j] = 0.5;
+    }
+    wgml_tensor *x = t_from(dt, chan ? 3 : 2, chan ? bs : s, xv), *o = t_poisoned(dt, chan ? 3 : 2, chan ? bs : s);
+    wgml_tensor *r = opts ? t_from(dt, chan ? 3 : 2, chan ? bs : s, rv) : NULL;
+    wgml_tensor *so = opts ? t_poisoned(dt, chan ? 3 : 2, chan ? bs : s) : NULL;
+    wgml_tensor *w = opts ? t_from(WGML_F32, 1, &pn, wv) : NULL, *b = opts ? t_from(WGML_F32, 1, &pn, bv) : NULL;
+    wgml_tensor *mn = kind == WGML_BATCH_NORM ? t_from(dt, 1, &pn, mv) : NULL;
+    wgml_tensor *vr = kind == WGML_BATCH_NORM ? t_from(dt, 1, &pn, vv) : NULL;
+    wgml_norm_params p = {kind, 1e-5f, 2, w, b, r, mn, vr, so};
+    char what[64];
+    snprintf(what, sizeof what, "NaN %s %s len %lld%s", kname(kind), wgml_dtype_name(dt), (long long)L,
+             opts ? " residual weight bias sum_out" : "");
+    CHECK_OK(wgml_norm(x, &p, o));
+    /* the rule, element by element: which outputs must be NaN */
+    bool vn[32], want_nan[32];
+    for (int64_t i = 0; i < n; i++)
+        vn[i] = isnan(xv[i]) || (opts && isnan(rv[i]));
+    for (int64_t i = 0; i < n; i++) {
+        int64_t row = i / L, ch = (i / L) % C, j = i % L;
+        bool any = false; /* a NaN among the values normalised together */
+        for (int64_t k = 0; k < L; k++)
+            any = any || vn[row * L + k];
+        if (kind == WGML_BATCH_NORM)
+            any = vn[i] || isnan(mv[ch]) || isnan(vv[ch]);
+        want_nan[i] = any || (opts && isnan(wv[chan ? ch : j]));
+    }
+    double *got = t_values(o), want[32], sum[32];
+    double *xr = t_values(x), *rr = r ? t_values(r) : NULL, we[32], be[32], *mr = mn ? t_values(mn) : NULL,
+           *vrr = vr ? t_values(vr) : NULL;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t k = chan ? (i / L) % C : i % L;
+        we[i] = wv[k];
+        be[i] = bv[k];
+    }
+    wg_norm_ref(chan ? 3 : 2, chan ? bs : s, xr, rr, opts ? we : NULL, opts ? be : NULL, mr, vrr, &p, want, sum);
+    int bad = 0, bad_ref = 0;
+    for (int64_t i = 0; i < n; i++) {
+        bad += want_nan[i] != (bool)isnan(got[i]);
+        bad_ref += want_nan[i] != (bool)isnan(want[i]);
+    }
+    CHECK(bad == 0, "%s: %d outputs break the NaN rule", what, bad);
+    CHECK(bad_ref == 0, "%s: the reference breaks the NaN rule at %d outputs", what, bad_ref);
+    CHECK(row_compare(what, dt, got, want, opts ? be : NULL, n, L, 1e-5) == 0, "%s", what);
+    if (so) {
+        double *gs = t_values(so);
+        CHECK(row_compare(what, dt, gs, sum, NULL, n, L, 1e-6) == 0, "%s: sum_out", what);
+        free(gs);
+    }
+    free(got), free(xr), free(rr), free(mr), free(vrr);
+    wgml_tensor *all[] = {x, o, r, so, w, b, mn, vr};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        wgml_tensor_free(all[i]);
+}
+
+static void t_nan(void)
+{
+    for (int k = WGML_LAYER_NORM; k <= WGML_BATCH_NORM; k++)
+        for (size_t d = 0; d < 3; d++)
+            for (int64_t L = 7; L <= 8; L++)
+                for (int opts = 0; opts < 2; opts++)
+                    nan_case((wgml_norm_kind)k, floats[d], L, opts);
+}
+
 static void t_errors(void)
 {
     const int64_t s[3] = {2, 6, 5}, s7[1] = {7}, s6[1] = {6}, s5[1] = {5}, s1[1] = {1};
@@ -447,6 +533,7 @@ int main(int argc, char **argv)
         {"batch_norm", t_batch},
         {"eps_effect", t_eps},
         {"in_place_many_rows_zero_size", t_sizes_in_place},
+        {"nan_rule", t_nan},
         {"invalid_calls", t_errors},
         {"registry", t_registry},
     };

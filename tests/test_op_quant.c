@@ -7,47 +7,7 @@
  * min x sub-min); the GPU may fuse them into an FMA, which changes the
  * rounding by at most an ulp of each product: rtol 5e-7 plus 2^-20 of the
  * block's largest |value| absolute. */
-#include "op_harness.h"
-#include "quant.h"
-
-static const wgml_dtype qtypes[] = {WGML_Q4_0, WGML_Q4_1, WGML_Q5_0, WGML_Q5_1, WGML_Q8_0, WGML_Q2_K, WGML_Q3_K,
-                                    WGML_Q4_K, WGML_Q5_K, WGML_Q6_K, WGML_Q8_K, WGML_IQ4_NL, WGML_MXFP4};
-#define NQ (sizeof qtypes / sizeof *qtypes)
-
-static wgml_qtype qt_of(wgml_dtype t) { return (wgml_qtype)(t - WGML_Q4_0); }
-
-/* Random floats quantised on the CPU: a valid [rows, cols] table. */
-static wgml_tensor *quant_table(wgml_dtype t, int64_t rows, int64_t cols, float **deq, uint8_t **raw)
-{
-    int64_t n = rows * cols;
-    float *x = malloc(sizeof(float) * (size_t)n);
-    for (int64_t i = 0; i < n; i++)
-        x[i] = (float)t_uniform(-3, 3) * (i % 97 == 0 ? 8.0f : 1.0f);
-    size_t bytes = (size_t)n / wgml_dtype_block_elems(t) * wgml_dtype_block_bytes(t);
-    uint8_t *q = calloc(1, bytes);
-    CHECK(wg_quantize_ref(qt_of(t), x, q, n) == 0, "CPU quantise %s", wgml_dtype_name(t));
-    *deq = malloc(sizeof(float) * (size_t)n);
-    CHECK(wg_dequantize_ref(qt_of(t), q, *deq, n) == 0, "CPU dequantise %s", wgml_dtype_name(t));
-    const int64_t shape[2] = {rows, cols};
-    wgml_tensor *tt = NULL;
-    CHECK_OK(wgml_tensor_new(t_ctx, t, 2, shape, &tt));
-    if (tt)
-        CHECK_OK(wgml_tensor_upload(tt, q, bytes));
-    free(x);
-    if (raw)
-        *raw = q;
-    else
-        free(q);
-    return tt;
-}
-
-static double block_atol(const float *v, int64_t n)
-{
-    double m = 0;
-    for (int64_t i = 0; i < n; i++)
-        m = fmax(m, fabs(v[i]));
-    return ldexp(m, -20);
-}
+#include "quant_table.h"
 
 static void t_dequantize_all(void)
 {

@@ -1,9 +1,9 @@
 /* RoPE against its double-precision reference (src/ops/rope.c): NORMAL,
  * NEOX and M-RoPE on f32/f16/bf16, partial rotation, freq_factors, YaRN,
  * strided views in and out, in place, shuffled positions, zero-size, a
- * launch of more than 65,535 workgroups, hand-computed values, and the
- * error paths. */
-#include "op_harness.h"
+ * launch of more than 65,535 workgroups, hand-computed values, the NaN
+ * rule, and the error paths. */
+#include "nan_table.h"
 #include "ops/rope.h"
 
 static const wgml_dtype floats[] = {WGML_F32, WGML_F16, WGML_BF16};
@@ -317,6 +317,67 @@ static void t_large(void)
     run_case(&c);
 }
 
+/* NaN rule (wgml.h): rotation mixes the two elements of a pair, so a NaN
+ * in either makes both outputs of that pair (at that position and head)
+ * NaN, even where the angle is 0 (NaN * sin 0 is NaN); a NaN in a copied
+ * element (past n_dims) stays where it is; a NaN freq_factor makes its
+ * pair NaN everywhere.  Nothing else changes.  x [S 3, H 2, D 8], n_dims
+ * 6, positions 0, 1, 5; every mode and float dtype. */
+static void t_nan(void)
+{
+    const int64_t S = 3, H = 2, D = 8, n = S * H * D, xs[3] = {3, 2, 8}, s4[4] = {1, 3, 2, 8}, nf = 3;
+    const int nan_at[3] = {0 * 16 + 0 * 8 + 1, 1 * 16 + 1 * 8 + 7, 2 * 16 + 0 * 8 + 4}; /* (s, h, d) */
+    for (int mode = WGML_ROPE_NORMAL; mode <= WGML_ROPE_MROPE; mode++)
+        for (size_t d = 0; d < 3; d++)
+            for (int with_ff = 0; with_ff < 2; with_ff++) {
+                double xv[48], ffv[3] = {1, 2, NAN}, want[48], theta[48];
+                for (int64_t i = 0; i < n; i++)
+                    xv[i] = 0.125 * (double)(i % 9) - 0.5;
+                for (int k = 0; k < 3; k++)
+                    xv[nan_at[k]] = NAN;
+                int32_t pos[12] = {0, 1, 5, 0, 1, 5, 0, 1, 5, 0, 1, 5}; /* M-RoPE: 4 streams */
+                int64_t np = mode == WGML_ROPE_MROPE ? 4 * S : S;
+                wgml_tensor *x = t_from(floats[d], 3, xs, xv), *o = t_poisoned(floats[d], 3, xs), *pt = NULL;
+                wgml_tensor *ff = with_ff ? t_from(WGML_F32, 1, &nf, ffv) : NULL;
+                CHECK_OK(wgml_tensor_new(t_ctx, WGML_I32, 1, &np, &pt));
+                CHECK_OK(wgml_tensor_upload(pt, pos, sizeof(int32_t) * (size_t)np));
+                wgml_rope_params p = base_params((wgml_rope_mode)mode, 6);
+                if (mode == WGML_ROPE_MROPE) {
+                    p.sections[0] = 1;
+                    p.sections[1] = p.sections[2] = 1;
+                }
+                p.freq_factors = ff;
+                char what[64];
+                snprintf(what, sizeof what, "NaN rope mode %d %s ff %d", mode, wgml_dtype_name(floats[d]), with_ff);
+                CHECK_OK(wgml_rope(x, pt, &p, o));
+                double *xr = t_values(x), *got = t_values(o);
+                wg_rope_ref(&p, s4, xr, pos, with_ff ? ffv : NULL, want, theta);
+                /* the rule: the partner of element e within its pair */
+                int bad = 0, bad_ref = 0;
+                for (int64_t i = 0; i < n; i++) {
+                    int64_t e = i % D, partner = e, pair = -1;
+                    if (e < 6) {
+                        pair = mode == WGML_ROPE_NORMAL ? e / 2 : e % 3;
+                        partner = mode == WGML_ROPE_NORMAL ? e ^ 1 : (e + 3) % 6;
+                    }
+                    bool nan = isnan(xv[i]) || isnan(xv[i - e + partner]) || (with_ff && pair == 2);
+                    bad += nan != (bool)isnan(got[i]);
+                    bad_ref += nan != (bool)isnan(want[i]);
+                    if (nan)
+                        got[i] = want[i] = theta[i] = 0; /* the finite rest is compared below */
+                }
+                CHECK(bad == 0, "%s: %d outputs break the NaN rule", what, bad);
+                CHECK(bad_ref == 0, "%s: the reference breaks the NaN rule at %d outputs", what, bad_ref);
+                CHECK(rope_compare(what, floats[d], got, want, theta, n, 1) == 0, "%s", what);
+                free(xr);
+                free(got);
+                wgml_tensor_free(ff);
+                wgml_tensor_free(pt);
+                wgml_tensor_free(o);
+                wgml_tensor_free(x);
+            }
+}
+
 static void t_errors(void)
 {
     const int64_t s[3] = {4, 2, 8}, s2[2] = {4, 8}, n4 = 4, n5 = 5, n16 = 16, n3 = 3;
@@ -402,6 +463,7 @@ int main(int argc, char **argv)
         {"zero_defaults", t_defaults},
         {"large_angles_one_pair_zero_size", t_edges},
         {"over_65535_workgroups", t_large},
+        {"nan_rule", t_nan},
         {"invalid_calls", t_errors},
         {"registry", t_registry},
     };

@@ -3,7 +3,7 @@
  * broadcast over heads (f32 and f16, with -inf), ALiBi over 12 heads (not a
  * power of two), sinks, fully masked rows, axis 0/1 of a 3-D tensor,
  * strided input and output views, in place, more than 65,535 rows,
- * zero-size tensors, and the error paths.
+ * zero-size tensors, the NaN rule, and the error paths.
  *
  * Tolerance, relative to the largest |value| of the row (softmax outputs
  * are probabilities that sum to 1, so a row's scale is its max):
@@ -20,7 +20,7 @@
  *   16-bit outputs add one unit of their rounding relative to |value|
  *   (f16 2^-10, bf16 2^-7): the f32 result may round the other way.
  */
-#include "op_harness.h"
+#include "nan_table.h"
 #include "ops/rows.h"
 
 static const wgml_dtype floats[] = {WGML_F32, WGML_F16, WGML_BF16};
@@ -412,6 +412,58 @@ static void t_sizes(void)
     run_case("zero heads", &c);
 }
 
+/* NaN rule (wgml.h): a NaN logit in a row -- from x, the mask or the
+ * row's sink -- makes the whole row NaN, as does +inf (exp(inf - inf));
+ * other rows are untouched.  x [2 heads, 6, L], L = 8 (vector path for
+ * f32 and f16 with ShaderF16) and 7 (scalar path); head 0's sink is NaN,
+ * head 1's finite; the mask is 0 but for a NaN in row 4. */
+static void t_nan_rows(void)
+{
+    const double N = NAN, I = INFINITY;
+    const double rows[6][3] = {{1, N, 2}, {N, N, N}, {-I, N, -I}, {I, 1, 2}, {1, 2, 3}, {-I, 0, 1}};
+    const bool nan_row[6] = {true, true, true, true, true, false}; /* row 4: its mask entry */
+    for (size_t d = 0; d < 3; d++)
+        for (int64_t L = 7; L <= 8; L++)
+            for (int lg = 0; lg < 2; lg++)
+                for (int sk = 0; sk < 2; sk++) {
+                    const int64_t shape[3] = {2, 6, L}, ms[2] = {6, L}, heads = 2;
+                    double xv[2 * 6 * 8], mv[6 * 8], sv[2] = {N, 0.5};
+                    for (int h = 0; h < 2; h++)
+                        for (int r = 0; r < 6; r++)
+                            for (int64_t j = 0; j < L; j++)
+                                xv[(h * 6 + r) * L + j] = j < 3 ? rows[r][j] : (r == 2 ? -I : 0.25 * (double)j);
+                    for (int64_t i = 0; i < 6 * L; i++)
+                        mv[i] = i == 4 * L + 1 ? N : 0;
+                    wgml_tensor *x = t_from(floats[d], 3, shape, xv), *m = t_from(WGML_F32, 2, ms, mv);
+                    wgml_tensor *sinks = sk ? t_from(floats[d], 1, &heads, sv) : NULL;
+                    wgml_tensor *o = t_poisoned(floats[d], 3, shape);
+                    wgml_softmax_params p = {-1, 0, 0, lg};
+                    char what[64];
+                    snprintf(what, sizeof what, "NaN rows %s len %lld log %d sinks %d", wgml_dtype_name(floats[d]),
+                             (long long)L, lg, sk);
+                    CHECK_OK(wgml_softmax(x, m, sinks, &p, o));
+                    double *xr = t_values(x), *sr = sk ? t_values(sinks) : NULL, want[2 * 6 * 8];
+                    wg_softmax_ref(3, shape, xr, 2, ms, mv, sr, &p, want);
+                    int bad_ref = 0;
+                    for (int h = 0; h < 2; h++)
+                        for (int r = 0; r < 6; r++)
+                            for (int64_t j = 0; j < L; j++) {
+                                bool all = nan_row[r] || (sk && h == 0);
+                                bad_ref += all != (bool)isnan(want[(h * 6 + r) * L + j]);
+                            }
+                    CHECK(bad_ref == 0, "%s: the reference breaks the NaN rule at %d elements", what, bad_ref);
+                    double *got = t_values(o);
+                    CHECK(row_compare(what, floats[d], got, want, 3, shape, 2, 1e-5) == 0, "%s", what);
+                    free(got);
+                    free(xr);
+                    free(sr);
+                    wgml_tensor_free(o);
+                    wgml_tensor_free(sinks);
+                    wgml_tensor_free(m);
+                    wgml_tensor_free(x);
+                }
+}
+
 static void t_errors(void)
 {
     const int64_t s[4] = {2, 3, 4, 5}, bad_m[2] = {3, 5}, s2[2] = {4, 5}, h4[1] = {4}, h3[1] = {3};
@@ -479,6 +531,7 @@ int main(int argc, char **argv)
         {"axes_views_in_place", t_axes_layouts},
         {"vector_rows", t_vector_rows},
         {"many_rows_and_zero_size", t_sizes},
+        {"nan_rows", t_nan_rows},
         {"invalid_calls", t_errors},
         {"registry", t_registry},
     };

@@ -109,6 +109,15 @@ wg_binding wg_bind_all(wgml_buffer *b);
 /* Bytes a caller may ask of one wg_bind_from window: the binding limit
  * less the up-to-256 bytes the window's start may be aligned back by. */
 uint64_t wg_window_cap(const wgml_ctx *ctx);
+/* Names the binding window in force for limit messages: the
+ * WGML_MAX_BINDING value when set, else the device's
+ * maxStorageBufferBindingSize ("the 65536-byte storage binding window
+ * (WGML_MAX_BINDING)").  Returns buf. */
+const char *wg_window_str(const wgml_ctx *ctx, char *buf, size_t n);
+/* WGML_ERR_LIMIT for a window that does not fit one binding, as
+ * "<fmt ...> spans N bytes, more than fits in <wg_window_str>"; fmt says
+ * who and what, e.g. "wgml_top_k: one row of x (300 elements)". */
+wgml_status wg_fail_window(const wgml_ctx *ctx, uint64_t bytes, const char *fmt, ...) WG_PRINTF(3, 4);
 /* Releases the pooled buffers (context teardown, or OOM before a retry). */
 void wg_pool_release(wgml_ctx *ctx);
 /* Widest aligned binding that covers byte `offset` onward: *rem is

@@ -6,6 +6,8 @@
  */
 #include "gpu.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +22,28 @@ static uint64_t max_binding(const wgml_ctx *ctx)
 }
 
 uint64_t wg_window_cap(const wgml_ctx *ctx) { return max_binding(ctx) - 256; }
+
+const char *wg_window_str(const wgml_ctx *ctx, char *buf, size_t n)
+{
+    if (ctx->binding_cap < ctx->limits.maxStorageBufferBindingSize)
+        snprintf(buf, n, "the %llu-byte storage binding window (WGML_MAX_BINDING)",
+                 (unsigned long long)ctx->binding_cap);
+    else
+        snprintf(buf, n, "the %llu-byte storage binding (maxStorageBufferBindingSize)",
+                 (unsigned long long)ctx->binding_cap);
+    return buf;
+}
+
+wgml_status wg_fail_window(const wgml_ctx *ctx, uint64_t bytes, const char *fmt, ...)
+{
+    char what[512], win[96];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return wg_fail(WGML_ERR_LIMIT, "%s spans %llu bytes, more than fits in %s", what, (unsigned long long)bytes,
+                   wg_window_str(ctx, win, sizeof win));
+}
 
 wg_binding wg_bind_all(wgml_buffer *b)
 {

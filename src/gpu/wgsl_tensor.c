@@ -4,7 +4,9 @@
  *
  *   #tensor NAME BINDING DTYPE MODE
  *
- * DTYPE is a dtype name or a define key holding one ("f32" ... "bool");
+ * DTYPE is a dtype name or a define key holding one ("f32" ... "bool"), or
+ * "u16": raw 16-bit words (compute type u32), for kernels that move f16 or
+ * bf16 elements without converting them, so every bit pattern survives;
  * MODE is r, w or rw (or a define key holding one).  It declares the
  * binding and
  *   alias NAME_T = f32 | i32 | u32;      compute type
@@ -34,6 +36,7 @@ typedef struct dt_desc {
 static const dt_desc dts[] = {
     {"f32", "f32", 32}, {"f16", "f32", 16}, {"bf16", "f32", 16}, {"i32", "i32", 32},
     {"u32", "u32", 32}, {"i8", "i32", 8},   {"u8", "u32", 8},    {"bool", "u32", 8},
+    {"u16", "u32", 16},
 };
 
 static const dt_desc *dt_find(const char *name)
@@ -169,7 +172,7 @@ size_t wg_tensor_accessors(char *out, size_t cap, const char *name, int binding,
     else if (strcmp(d->name, "bool") == 0)
         EMIT("fn %s_raw(v: u32) -> u32 { return select(0u, 1u, v != 0u); }\n", N);
     else
-        EMIT("fn %s_raw(v: u32) -> u32 { return v & 0xffu; }\n", N);
+        EMIT("fn %s_raw(v: u32) -> u32 { return v & 0x%xu; }\n", N, (1u << d->bits) - 1);
     EMIT("fn %s_st(i: u32, v: %s) {\n"
          "    let sh = (i %% %du) * %du;\n"
          "    atomicAnd(&%s_buf[i / %du], ~(0x%xu << sh));\n"

@@ -16,8 +16,10 @@ struct Params {
     rows: u32,       // rows of the table per batch
     src_off: u32,    // byte offset of the quantised data in its binding
     out_off: u32,    // element offset of the plain operand in its binding
+    idx_off: u32,    // IDX: element offset of the first index in its binding
     pad0: u32,
-    pad1: u32,
+    ish: vec4<u32>,  // IDX: the index view's shape, left-padded to 4-D,
+    ist: vec4<u32>,  // and its strides in elements (0 where broadcast)
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -25,12 +27,28 @@ struct Params {
 const QK: u32 = {{QK}}u;
 const BB: u32 = {{BB}}u;
 
+#ifdef IDX
+// The i32 indices, bound from their first element.  Any view (an offset
+// that is not a multiple of the storage-offset alignment, steps, permuted
+// or broadcast dims) is read in place through idx_off and the strides,
+// like the indexing kernels do, rather than through a contiguous copy.
+@group(0) @binding(3) var<storage, read> idx: array<i32>;
+
+// Index number r in the view's logical (row-major) order.
+fn idx_at(r: u32) -> i32 {
+    let c3 = r % p.ish.w;
+    let t2 = r / p.ish.w;
+    let c2 = t2 % p.ish.z;
+    let t1 = t2 / p.ish.z;
+    let c1 = t1 % p.ish.y;
+    let c0 = t1 / p.ish.y;
+    return idx[p.idx_off + c0 * p.ist.x + c1 * p.ist.y + c2 * p.ist.z + c3 * p.ist.w];
+}
+#endif
+
 #ifdef DEQUANT
 @group(0) @binding(1) var<storage, read> q: array<u32>;
 #tensor o 2 O_DT O_MODE
-#ifdef GET_ROWS
-@group(0) @binding(3) var<storage, read> idx: array<i32>;
-#endif
 
 fn qbyte(a: u32) -> u32 {
     return (q[a >> 2u] >> ((a & 3u) * 8u)) & 0xffu;
@@ -142,8 +160,8 @@ fn dequant(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     let row = i / p.cols;
     let col = i % p.cols;
 #ifdef GET_ROWS
-    // out row `row` = batch row / n_idx; its table row is idx[row]
-    let src_row = (row / p.n_idx) * p.rows + u32(idx[row]);
+    // out row `row` = batch row / n_idx; its table row is index number row
+    let src_row = (row / p.n_idx) * p.rows + u32(idx_at(row));
 #else
     let src_row = row;
 #endif
@@ -158,7 +176,6 @@ fn dequant(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
 // words with their neighbours, so bytes are merged atomically.
 @group(0) @binding(1) var<storage, read_write> q: array<atomic<u32>>;
 @group(0) @binding(2) var<storage, read> src: array<f32>;
-@group(0) @binding(3) var<storage, read> idx: array<i32>;
 
 fn put_byte(a: u32, v: u32) {
     let sh = (a & 3u) * 8u;
@@ -176,7 +193,7 @@ fn quant(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
     let bpr = p.cols / QK;           // blocks per row
     let i = t / bpr;                 // src row
     let k = t % bpr;
-    let r = idx[i];
+    let r = idx_at(i);
     if (r < 0) {
         return;
     }

@@ -3,12 +3,16 @@
 // conversions indeterminate and may flush subnormals).
 
 // f32 -> IEEE binary16 bits, round to nearest even, overflow -> inf.
+// NaN keeps its sign and the top 10 payload bits (the quiet bit set when
+// they are all 0), as the host's wgml_fp32_to_fp16 does: an f16 NaN read
+// and written back keeps its bits (get_rows, gather: NaN moves unchanged).
 fn wg_f16_bits(v: f32) -> u32 {
     let b = bitcast<u32>(v);
     let s = (b >> 16u) & 0x8000u;
     let a = b & 0x7fffffffu;
     if (a > 0x7f800000u) {
-        return s | 0x7e00u;                  // NaN
+        let m = (a >> 13u) & 0x3ffu;
+        return s | 0x7c00u | select(m, 0x200u, m == 0u);
     }
     if (a >= 0x477ff000u) {
         return s | 0x7c00u;                  // >= 65520 rounds to inf

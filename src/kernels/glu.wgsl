@@ -9,6 +9,12 @@
 #tensor b 2 B_DT B_MODE
 #tensor o 3 O_DT O_MODE
 
+// NaN on bits: compilers may assume no NaN, and WGSL's max(NaN, 0) may
+// return 0, where relu(NaN) must stay NaN (wgml.h's NaN rule for glu).
+fn is_nan(v: f32) -> bool {
+    return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u;
+}
+
 fn act(x: f32) -> f32 {
     switch (p.ip.x) {
         case 0u: {
@@ -21,7 +27,7 @@ fn act(x: f32) -> f32 {
             return 0.5 * x * (1.0 + wg_tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
         }
         default: {
-            return max(x, 0.0);
+            return select(max(x, 0.0), x, is_nan(x));
         }
     }
 }

@@ -12,6 +12,10 @@
 // then * weight + bias.  Weight/bias/mean/var are read at element j of
 // their row, or at j / p.ip.x when p.ip.x > 1 (group norm: the channel of
 // element j when a row is channels x spatial).
+// NaN: a NaN among a row's values makes its statistic NaN, and nan_scale
+// then makes the scale NaN, so the whole row comes out NaN -- for L2 too,
+// where max(NaN, eps) may return eps, and whatever inverseSqrt makes of a
+// NaN.
 //   p.fp.x eps   p.ip.y flags: 1 residual, 2 weight, 4 bias, 8 sum_out
 //   (optional operands cost no kernel variants either)
 #include "rows.wgsl"
@@ -26,6 +30,16 @@
 
 fn has(flag: u32) -> bool {
     return (p.ip.y & flag) != 0u;
+}
+
+// The row's scale, NaN when its statistic is (a NaN in the row).
+fn nan_scale(scale: f32, stat_nan: bool) -> f32 {
+    return select(scale, nan_of(0u), stat_nan);
+}
+
+// RMS (rms = true) or L2 scale from the row's sum of squares.
+fn ss_scale(ss: f32, n: u32, eps: f32, rms: bool) -> f32 {
+    return nan_scale(select(1.0 / max(sqrt(ss), eps), inverseSqrt(ss / f32(n) + eps), rms), is_nan(ss));
 }
 
 // v = x (+ residual) at a chunk's clamped indices (rows.wgsl).
@@ -130,7 +144,7 @@ fn layer_stats(li: u32, lane: u32, xb: u32, rb: u32, n: u32, eps: f32) -> vec2<f
         }
     }
     let t = row_stats(li, lane, acc);
-    return vec2<f32>(t.y, inverseSqrt(t.z / f32(n) + eps));
+    return vec2<f32>(t.y, nan_scale(inverseSqrt(t.z / f32(n) + eps), is_nan(t.y) || is_nan(t.z)));
 }
 
 // RMS (rms = true) or L2 scale from the row's sum of squares.
@@ -140,8 +154,7 @@ fn sumsq_scale(li: u32, lane: u32, xb: u32, rb: u32, n: u32, eps: f32, rms: bool
         let v = select(vec4<f32>(0.0), values(xb, rb, base, n), chunk(base) < vec4<u32>(n));
         ss = ss + dot(v, v);
     }
-    ss = row_sum(li, lane, ss);
-    return select(1.0 / max(sqrt(ss), eps), inverseSqrt(ss / f32(n) + eps), rms);
+    return ss_scale(row_sum(li, lane, ss), n, eps, rms);
 }
 
 #ifdef ROWS4
@@ -182,14 +195,13 @@ fn row_kernel(li: u32, lane: u32, r: vec3<u32>) {
         }
         let t = row_stats(li, lane, vec3<f32>(cnt, m, m2));
         mean = t.y;
-        scale = inverseSqrt(t.z / f32(p.shape.w) + eps);
+        scale = nan_scale(inverseSqrt(t.z / f32(p.shape.w) + eps), is_nan(t.y) || is_nan(t.z));
     } else {
         var ss = 0.0;
         for (var k = 0u; k < R; k = k + 1u) {
             ss = ss + dot(c[k], c[k]);
         }
-        ss = row_sum(li, lane, ss);
-        scale = select(1.0 / max(sqrt(ss), eps), inverseSqrt(ss / f32(p.shape.w) + eps), kind == 1u);
+        scale = ss_scale(row_sum(li, lane, ss), p.shape.w, eps, kind == 1u);
     }
     let wb = row_base(2u, r) / 4u;
     let bb = row_base(3u, r) / 4u;
@@ -241,7 +253,10 @@ fn row_kernel(li: u32, lane: u32, r: vec3<u32>) {
         let c = chan(chunk_clamped(base, n));
         var y = (v - vec4<f32>(mean)) * scale;
         if (kind == 3u) {
-            y = (v - mn4(mnb, c)) * inverseSqrt(vr4(vrb, c) + vec4<f32>(eps));
+            // a NaN var gives NaN: WGSL does not promise inverseSqrt(NaN) is
+            let vr = vr4(vrb, c);
+            let nanv = (bitcast<vec4<u32>>(vr) & vec4<u32>(0x7fffffffu)) > vec4<u32>(0x7f800000u);
+            y = (v - mn4(mnb, c)) * select(inverseSqrt(vr + vec4<f32>(eps)), vec4<f32>(nan_of(0u)), nanv);
         }
         if (has(2u)) {
             y = y * w4(wb, c);

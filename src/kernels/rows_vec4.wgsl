@@ -1,5 +1,6 @@
-// get_rows fast path: contiguous rows of a 32-bit table copied a vector at
-// a time (one thread per vec4 of the output, one division per vector).
+// get_rows fast path: contiguous rows of a table copied 16 bytes at a time
+// (one thread per vec4<u32> of the output, one division per vector); the
+// bytes move untouched whatever the dtype.
 // The generic indexing kernel decomposes every element's 4-D coordinate
 // and re-reads its index; on an H100 that ran at half of copy bandwidth.
 #include "prelude.wgsl"

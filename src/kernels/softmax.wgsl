@@ -9,6 +9,12 @@
 // exp(NEG - max) = 0 once any real logit sets the max.  A row whose max
 // stays NEG (every logit masked, no finite sink) is written as 0 (softmax)
 // or -inf (log_softmax); masked entries of other rows as 0 or -inf.
+// NaN: a NaN logit (x, mask or sink) or a +inf one (exp(inf - inf)) makes
+// the row's sum NaN, and a NaN sum writes the whole row as NaN.  NaN is
+// never clamped: WGSL's max() of a NaN may return the other operand, which
+// used to turn a NaN logit into a masked one.  The sum is the carrier
+// because it survives every merge (NaN * w and NaN + w are NaN) whatever
+// the max of a NaN gives; one test of its bits per row finds it.
 // Each thread loads K = 4 elements before using any (chunk_clamped in
 // rows.wgsl): the loads overlap instead of each waiting on the last.
 // ROWS4 (rows of contiguous, 16-byte aligned vectors, at most 4 WG R
@@ -51,7 +57,7 @@ fn logits(xb: u32, mb: u32, base: u32, n: u32, slope: f32) -> vec4<f32> {
         let m = vec4<f32>(m_ld(k.x), m_ld(k.y), m_ld(k.z), m_ld(k.w));
         v = select(v + slope * m, vec4<f32>(NEG), ninf4(m));
     }
-    return select(max(v, vec4<f32>(NEG)), vec4<f32>(NEG), ninf4(x) | chunk(base) >= vec4<u32>(n));
+    return select(v, vec4<f32>(NEG), ninf4(x) | ninf4(v) | chunk(base) >= vec4<u32>(n));
 }
 
 fn ninf4(v: vec4<f32>) -> vec4<bool> {
@@ -97,22 +103,25 @@ struct Totals {
     lse: f32,     // log(sum)
     lg: bool,     // log_softmax
     none: bool,   // every logit masked
+    nan: bool,    // a NaN or +inf logit: the row is NaN
 }
 
 fn totals(li: u32, lane: u32, r: vec3<u32>, acc: vec2<f32>) -> Totals {
     var tot = row_pair(li, lane, acc);
     if ((p.ip.z & 8u) != 0u) {
         let sk = s_ld(row_base(2u, r));
-        tot = merge(tot, vec2<f32>(select(max(sk, NEG), NEG, is_ninf(sk)), 1.0));
+        tot = merge(tot, vec2<f32>(select(sk, NEG, is_ninf(sk)), 1.0));
     }
-    return Totals(tot.x, 1.0 / tot.y, log(tot.y), (p.ip.z & 1u) != 0u, tot.x == NEG);
+    let nan = is_nan(tot.y) || is_nan(tot.x);
+    return Totals(tot.x, 1.0 / tot.y, log(tot.y), (p.ip.z & 1u) != 0u, tot.x == NEG, nan);
 }
 
 // Outputs of four logits.
 fn outputs(l: vec4<f32>, t: Totals) -> vec4<f32> {
     let d = l - vec4<f32>(t.mx);
     let e = select(exp(d) * t.inv, d - vec4<f32>(t.lse), vec4<bool>(t.lg));
-    return select(e, vec4<f32>(select(0.0, neg_inf(), t.lg)), vec4<bool>(t.none) | l == vec4<f32>(NEG));
+    let r = select(e, vec4<f32>(select(0.0, neg_inf(), t.lg)), vec4<bool>(t.none) | l == vec4<f32>(NEG));
+    return select(r, vec4<f32>(nan_of(0u)), vec4<bool>(t.nan));
 }
 
 #ifdef ROWS4
@@ -126,7 +135,7 @@ fn logits4(xb: u32, mb: u32, v: u32, slope: f32) -> vec4<f32> {
         let m = m_ld4(mb + v);
         l = select(l + slope * m, vec4<f32>(NEG), ninf4(m));
     }
-    return select(max(l, vec4<f32>(NEG)), vec4<f32>(NEG), ninf4(x));
+    return select(l, vec4<f32>(NEG), ninf4(x) | ninf4(l));
 }
 
 fn row_kernel(li: u32, lane: u32, r: vec3<u32>) {

@@ -81,7 +81,7 @@ double wg_glu_ref(wgml_glu_kind k, double a, double g)
     case WGML_SWIGLU: return a / (1 + exp(-a)) * g;
     case WGML_GEGLU_ERF: return 0.5 * a * (1 + erf(a / sqrt(2.0))) * g;
     case WGML_GEGLU_TANH: return 0.5 * a * (1 + tanh(0.7978845608028654 * (a + 0.044715 * a * a * a))) * g;
-    case WGML_REGLU: return (a > 0 ? a : 0) * g;
+    case WGML_REGLU: return (a > 0 || isnan(a) ? a : 0) * g; /* relu(NaN) = NaN */
     default: return NAN;
     }
 }

@@ -70,7 +70,7 @@ static wgml_status load_idx(const char *op, const char *what, const wgml_tensor 
         wgml_status st = n ? wgml_tensor_download(idx, h, (uint64_t)n * 4) : WGML_OK;
         if (st != WGML_OK) {
             free(h);
-            return wg_failp(st, "%s: reading %s back to check it: ", op, what);
+            return wg_failp(st, "%s: reading %s back to check it", op, what);
         }
         free(c->vals);
         c->vals = malloc(sizeof(int32_t) * (size_t)(n + 1));
@@ -193,9 +193,14 @@ static wgml_status run(const ix_job *j, const ix_slot s[3], const int64_t it[4])
         int d = 0;
         while (d < 4 && it[d] == 1)
             d++;
-        if (d == 4)
-            return wg_fail(WGML_ERR_LIMIT, "%s: one element's window exceeds a storage binding (an index "
-                           "row of a huge non-contiguous view?)", j->op);
+        if (d == 4) {
+            uint64_t widest = 0, f, c;
+            for (int k = 0; k < 3; k++)
+                if (s[k].t && (span(j, &s[k], k, it, 0, 1, &f, &c), c * esz(&s[k]) > widest))
+                    widest = c * esz(&s[k]);
+            return wg_fail_window(ctx, widest, "%s: one element's window (an index row of a huge non-contiguous "
+                                  "view?)", j->op);
+        }
         int64_t half = it[d] / 2;
         for (int part = 0; part < 2; part++) {
             int64_t sub[4] = {it[0], it[1], it[2], it[3]};
@@ -256,6 +261,18 @@ static bool overlaps(const wgml_tensor *w, const wgml_tensor *r)
     return a0 < b1 && b0 < a1;
 }
 
+/* #tensor dtype of a COPY slot: a move within one dtype moves raw words
+ * of its width, so every bit pattern (a NaN's sign and payload included)
+ * arrives unchanged -- f16 through f32 and back lost NaN payloads -- and
+ * dtypes of one width share a pipeline. */
+static const char *slot_dt(const char *kind, const wgml_tensor *t, const wgml_tensor *other)
+{
+    const wg_dtype_info *d = wg_dtype(t->dtype);
+    if (strcmp(kind, "COPY") != 0 || !other || other->dtype != t->dtype)
+        return d->wgsl;
+    return d->block_bytes == 4 ? "u32" : d->block_bytes == 2 ? "u16" : "u8";
+}
+
 /* Builds the kernel for the slots and runs it.  kind: COPY, ADD, ONE_HOT. */
 static wgml_status launch(const char *op, const char *kind, ix_slot s[3], const int64_t it[4], int ix, int64_t ax,
                           int64_t limit, const int32_t *idx, int64_t nidx)
@@ -282,7 +299,7 @@ static wgml_status launch(const char *op, const char *kind, ix_slot s[3], const 
     nb++;
     snprintf(defs, sizeof defs, "%s%s;A_DT=%s;A_MODE=%s;X_MODE=%s;O_DT=%s;O_MODE=w", kind,
              strcmp(kind, "ADD") == 0 && w->dtype == WGML_F32 ? ";ADD_F32" : "",
-             s[0].t ? wg_dtype(s[0].t->dtype)->wgsl : "f32", mode[0], mode[1], wg_dtype(w->dtype)->wgsl);
+             s[0].t ? slot_dt(kind, s[0].t, w) : "f32", mode[0], mode[1], slot_dt(kind, w, s[0].t));
     ix_job j = {op, NULL, ix, ax, limit, idx, nidx};
     wg_kernel_ref ref = {"indexing.wgsl", "main", defs, nb, ro};
     wgml_status st = wg_kernel_get(w->ctx, &ref, &j.k);
@@ -426,7 +443,7 @@ wgml_status wgml_get_rows(const wgml_tensor *src, const wgml_tensor *idx, wgml_t
     if (st != WGML_OK)
         return st;
     if (!wg_dtype_is_plain(src->dtype))
-        st = wg_get_rows_quant(src, idx, out);
+        st = wg_get_rows_quant(op, src, idx, axis, out);
     else
         st = gather_rows(op, src, axis, idx, 0, out, h);
     free(h);
@@ -661,38 +678,6 @@ wgml_status wgml_one_hot(const wgml_tensor *idx, wgml_tensor *out)
     return st;
 }
 
-/* Quantised tables: get_rows on a flat view of the ids (a contiguous copy
- * when they are a strided view) into a [N, dim] view of out (or a temp). */
-static wgml_status embedding_quant(const wgml_tensor *table, const wgml_tensor *ids, wgml_tensor *out)
-{
-    wgml_ctx *ctx = table->ctx;
-    int64_t n = wgml_tensor_nelem(ids), flat[2] = {n, table->shape[1]};
-    wgml_tensor *ic = NULL, *iv = NULL, *ov = NULL, *tmp = NULL;
-    wgml_status st = WGML_OK;
-    if (!wgml_tensor_is_contiguous(ids)) {
-        st = wgml_tensor_new(ctx, WGML_I32, ids->ndim, ids->shape, &ic);
-        if (st == WGML_OK)
-            st = wgml_copy(ids, ic);
-    }
-    if (st == WGML_OK)
-        st = wgml_view_reshape(ic ? ic : ids, 1, flat, &iv);
-    bool direct = wgml_tensor_is_contiguous(out);
-    if (st == WGML_OK)
-        st = direct ? wgml_view_reshape(out, 2, flat, &ov) : wgml_tensor_new(ctx, out->dtype, 2, flat, &ov);
-    if (st == WGML_OK)
-        st = wg_get_rows_quant(table, iv, ov);
-    if (st == WGML_OK && !direct) {
-        st = wgml_view_reshape(ov, out->ndim, out->shape, &tmp);
-        if (st == WGML_OK)
-            st = wgml_copy(tmp, out);
-    }
-    wgml_tensor_free(tmp);
-    wgml_tensor_free(ov);
-    wgml_tensor_free(iv);
-    wgml_tensor_free(ic);
-    return st;
-}
-
 wgml_status wgml_embedding(const wgml_tensor *table, const wgml_tensor *ids, wgml_tensor *out)
 {
     const char *op = "wgml_embedding";
@@ -716,7 +701,7 @@ wgml_status wgml_embedding(const wgml_tensor *table, const wgml_tensor *ids, wgm
         (st = load_idx(op, "ids", ids, table->shape[0], &h)) != WGML_OK)
         return st;
     if (!wg_dtype_is_plain(table->dtype)) {
-        st = embedding_quant(table, ids, out);
+        st = wg_get_rows_quant(op, table, ids, 0, out);
     } else {
         int64_t it[4];
         wg_shape4(out, it);

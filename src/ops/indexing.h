@@ -30,7 +30,8 @@
  * wg_set_rows_quant receives an idx in which an index may be -1: that row
  * of src is skipped (indexing.c replaces all but the last occurrence of a
  * repeated index with -1, which makes "last writer wins" hold for whole
- * blocks).  idx may then be a temporary contiguous tensor.
+ * blocks).  idx may then be a temporary contiguous tensor; like
+ * get_rows, any view of the indices is read in place.
  *
  * Both are defined in quant_gpu.c.
  */
@@ -38,7 +39,13 @@
  * apply (then nothing was recorded); else *st is the outcome. */
 bool wg_get_rows_vec4(const wgml_tensor *src, const wgml_tensor *idx, wgml_tensor *out, wgml_status *st);
 
-wgml_status wg_get_rows_quant(const wgml_tensor *src, const wgml_tensor *idx, wgml_tensor *out);
+/* get_rows from a quantised src whose first nb dims are batch dims shared
+ * with idx (get_rows: idx->ndim - 1); idx's other dims, in logical order,
+ * pick rows of src's dim nb (embedding passes nb = 0: ids of any shape pick
+ * rows of a 2-D table).  idx may be any view; op names the caller in
+ * messages. */
+wgml_status wg_get_rows_quant(const char *op, const wgml_tensor *src, const wgml_tensor *idx, int nb,
+                              wgml_tensor *out);
 wgml_status wg_set_rows_quant(wgml_tensor *dst, const wgml_tensor *idx, const wgml_tensor *src);
 
 /* ------------------------------------------------------------ references

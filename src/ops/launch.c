@@ -79,12 +79,19 @@ static wgml_status launch_split(wgml_ctx *ctx, wgml_kernel *k, wg_operand *ops, 
     if (fits(ctx, ops, nops, iter))
         return launch_one(ctx, k, ops, nops, iter, fp, ip, false);
     int d = wg_split_dim(iter);
-    if (d < 0 && iter[3] <= 1)
-        return wg_fail(WGML_ERR_LIMIT, "kernel '%s': one element's window exceeds a storage binding", k->name);
-    if (d < 0)
-        return wg_fail(WGML_ERR_LIMIT, "kernel '%s': a single row of %lld elements exceeds one storage binding "
-                       "(%llu bytes)", k->name, (long long)iter[3],
-                       (unsigned long long)ctx->limits.maxStorageBufferBindingSize);
+    if (d < 0) { /* one row (or element) left: name its widest operand */
+        uint64_t widest = 0;
+        int which = 0;
+        for (int j = 0; j < nops; j++) {
+            win w = extent(&ops[j], iter, wg_dtype(ops[j].t->dtype)->block_bytes);
+            if (w.last + 1 - w.first > widest) {
+                widest = w.last + 1 - w.first;
+                which = j;
+            }
+        }
+        return wg_fail_window(ctx, widest, "kernel '%s': operand %d over one row of %lld elements", k->name, which,
+                              (long long)iter[3]);
+    }
     for (int part = 0; part < 2; part++) {
         int64_t sub[4], start;
         wg_split_part(iter, d, part, sub, &start);

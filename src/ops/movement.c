@@ -157,8 +157,10 @@ static wgml_status mv_block(mv_plan *m, const int64_t base[4], const int64_t sha
         int d = 0;
         while (d < 4 && shape[d] == 1)
             d++;
-        if (d == 4)
-            return wg_fail(WGML_ERR_LIMIT, "movement: one element exceeds a storage binding");
+        if (d == 4) {
+            uint64_t ow = (olast - ofirst + 1) * esz, xw = (xlast - xfirst + 1) * esz;
+            return wg_fail_window(ctx, ow > xw ? ow : xw, "movement: one element's window");
+        }
         int64_t half = shape[d] / 2;
         for (int part = 0; part < 2; part++) {
             int64_t b2[4], s2[4];

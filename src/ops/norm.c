@@ -355,7 +355,7 @@ void wg_norm_ref(int ndim, const int64_t *shape, const double *x, const double *
         switch (p->kind) {
         case WGML_LAYER_NORM: case WGML_GROUP_NORM: sc = 1 / sqrt(q / (double)len + eps); break;
         case WGML_RMS_NORM: sc = 1 / sqrt(q / (double)len + eps); m = 0; break;
-        case WGML_L2_NORM: sc = 1 / fmax(sqrt(q), eps); m = 0; break;
+        case WGML_L2_NORM: sc = isnan(q) ? NAN : 1 / fmax(sqrt(q), eps); m = 0; break; /* fmax drops NaN */
         default: break;
         }
         for (int64_t j = 0; j < len; j++) {

@@ -6,8 +6,9 @@
  * two.
  *
  * The quantised table must fit one storage binding (2 GiB on an H100,
- * 128 MiB on lavapipe); larger tables return WGML_ERR_LIMIT.  Non-contiguous
- * plain operands go through a contiguous temporary.
+ * 128 MiB on lavapipe); larger tables return WGML_ERR_LIMIT.  Index
+ * tensors are read in place in any layout; non-contiguous float operands
+ * go through a contiguous temporary.
  */
 #include "indexing.h"
 
@@ -53,57 +54,77 @@ static void release(const wgml_tensor *orig, wgml_tensor *tmp)
         wgml_tensor_free(tmp);
 }
 
-static wgml_status bind_table(const wgml_tensor *q, wg_binding *b, uint32_t *off)
+static wgml_status bind_table(const char *op, const wgml_tensor *q, wg_binding *b, uint32_t *off)
 {
     uint64_t bytes = wgml_tensor_nbytes(q), rem;
     *b = wg_bind_from(q->st->buf, q->offset, bytes, &rem);
     if (b->size < rem + bytes)
-        return wg_fail(WGML_ERR_LIMIT, "%s table of %llu bytes exceeds one storage binding (%llu bytes)",
-                       wgml_dtype_name(q->dtype), (unsigned long long)bytes,
-                       (unsigned long long)q->ctx->limits.maxStorageBufferBindingSize);
+        return wg_fail_window(q->ctx, bytes, "%s: the %s table", op, wgml_dtype_name(q->dtype));
     *off = (uint32_t)rem;
     return WGML_OK;
 }
 
 typedef struct qparams {
-    uint32_t n, cols, n_idx, rows, src_off, out_off, pad0, pad1;
+    uint32_t n, cols, n_idx, rows, src_off, out_off, idx_off, pad0;
+    uint32_t ish[4], ist[4]; /* the index view (dequant.wgsl's IDX) */
 } qparams;
 
+/* Binds the i32 index view from its first element, whatever its layout:
+ * the kernel reads it through idx_off and the view's strides (idx_at in
+ * dequant.wgsl), the way the indexing kernels address any view, so an
+ * offset that is not a multiple of the storage-offset alignment, a step
+ * slice, a permutation or a broadcast needs no contiguous copy. */
+static wgml_status bind_idx(const char *op, const wgml_tensor *idx, wg_binding *b, qparams *p)
+{
+    wg_view4 v = wg_view4_of(idx);
+    uint64_t bytes = (wg_span_last(v.offset, v.strides, v.shape) + 1 - v.offset) * 4, rem;
+    *b = wg_bind_from(idx->st->buf, v.offset * 4, bytes, &rem);
+    if (b->size < rem + bytes)
+        return wg_fail_window(idx->ctx, bytes, "%s: the index tensor", op);
+    p->idx_off = (uint32_t)(rem / 4);
+    for (int d = 0; d < 4; d++) {
+        p->ish[d] = (uint32_t)v.shape[d];
+        p->ist[d] = (uint32_t)v.strides[d];
+    }
+    return WGML_OK;
+}
+
 /* Dequantises (rows of) q into the contiguous float tensor out; with idx,
- * out row r is table row idx[r] of its batch. */
-static wgml_status run_dequant(const wgml_tensor *q, const wgml_tensor *idx, wgml_tensor *out, uint32_t cols,
-                               uint32_t n_idx, uint32_t rows)
+ * out row r is table row number r of idx (logical order) of its batch. */
+static wgml_status run_dequant(const char *op, const wgml_tensor *q, const wgml_tensor *idx, wgml_tensor *out,
+                               uint32_t cols, uint32_t n_idx, uint32_t rows)
 {
     wgml_ctx *ctx = q->ctx;
     uint64_t n = (uint64_t)wgml_tensor_nelem(out);
     if (n == 0)
         return WGML_OK;
     if (n > 0xffffff00ull)
-        return wg_fail(WGML_ERR_LIMIT, "dequantising more than 2^32 elements in one call");
+        return wg_fail(WGML_ERR_LIMIT, "%s: dequantising more than 2^32 elements in one call", op);
     const wg_dtype_info *d = wg_dtype(q->dtype);
     char defs[160];
     snprintf(defs, sizeof defs, "DEQUANT;%s;QK=%u;BB=%u;O_DT=%s;O_MODE=w%s", qt_define(q->dtype), d->block_elems,
-             d->block_bytes, wg_dtype(out->dtype)->wgsl, idx ? ";GET_ROWS" : "");
+             d->block_bytes, wg_dtype(out->dtype)->wgsl, idx ? ";GET_ROWS;IDX" : "");
     wg_kernel_ref ref = {"dequant.wgsl", "dequant", defs, idx ? 3 : 2, idx ? 5u : 1u};
     wgml_kernel *k;
     wgml_status st = wg_kernel_get(ctx, &ref, &k);
     if (st != WGML_OK)
         return st;
-    qparams p = {(uint32_t)n, cols, n_idx, rows, 0, 0, 0, 0};
+    qparams p;
+    memset(&p, 0, sizeof p);
+    p.n = (uint32_t)n;
+    p.cols = cols;
+    p.n_idx = n_idx;
+    p.rows = rows;
     wg_binding b[3];
-    if ((st = bind_table(q, &b[0], &p.src_off)) != WGML_OK)
+    if ((st = bind_table(op, q, &b[0], &p.src_off)) != WGML_OK)
         return st;
     uint64_t esz = wg_dtype(out->dtype)->block_bytes, rem;
     b[1] = wg_bind_from(out->st->buf, out->offset, n * esz, &rem);
     if (b[1].size < rem + n * esz)
-        return wg_fail(WGML_ERR_LIMIT, "dequantised output exceeds one storage binding");
+        return wg_fail_window(ctx, n * esz, "%s: the dequantised output", op);
     p.out_off = (uint32_t)(rem / esz);
-    if (idx) {
-        uint64_t ib = (uint64_t)wgml_tensor_nelem(idx) * 4;
-        b[2] = wg_bind_from(idx->st->buf, idx->offset, ib, &rem);
-        if (rem) /* i32 indices start on their own word; rem is a multiple of 4 */
-            return wg_fail(WGML_ERR_INTERNAL, "index tensor is not aligned to its binding");
-    }
+    if (idx && (st = bind_idx(op, idx, &b[2], &p)) != WGML_OK)
+        return st;
     return wg_dispatch(ctx, k, b, idx ? 3 : 2, &p, sizeof p, (uint32_t)((n + 255) / 256), 1, 1);
 }
 
@@ -127,32 +148,31 @@ wgml_status wgml_dequantize(const wgml_tensor *x, wgml_tensor *out)
     if ((st = contiguous(out, false, &o)) != WGML_OK)
         return st;
     int64_t cols = x->ndim ? x->shape[x->ndim - 1] : 1;
-    st = run_dequant(x, NULL, o, (uint32_t)cols, 1, 1);
+    st = run_dequant(name, x, NULL, o, (uint32_t)cols, 1, 1);
     if (st == WGML_OK && o != out)
         st = wgml_copy(o, out);
     release(out, o);
     return st;
 }
 
-wgml_status wg_get_rows_quant(const wgml_tensor *src, const wgml_tensor *idx, wgml_tensor *out)
+wgml_status wg_get_rows_quant(const char *op, const wgml_tensor *src, const wgml_tensor *idx, int nb,
+                              wgml_tensor *out)
 {
     if (!wgml_tensor_is_contiguous(src))
-        return wg_fail(WGML_ERR_UNSUPPORTED, "wgml_get_rows: quantised tables must be contiguous");
-    int nb = idx->ndim - 1;
-    int64_t rowlen = 1;
+        return wg_fail(WGML_ERR_UNSUPPORTED, "%s: quantised tables must be contiguous", op);
+    int64_t rowlen = 1, n_idx = 1;
     for (int i = nb + 1; i < src->ndim; i++)
         rowlen *= src->shape[i];
-    wgml_tensor *ic, *o;
-    wgml_status st = contiguous(idx, true, &ic);
+    for (int i = nb; i < idx->ndim; i++)
+        n_idx *= idx->shape[i];
+    wgml_tensor *o;
+    wgml_status st = contiguous(out, false, &o);
     if (st != WGML_OK)
         return st;
-    if ((st = contiguous(out, false, &o)) == WGML_OK) {
-        st = run_dequant(src, ic, o, (uint32_t)rowlen, (uint32_t)idx->shape[nb], (uint32_t)src->shape[nb]);
-        if (st == WGML_OK && o != out)
-            st = wgml_copy(o, out);
-        release(out, o);
-    }
-    release(idx, ic);
+    st = run_dequant(op, src, idx, o, (uint32_t)rowlen, (uint32_t)n_idx, (uint32_t)src->shape[nb]);
+    if (st == WGML_OK && o != out)
+        st = wgml_copy(o, out);
+    release(out, o);
     return st;
 }
 
@@ -172,33 +192,33 @@ wgml_status wg_set_rows_quant(wgml_tensor *dst, const wgml_tensor *idx, const wg
     uint64_t blocks = (uint64_t)wgml_tensor_nelem(src) / d->block_elems;
     if (blocks == 0)
         return WGML_OK;
-    wgml_tensor *ic, *sc;
-    wgml_status st = contiguous(idx, true, &ic);
+    wgml_tensor *sc;
+    wgml_status st = contiguous(src, true, &sc);
     if (st != WGML_OK)
         return st;
-    if ((st = contiguous(src, true, &sc)) != WGML_OK) {
-        release(idx, ic);
-        return st;
-    }
     char defs[96];
-    snprintf(defs, sizeof defs, "QUANT;%s;QK=%u;BB=%u", qt_define(dst->dtype), d->block_elems, d->block_bytes);
+    snprintf(defs, sizeof defs, "QUANT;IDX;%s;QK=%u;BB=%u", qt_define(dst->dtype), d->block_elems, d->block_bytes);
     wg_kernel_ref ref = {"dequant.wgsl", "quant", defs, 3, 6u};
     wgml_kernel *k;
-    qparams p = {(uint32_t)blocks, (uint32_t)rowlen, (uint32_t)idx->shape[nb], (uint32_t)dst->shape[nb], 0, 0, 0, 0};
+    qparams p;
+    memset(&p, 0, sizeof p);
+    p.n = (uint32_t)blocks;
+    p.cols = (uint32_t)rowlen;
+    p.n_idx = (uint32_t)idx->shape[nb];
+    p.rows = (uint32_t)dst->shape[nb];
     wg_binding b[3];
     uint64_t rem;
-    if ((st = wg_kernel_get(dst->ctx, &ref, &k)) == WGML_OK && (st = bind_table(dst, &b[0], &p.src_off)) == WGML_OK) {
+    if ((st = wg_kernel_get(dst->ctx, &ref, &k)) == WGML_OK && (st = bind_table(name, dst, &b[0], &p.src_off)) == WGML_OK &&
+        (st = bind_idx(name, idx, &b[2], &p)) == WGML_OK) {
         uint64_t sb = (uint64_t)wgml_tensor_nelem(sc) * 4;
         b[1] = wg_bind_from(sc->st->buf, sc->offset, sb, &rem);
         p.out_off = (uint32_t)(rem / 4);
-        b[2] = wg_bind_from(ic->st->buf, ic->offset, (uint64_t)wgml_tensor_nelem(ic) * 4, &rem);
-        if (b[1].size < p.out_off * 4ull + sb || rem)
-            st = wg_fail(WGML_ERR_LIMIT, "%s: source rows exceed one storage binding", name);
+        if (b[1].size < p.out_off * 4ull + sb)
+            st = wg_fail_window(dst->ctx, sb, "%s: the source rows", name);
         else
             st = wg_dispatch(dst->ctx, k, b, 3, &p, sizeof p, (uint32_t)((blocks + 63) / 64), 1, 1);
     }
     release(src, sc);
-    release(idx, ic);
     return st;
 }
 

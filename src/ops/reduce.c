@@ -380,8 +380,8 @@ static wgml_status plan_boxes(const rplan *pl, rbox b, boxlist *L)
     }
     bool cut_kept = kd >= 0 && (rd < 0 || pl->kxs[kd] >= pl->rxs[rd]);
     if (!cut_kept && rd < 0)
-        return wg_fail(WGML_ERR_LIMIT, "wgml_reduce(%s): one element's window exceeds a storage binding",
-                       names[pl->op]);
+        return wg_fail_window(pl->x->ctx, (span(b.kn, pl->kxs) + span(b.rn, pl->rxs) + 1) * pl->xesz,
+                              "wgml_reduce(%s): one element's window", names[pl->op]);
     int64_t *n = cut_kept ? b.kn : b.rn;
     int d = cut_kept ? kd : rd;
     int64_t half = n[d] / 2, inner = 1;
@@ -482,9 +482,11 @@ wgml_status wgml_reduce(wgml_reduce_op op, const wgml_tensor *x, unsigned axes_m
     if (L.cut_reduced) {
         /* Running states in one binding, finished by one pass into out. */
         uint64_t bytes = (uint64_t)pl.rows * (uint64_t)state_words(op) * 4;
-        if (bytes > pl.cap || (span(pl.kn, pl.kos) + 1) * pl.oesz > pl.cap)
-            st = wg_fail(WGML_ERR_LIMIT, "%s: %lld rows of states or out's window exceed one storage binding",
-                         name, (long long)pl.rows);
+        uint64_t obytes = (span(pl.kn, pl.kos) + 1) * pl.oesz;
+        if (bytes > pl.cap)
+            st = wg_fail_window(x->ctx, bytes, "%s: the running states of %lld rows", name, (long long)pl.rows);
+        else if (obytes > pl.cap)
+            st = wg_fail_window(x->ctx, obytes, "%s: out's window", name);
         if (st == WGML_OK)
             st = wgml_buffer_create(x->ctx, bytes, &acc);
         uint32_t pat = empty_pattern(op, wg_dtype(x->dtype)->kind);

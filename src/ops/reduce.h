@@ -24,9 +24,12 @@ void wg_cumsum_ref(wgml_dtype dt, const double *x, int ndim, const int64_t *shap
 void wg_argsort_ref(const double *x, int64_t rows, int64_t n, int descending, int32_t *idx);
 
 /* For ops whose windows exceed one storage binding: halves the outermost
- * dim (other than `skip`) of size > 1 in all n tensors (same shape) and
- * calls run(arg, halves) on each half; WGML_ERR_LIMIT when none is left. */
-wgml_status wg_split_rows(const wgml_tensor *const *ts, int n, int skip,
+ * dim (other than `skip`) of size > 1 in all n tensors (same shape; ts[i]
+ * may be NULL for i > 0) and calls run(arg, halves) on each half;
+ * WGML_ERR_LIMIT, with a message prefixed by `name` alone, when one row is
+ * left.  run's own errors pass through unchanged: prefixing them again at
+ * each level of the recursion repeated the op's name once per halving. */
+wgml_status wg_split_rows(const char *name, const wgml_tensor *const *ts, int n, int skip,
                           wgml_status (*run)(void *, wgml_tensor *const *), void *arg);
 
 wg_op_table wg_reduce_ops(void);

@@ -111,14 +111,28 @@ static wgml_status halves(const wgml_tensor *t, int d, wgml_tensor **lo, wgml_te
     return st;
 }
 
-wgml_status wg_split_rows(const wgml_tensor *const *ts, int n, int skip, wgml_status (*run)(void *, wgml_tensor *const *),
-                          void *arg)
+/* Bytes t's window spans (all of t). */
+static uint64_t window_bytes(const wgml_tensor *t)
+{
+    uint64_t w = 1;
+    for (int i = 0; i < t->ndim; i++)
+        w += (uint64_t)(t->shape[i] - 1) * (uint64_t)t->strides[i];
+    return w * wg_dtype(t->dtype)->block_bytes;
+}
+
+wgml_status wg_split_rows(const char *name, const wgml_tensor *const *ts, int n, int skip,
+                          wgml_status (*run)(void *, wgml_tensor *const *), void *arg)
 {
     int d = 0;
     while (d < ts[0]->ndim && (d == skip || ts[0]->shape[d] < 2))
         d++;
-    if (d >= ts[0]->ndim)
-        return wg_fail(WGML_ERR_LIMIT, "a single row spans more than one storage binding");
+    if (d >= ts[0]->ndim) { /* one row left: name its widest operand */
+        int w = 0;
+        for (int i = 1; i < n; i++)
+            w = ts[i] && window_bytes(ts[i]) > window_bytes(ts[w]) ? i : w;
+        return wg_fail_window(ts[0]->ctx, window_bytes(ts[w]), "%s: one row of %lld elements (element stride %lld)",
+                              name, (long long)ts[w]->shape[skip], (long long)ts[w]->strides[skip]);
+    }
     wgml_tensor *lo[4] = {0}, *hi[4] = {0};
     wgml_status st = WGML_OK;
     for (int i = 0; i < n && st == WGML_OK; i++)
@@ -175,8 +189,7 @@ static wgml_status cumsum_run(const wgml_tensor *x, int a, int exclusive, wgml_t
         /* rows in halves until each part's windows fit */
         cumsum_args c = {a, exclusive};
         const wgml_tensor *ts[2] = {x, out};
-        st = wg_split_rows(ts, 2, a, cumsum_part, &c);
-        return st == WGML_ERR_LIMIT ? wg_failp(st, "%s: ", name) : st;
+        return wg_split_rows(name, ts, 2, a, cumsum_part, &c);
     }
     uint64_t rem;
     wg_binding b[3];
@@ -328,12 +341,10 @@ static wgml_status step_pass(const sorter *s, oparams *p)
 /* Window of t (all of it) as one binding; false when it does not fit. */
 static bool window(const wgml_tensor *t, uint64_t cap, wg_binding *b, uint32_t *off)
 {
-    uint64_t esz = wg_dtype(t->dtype)->block_bytes, w = 1, rem;
-    for (int i = 0; i < t->ndim; i++)
-        w += (uint64_t)(t->shape[i] - 1) * (uint64_t)t->strides[i];
-    if (w * esz > cap)
+    uint64_t esz = wg_dtype(t->dtype)->block_bytes, bytes = window_bytes(t), rem;
+    if (bytes > cap)
         return false;
-    *b = wg_bind_from(t->st->buf, wg_view4_of(t).offset * esz, w * esz, &rem);
+    *b = wg_bind_from(t->st->buf, wg_view4_of(t).offset * esz, bytes, &rem);
     *off = (uint32_t)(rem / esz);
     return true;
 }
@@ -384,15 +395,14 @@ static wgml_status sort_rows(const char *name, const wgml_tensor *x, bool desc, 
     s.kind = wg_dtype_is_float(x->dtype) ? "FLOAT" : wg_dtype(x->dtype)->kind == WG_KIND_INT ? "SINT" : "UINT";
     s.x_rw = x->st->buf == oi->st->buf || (ov && x->st->buf == ov->st->buf);
     if ((uint64_t)p.n * 8 > cap)
-        return wg_fail(WGML_ERR_LIMIT, "%s: rows of %lld elements need %llu bytes of pairs, over one storage "
-                       "binding", name, (long long)len, (unsigned long long)p.n * 8);
+        return wg_fail_window(ctx, (uint64_t)p.n * 8, "%s: the (key, index) pair array of one row of %lld elements "
+                              "(padded to %llu pairs)", name, (long long)len, (unsigned long long)p.n);
     if ((uint64_t)rows * (uint64_t)p.n > (1ull << 31) || !window(x, cap, &s.bx, &p.xoff) ||
         !window(oi, cap, &s.bo, &p.ooff) || (ov && !window(ov, cap, &s.bv, &p.voff))) {
         /* rows in halves until each part's windows fit */
         sort_args a = {name, desc, kout};
         const wgml_tensor *ts[3] = {x, oi, ov};
-        wgml_status st = wg_split_rows(ts, ov ? 3 : 2, x->ndim - 1, sort_part, &a);
-        return st == WGML_ERR_LIMIT ? wg_failp(st, "%s: ", name) : st;
+        return wg_split_rows(name, ts, ov ? 3 : 2, x->ndim - 1, sort_part, &a);
     }
     lead_dims(x, p.sh, p.xst);
     lead_dims(oi, NULL, p.ost);

@@ -198,9 +198,11 @@ static wgml_status rope_run(wgml_ctx *ctx, wgml_kernel *k, const rope_job *j, co
     if (!fits) {
         /* Halve the outermost of B, S, H that is > 1; positions move with S. */
         int d = wg_split_dim(dm);
-        if (d < 0)
-            return wg_fail(WGML_ERR_LIMIT, "wgml_rope: one row of %lld elements exceeds a storage binding",
-                           (long long)dm[3]);
+        if (d < 0) {
+            uint64_t xw = (xl + 1 - j->xv.offset) * xsz, ow = (ol + 1 - j->ov.offset) * xsz;
+            return wg_fail_window(ctx, xw >= ow ? xw : ow, "wgml_rope: one row of %lld elements of %s", (long long)dm[3],
+                                  xw >= ow ? "x" : "out");
+        }
         for (int part = 0; part < 2; part++) {
             rope_job s = *j;
             int64_t sub[4], start;

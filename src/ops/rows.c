@@ -117,10 +117,17 @@ static wgml_status rows_split(wgml_ctx *ctx, wgml_kernel *k, const wg_row_operan
     if (rows_fit(ctx, ops, nops, iter))
         return rows_one(ctx, k, ops, nops, iter, origin, fp, ip, vec);
     int d = wg_split_dim(iter);
-    if (d < 0)
-        return wg_fail(WGML_ERR_LIMIT, "kernel '%s': one row of %lld elements spans more than one storage binding "
-                       "(%llu bytes)", k->name, (long long)iter[3],
-                       (unsigned long long)ctx->limits.maxStorageBufferBindingSize);
+    if (d < 0) { /* one row left: name its widest operand */
+        uint64_t widest = 0, a, e;
+        const char *what = "";
+        for (int j = 0; j < nops; j++)
+            if (ops[j].t && (extent(&ops[j], iter, &a, &e), e + 1 - a > widest)) {
+                widest = e + 1 - a;
+                what = ops[j].name;
+            }
+        return wg_fail_window(ctx, widest, "kernel '%s': one row of %lld elements of operand '%s'", k->name,
+                              (long long)iter[3], what);
+    }
     for (int part = 0; part < 2; part++) {
         int64_t sub[4], start;
         wg_split_part(iter, d, part, sub, &start);

@@ -138,9 +138,8 @@ wgml_status wgml_sample(const wgml_tensor *logits, const wgml_sample_params *p, 
     uint64_t rs = (uint64_t)logits->strides[0], cs = (uint64_t)logits->strides[1];
     uint64_t row_span = (uint64_t)(vocab - 1) * cs + 1; /* elements of one row's window */
     if (row_span * esz > cap)
-        return wg_fail(WGML_ERR_LIMIT, "%s: one row of %lld logits (element stride %lld) spans %llu bytes, more than "
-                       "one storage binding (%llu); make the logits contiguous", op, (long long)vocab, (long long)cs,
-                       (unsigned long long)(row_span * esz), (unsigned long long)cap);
+        return wg_fail_window(ctx, row_span * esz, "%s: one row of %lld logits (element stride %lld)", op,
+                              (long long)vocab, (long long)cs);
     /* Rows per launch: as many as fit one binding (rows sharing the window). */
     uint64_t per = rs ? (cap / esz - row_span) / rs + 1 : (uint64_t)rows;
     if (per > (uint64_t)rows)

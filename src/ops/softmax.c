@@ -22,8 +22,10 @@
  *   - ALiBi and sinks need the softmax axis to differ from the head axis.
  *   - a -inf logit (from x or mask) gives 0 (softmax) or -inf
  *     (log_softmax); a row whose logits are all -inf (and no finite sink)
- *     is written the same way, not as 0/0; NaN inputs give unspecified
- *     values in their row (WGSL's max() of NaN is not defined).
+ *     is written the same way, not as 0/0.
+ *   - NaN: a NaN logit (from x or the mask) or sink, or a +inf logit or
+ *     sink, makes its whole row NaN (PyTorch's result: the row's sum is
+ *     NaN); other rows are unaffected.
  *   - x, out: f32/f16/bf16 (out may differ from x); compute is f32.
  *   - in place (out == x) is allowed.
  */
@@ -194,15 +196,22 @@ void wg_softmax_ref(int ndim, const int64_t *shape, const double *x, int mndim, 
         int64_t h = c[1];
         double slope = mask ? wg_alibi_slope(p->max_bias, s4[1], h) : 1;
         double mx = -INFINITY;
+        bool nan = sinks && isnan(sinks[h]);
         for (int64_t j = 0; j < n; j++) {
             idx[j] = first + j * inner;
             v[j] = scale * x[idx[j]];
             if (mask)
                 v[j] += slope * mask[bcast_index(mndim, mshape, s4, idx[j])];
             mx = v[j] > mx ? v[j] : mx;
+            nan = nan || isnan(v[j]);
         }
         if (sinks && sinks[h] > mx)
             mx = sinks[h];
+        if (nan || mx == INFINITY) { /* the NaN rule: the whole row */
+            for (int64_t j = 0; j < n; j++)
+                out[idx[j]] = NAN;
+            continue;
+        }
         double sum = 0;
         for (int64_t j = 0; j < n && mx > -INFINITY; j++)
             sum += v[j] > -INFINITY ? exp(v[j] - mx) : 0;
