@@ -167,6 +167,47 @@ static void t_glu_nan(void)
             }
 }
 
+/* Activation tails at relative accuracy (f32, gate 1): act(a) for large
+ * negative a is tiny but not zero (swiglu(-80) = -1.4e-33), and forms
+ * like 0.5 a (1 + tanh u) lose it all where the device's tanh stops short
+ * of -1 (NVIDIA: geglu_tanh(-89) was -2.7e-6).  Wanted values come from
+ * forms that stay exact in double: a / (1 + e^-a), a / (1 + e^-2u),
+ * a erfc(-a / sqrt 2) / 2.  Tolerance: 64 f32 ulps relative (exp is
+ * specified to 3 + 2|z| ulps; |z| <= 80 here would allow 163, the forms
+ * reach far less on the devices seen) or, below the smallest normal f32,
+ * any value of at most that size (a device may flush subnormals). */
+static void t_glu_tails(void)
+{
+    static const double xs[] = {-1e30, -60000, -89, -80, -40, -20, -10, -5, -1, 0.5, 5, 20, 1e4};
+    enum { N = sizeof xs / sizeof *xs };
+    const int64_t s[1] = {N};
+    double ones[N];
+    for (int i = 0; i < N; i++)
+        ones[i] = 1;
+    for (int k = WGML_SWIGLU; k <= WGML_GEGLU_TANH; k++) {
+        wgml_tensor *x = t_from(WGML_F32, 1, s, xs), *g = t_from(WGML_F32, 1, s, ones);
+        wgml_tensor *o = t_poisoned(WGML_F32, 1, s);
+        CHECK_OK(wgml_glu((wgml_glu_kind)k, x, g, 0, o));
+        double *got = t_values(o);
+        for (int i = 0; i < N; i++) {
+            double a = xs[i], u = 0.7978845608028654 * (a + 0.044715 * a * a * a), w;
+            if (k == WGML_SWIGLU)
+                w = a / (1 + exp(-a));
+            else if (k == WGML_GEGLU_ERF)
+                w = 0.5 * a * erfc(-a / sqrt(2.0));
+            else
+                w = a / (1 + exp(-2 * u));
+            bool ok = fabs(w) < 0x1p-126 ? fabs(got[i]) <= 0x1p-126 && !(got[i] > 0 && w < 0)
+                                         : fabs(got[i] - w) <= 64 * 0x1p-23 * fabs(w);
+            CHECK(ok, "glu kind %d tail at %g: got %.9g want %.9g", k, a, got[i], w);
+        }
+        free(got);
+        wgml_tensor_free(o);
+        wgml_tensor_free(g);
+        wgml_tensor_free(x);
+    }
+}
+
 static void t_glu_errors(void)
 {
     const int64_t s[2] = {3, 8}, sodd[2] = {3, 7}, sh[2] = {3, 4}, s5[2] = {3, 5};
@@ -560,6 +601,7 @@ int main(int argc, char **argv)
     static const t_case cases[] = {
         {"glu_kinds_dtypes_forms_views", t_glu_all},
         {"glu_nan", t_glu_nan},
+        {"glu_activation_tails", t_glu_tails},
         {"glu_invalid_calls", t_glu_errors},
         {"sample_rng", t_rng},
         {"sample_matches_reference", t_sample_vs_ref},

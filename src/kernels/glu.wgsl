@@ -4,7 +4,7 @@
 // (wgml_glu_kind order) is p.ip.x: a uniform branch, so the four kinds
 // share one pipeline per dtype and layout (each pipeline costs compile time).
 #include "ew_common.wgsl"
-#include "math.wgsl"
+#include "ew_float.wgsl"
 #tensor a 1 A_DT A_MODE
 #tensor b 2 B_DT B_MODE
 #tensor o 3 O_DT O_MODE
@@ -16,15 +16,20 @@ fn is_nan(v: f32) -> bool {
 }
 
 fn act(x: f32) -> f32 {
+    if (is_nan(x)) {
+        return x;
+    }
     switch (p.ip.x) {
         case 0u: {
-            return x * wg_sigmoid(x);
+            return ew_mul_sigmoid(x, x);
         }
         case 1u: {
-            return 0.5 * x * (1.0 + wg_erf(x * 0.7071067811865476));
+            return ew_gelu_erf(x);
         }
         case 2u: {
-            return 0.5 * x * (1.0 + wg_tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+            // the unary ops' tail-accurate forms (ew_float.wgsl): x sigmoid(2u),
+            // not 0.5 x (1 + tanh u), whose residue NVIDIA's tanh leaves at -1
+            return ew_mul_sigmoid(x, x * (1.5957691216057308 + 0.07135481627260025 * x * x));
         }
         default: {
             return select(max(x, 0.0), x, is_nan(x));
