@@ -4,7 +4,7 @@
  * and fill/copy by kernels.  Ranges larger than one storage binding
  * (maxStorageBufferBindingSize) are walked in binding-sized windows.
  */
-#include "gpu.h"
+#include "internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +20,9 @@ static uint64_t max_binding(const wgml_ctx *ctx)
 }
 
 uint64_t wg_window_cap(const wgml_ctx *ctx) { return max_binding(ctx) - 256; }
+
+uint64_t wg_buffer_alloc(const wgml_buffer *b) { return b->alloc; }
+uint64_t wg_buffer_version(const wgml_buffer *b) { return b->version; }
 
 wg_binding wg_bind_all(wgml_buffer *b)
 {
@@ -62,6 +65,15 @@ void wg_pool_release(wgml_ctx *ctx)
             ctx->pool[i].buf = NULL;
         }
     ctx->pool_bytes = 0;
+}
+
+void wg_staging_release(wgml_ctx *ctx)
+{
+    for (int i = 0; i < WG_STAGING_SLOTS; i++)
+        if (ctx->staging[i].buf) {
+            wgpuBufferRelease(ctx->staging[i].buf);
+            ctx->staging[i].buf = NULL;
+        }
 }
 
 static WGPUBuffer pool_take(wgml_ctx *ctx, uint64_t alloc)
@@ -143,6 +155,7 @@ wgml_status wgml_buffer_create(wgml_ctx *ctx, uint64_t size, wgml_buffer **out)
     if (!b)
         return wg_fail(WGML_ERR_OOM, "out of host memory");
     b->ctx = ctx;
+    b->refs = 1;
     b->size = size;
     /* >= 4 bytes for bindings; 16-byte multiples let vec4 kernels bind
      * whole vectors at the end of a tensor. */
@@ -150,25 +163,29 @@ wgml_status wgml_buffer_create(wgml_ctx *ctx, uint64_t size, wgml_buffer **out)
     if (b->alloc > ctx->limits.maxBufferSize)
         b->alloc = wg_align_up(size, 4) <= ctx->limits.maxBufferSize ? wg_align_up(size, 4) : size;
     b->id = ctx->next_buffer_id++;
+    /* The contract is zeroed memory.  A pooled buffer is zeroed by a fill
+     * (recorded work still using its previous life runs before it); so is
+     * every buffer made while recording, since each replay must find it
+     * zeroed again, not holding the previous replay's results. */
+    bool zero = false;
     if ((b->buf = pool_take(ctx, b->alloc)) != NULL) {
         ctx->stats.buffers_reused++;
-        /* the contract is zeroed memory; recorded work still using the
-         * buffer's previous life runs before this fill */
-        if ((st = fill_range(b, 0, b->alloc, 0)) != WGML_OK) {
-            wgpuBufferRelease(b->buf);
+        zero = true;
+    } else {
+        st = device_buffer(ctx, b->alloc, size, &b->buf);
+        if (st == WGML_ERR_OOM && ctx->pool_bytes) {
+            /* the pool may hold the memory needed: give it back and retry */
+            wg_pool_release(ctx);
+            st = device_buffer(ctx, b->alloc, size, &b->buf);
+        }
+        if (st != WGML_OK) {
             free(b);
             return st;
         }
-        *out = b;
-        return WGML_OK;
+        zero = wg_recording_active(ctx);
     }
-    st = device_buffer(ctx, b->alloc, size, &b->buf);
-    if (st == WGML_ERR_OOM && ctx->pool_bytes) {
-        /* the pool may hold the memory needed: give it back and retry */
-        wg_pool_release(ctx);
-        st = device_buffer(ctx, b->alloc, size, &b->buf);
-    }
-    if (st != WGML_OK) {
+    if (zero && (st = fill_range(b, 0, b->alloc, 0)) != WGML_OK) {
+        wgpuBufferRelease(b->buf);
         free(b);
         return st;
     }
@@ -176,9 +193,11 @@ wgml_status wgml_buffer_create(wgml_ctx *ctx, uint64_t size, wgml_buffer **out)
     return WGML_OK;
 }
 
+void wg_buffer_retain(wgml_buffer *b) { b->refs++; }
+
 void wgml_buffer_destroy(wgml_buffer *b)
 {
-    if (!b)
+    if (!b || --b->refs > 0)
         return;
     wg_stream_forget_buffer(b->ctx, b->id);
     /* Pooled or released, never destroyed: work already recorded may
@@ -254,6 +273,8 @@ wgml_status wgml_buffer_write(wgml_buffer *b, uint64_t off, const void *src, uin
     if (!src)
         return wg_fail(WGML_ERR_INVALID_ARG, "wgml_buffer_write: src is NULL");
     wgml_ctx *ctx = b->ctx;
+    if ((st = wg_stream_not_recording(ctx, "wgml_buffer_write: an upload")) != WGML_OK)
+        return st;
     /* writeBuffer is ordered against submits, not against work still being
      * recorded: submit that work first so the write lands after it. */
     if (ctx->stream.enc && (st = wg_stream_submit(ctx)) != WGML_OK)
@@ -328,13 +349,17 @@ static void on_map(WGPUMapAsyncStatus status, WGPUStringView msg, void *u1, void
 wgml_status wgml_buffer_read(wgml_buffer *b, uint64_t off, void *dst, uint64_t size)
 {
     wgml_status st = check_range(b, off, size, "wgml_buffer_read");
+    if (st == WGML_OK)
+        st = wg_stream_not_recording(b->ctx, "wgml_buffer_read: a read-back");
     if (st != WGML_OK)
         return st;
-    if (size == 0)
-        return wgml_ctx_sync(b->ctx);
+    wgml_ctx *ctx = b->ctx;
+    if (size == 0) { /* waits all the same, as a read of data would */
+        st = wg_stream_submit(ctx);
+        return st != WGML_OK ? st : wg_stream_wait(ctx);
+    }
     if (!dst)
         return wg_fail(WGML_ERR_INVALID_ARG, "wgml_buffer_read: dst is NULL");
-    wgml_ctx *ctx = b->ctx;
     uint8_t *d = dst;
     uint64_t end = off + size;
     for (uint64_t p = wg_align_down(off, 4); p < end;) {

@@ -42,7 +42,7 @@ static wgml_status launch_one(wgml_ctx *ctx, wgml_kernel *k, wg_operand *ops, in
         uint64_t rem;
         b[j] = wg_bind_from(ops[j].t->st->buf, w.first, w.last + 1 - w.first, &rem);
         if (vec4) /* whole vectors: the buffer's size is a multiple of 16 */
-            b[j].size = wg_align_up(b[j].size, 16) <= ops[j].t->st->buf->alloc - b[j].offset
+            b[j].size = wg_align_up(b[j].size, 16) <= wg_buffer_alloc(ops[j].t->st->buf) - b[j].offset
                             ? wg_align_up(b[j].size, 16) : b[j].size;
         p.offs[j] = (uint32_t)(rem / esz);
         for (int i = 0; i < 4; i++)
@@ -80,11 +80,11 @@ static wgml_status launch_split(wgml_ctx *ctx, wgml_kernel *k, wg_operand *ops, 
         return launch_one(ctx, k, ops, nops, iter, fp, ip, false);
     int d = wg_split_dim(iter);
     if (d < 0 && iter[3] <= 1)
-        return wg_fail(WGML_ERR_LIMIT, "kernel '%s': one element's window exceeds a storage binding", k->name);
+        return wg_fail(WGML_ERR_LIMIT, "kernel '%s': one element's window exceeds a storage binding", wg_kernel_name(k));
     if (d < 0)
         return wg_fail(WGML_ERR_LIMIT, "kernel '%s': a single row of %lld elements exceeds one storage binding "
-                       "(%llu bytes)", k->name, (long long)iter[3],
-                       (unsigned long long)ctx->limits.maxStorageBufferBindingSize);
+                       "(%llu bytes)", wg_kernel_name(k), (long long)iter[3],
+                       (unsigned long long)wg_max_storage_binding(ctx));
     for (int part = 0; part < 2; part++) {
         int64_t sub[4], start;
         wg_split_part(iter, d, part, sub, &start);

@@ -60,7 +60,7 @@ static wgml_status bind_table(const wgml_tensor *q, wg_binding *b, uint32_t *off
     if (b->size < rem + bytes)
         return wg_fail(WGML_ERR_LIMIT, "%s table of %llu bytes exceeds one storage binding (%llu bytes)",
                        wgml_dtype_name(q->dtype), (unsigned long long)bytes,
-                       (unsigned long long)q->ctx->limits.maxStorageBufferBindingSize);
+                       (unsigned long long)wg_max_storage_binding(q->ctx));
     *off = (uint32_t)rem;
     return WGML_OK;
 }

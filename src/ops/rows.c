@@ -119,8 +119,8 @@ static wgml_status rows_split(wgml_ctx *ctx, wgml_kernel *k, const wg_row_operan
     int d = wg_split_dim(iter);
     if (d < 0)
         return wg_fail(WGML_ERR_LIMIT, "kernel '%s': one row of %lld elements spans more than one storage binding "
-                       "(%llu bytes)", k->name, (long long)iter[3],
-                       (unsigned long long)ctx->limits.maxStorageBufferBindingSize);
+                       "(%llu bytes)", wg_kernel_name(k), (long long)iter[3],
+                       (unsigned long long)wg_max_storage_binding(ctx));
     for (int part = 0; part < 2; part++) {
         int64_t sub[4], start;
         wg_split_part(iter, d, part, sub, &start);
