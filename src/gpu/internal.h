@@ -5,20 +5,21 @@
  * that includes webgpu.h; everything above the runtime uses runtime.h.
  * Only native.c includes wgpu.h.
  *
- * Files, each calling only the ones above it (a DAG; no file calls back up):
+ * Files, each calling only files listed above it (a DAG: nothing calls
+ * back up; checked with nm on the objects when this was written):
  *
  *   native.c      every wgpu-native extension call (swap for Dawn here)
  *   diskcache.c   the drivers' on-disk pipeline cache folder
  *   wgsl_tensor.c `#tensor` accessors for the template step
  *   device.c      instance, adapter choice, device, callbacks, error
- *                 scopes, wg_check                           -> native
+ *                 scopes, wg_check                  -> native, diskcache
  *   pipeline.c    kernel templates, compilation, growing kernel tables
  *                                          -> device, native, wgsl_tensor
  *   profile.c     GPU timestamps per dispatch; per-kernel summary
  *                                                   -> device, native
- *   stream.c      wg_dispatch, the command target (stream or recorder),
- *                 one pass, uniform ring, bind groups, submit/wait
- *                                                  -> device, profile
+ *   stream.c      bindings, wg_dispatch and its target (the stream or a
+ *                 recorder), one pass, uniform ring, bind groups,
+ *                 submit/wait                -> device, native, profile
  *   memory.c      buffers, pool, staging, upload, download, fill, copy
  *                                        -> device, pipeline, stream
  *   record.c      recordings of dispatches, replay -> device, stream, memory

@@ -12,38 +12,8 @@
 #define STAGING_MIN (64u << 10)
 #define STAGING_MAX (64u << 20)
 
-static uint64_t max_binding(const wgml_ctx *ctx)
-{
-    /* Windows start at minStorageBufferOffsetAlignment multiples; keeping
-     * their size a multiple of 256 keeps vec4 copies aligned too. */
-    return wg_align_down(ctx->binding_cap, 256);
-}
-
-uint64_t wg_window_cap(const wgml_ctx *ctx) { return max_binding(ctx) - 256; }
-
 uint64_t wg_buffer_alloc(const wgml_buffer *b) { return b->alloc; }
 uint64_t wg_buffer_version(const wgml_buffer *b) { return b->version; }
-
-wg_binding wg_bind_all(wgml_buffer *b)
-{
-    wg_binding r = {b, 0, b->alloc};
-    return r;
-}
-
-wg_binding wg_bind_from(wgml_buffer *b, uint64_t offset, uint64_t want, uint64_t *rem)
-{
-    const wgml_ctx *ctx = b->ctx;
-    uint64_t start = wg_align_down(offset, ctx->limits.minStorageBufferOffsetAlignment);
-    uint64_t size = wg_align_up(offset - start + want, 4);
-    uint64_t cap = max_binding(ctx);
-    if (size > cap)
-        size = cap;
-    if (size > b->alloc - start)
-        size = b->alloc - start;
-    *rem = offset - start;
-    wg_binding r = {b, start, size};
-    return r;
-}
 
 static wgml_status check_range(const wgml_buffer *b, uint64_t off, uint64_t size, const char *fn)
 {

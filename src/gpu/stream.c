@@ -10,6 +10,12 @@
  * writeBuffer right before the submit.  Queue order guarantees the previous
  * submit has consumed the ring before the next write lands, so the ring
  * restarts at 0 every batch without waiting.
+ *
+ * wg_dispatch validates a dispatch and hands it, as a wg_cmd pointing at
+ * the caller's bindings and parameters, to the context's target: normally
+ * wg_stream_encode, which encodes it at once (no copy, no allocation), or
+ * a recorder (record.c), which copies it.  Bindings (wg_bind_*) live here
+ * too: they are what a dispatch is validated against.
  */
 #include "internal.h"
 
@@ -121,6 +127,38 @@ static WGPUBindGroup bind_group(wgml_ctx *ctx, wgml_kernel *k, const wg_binding 
     e->bgl = k->bgl;
     e->n = nb;
     return e->bg;
+}
+
+/* ------------------------------------------------------------ bindings */
+
+static uint64_t max_binding(const wgml_ctx *ctx)
+{
+    /* Windows start at minStorageBufferOffsetAlignment multiples; keeping
+     * their size a multiple of 256 keeps vec4 copies aligned too. */
+    return wg_align_down(ctx->binding_cap, 256);
+}
+
+uint64_t wg_window_cap(const wgml_ctx *ctx) { return max_binding(ctx) - 256; }
+
+wg_binding wg_bind_all(wgml_buffer *b)
+{
+    wg_binding r = {b, 0, b->alloc};
+    return r;
+}
+
+wg_binding wg_bind_from(wgml_buffer *b, uint64_t offset, uint64_t want, uint64_t *rem)
+{
+    const wgml_ctx *ctx = b->ctx;
+    uint64_t start = wg_align_down(offset, ctx->limits.minStorageBufferOffsetAlignment);
+    uint64_t size = wg_align_up(offset - start + want, 4);
+    uint64_t cap = max_binding(ctx);
+    if (size > cap)
+        size = cap;
+    if (size > b->alloc - start)
+        size = b->alloc - start;
+    *rem = offset - start;
+    wg_binding r = {b, start, size};
+    return r;
 }
 
 void wg_split_grid(uint32_t max_dim, uint64_t groups, uint32_t out[3])
