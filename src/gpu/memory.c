@@ -134,13 +134,18 @@ wgml_status wgml_buffer_create(wgml_ctx *ctx, uint64_t size, wgml_buffer **out)
         b->alloc = wg_align_up(size, 4) <= ctx->limits.maxBufferSize ? wg_align_up(size, 4) : size;
     b->id = ctx->next_buffer_id++;
     /* The contract is zeroed memory.  A pooled buffer is zeroed by a fill
-     * (recorded work still using its previous life runs before it); so is
-     * every buffer made while recording, since each replay must find it
-     * zeroed again, not holding the previous replay's results. */
-    bool zero = false;
+     * in the stream (recorded work still using its previous life runs
+     * before it), even while recording, as the buffer may be used eagerly
+     * after the recording; and every buffer made while recording gets a
+     * recorded fill too, since each replay must find it zeroed again, not
+     * holding the previous replay's results. */
     if ((b->buf = pool_take(ctx, b->alloc)) != NULL) {
         ctx->stats.buffers_reused++;
-        zero = true;
+        wg_cmd_target target = ctx->target;
+        void *data = ctx->target_data;
+        wg_stream_set_target(ctx, NULL, NULL);
+        st = fill_range(b, 0, b->alloc, 0);
+        wg_stream_set_target(ctx, target, data);
     } else {
         st = device_buffer(ctx, b->alloc, size, &b->buf);
         if (st == WGML_ERR_OOM && ctx->pool_bytes) {
@@ -148,14 +153,12 @@ wgml_status wgml_buffer_create(wgml_ctx *ctx, uint64_t size, wgml_buffer **out)
             wg_pool_release(ctx);
             st = device_buffer(ctx, b->alloc, size, &b->buf);
         }
-        if (st != WGML_OK) {
-            free(b);
-            return st;
-        }
-        zero = wg_recording_active(ctx);
     }
-    if (zero && (st = fill_range(b, 0, b->alloc, 0)) != WGML_OK) {
-        wgpuBufferRelease(b->buf);
+    if (st == WGML_OK && wg_recording_active(ctx))
+        st = fill_range(b, 0, b->alloc, 0);
+    if (st != WGML_OK) {
+        if (b->buf)
+            wgpuBufferRelease(b->buf);
         free(b);
         return st;
     }
