@@ -210,6 +210,14 @@ wgml_status wgml_dispatch(wgml_ctx *ctx, wgml_kernel *k,
                           const void *params, size_t params_size,
                           uint32_t groups_x, uint32_t groups_y, uint32_t groups_z);
 
+/* One of wgml's own embedded kernels: the template `file` (a name under
+ * src/kernels/, e.g. "selfcheck.wgsl") specialised with "KEY=VALUE;KEY2"
+ * defines (may be NULL), compiled and cached like wgml_kernel_create.  For
+ * wgml's tools and tests, which run the runtime through the public API;
+ * the files and entry points are not a stable interface. */
+wgml_status wgml_kernel_builtin(wgml_ctx *ctx, const char *file, const char *entry, const char *defines,
+                                int n_buffers, unsigned readonly_mask, wgml_kernel **out);
+
 
 /* -------------------------------------------------------------- tensors */
 

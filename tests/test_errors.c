@@ -1,6 +1,6 @@
 /* Error paths: every bad input returns a status and a message; nothing
  * aborts; a dead device makes later calls fail cleanly. */
-#include "gpu/gpu.h"
+#include "gpu/internal.h"
 #include "harness.h"
 
 #include <stdlib.h>

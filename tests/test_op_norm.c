@@ -126,7 +126,7 @@ static void run(const char *what, const nm_case *c)
     wgml_norm_params p = {c->kind, c->eps, c->groups, w.t, b.t, r, mn.t, vr.t, s};
     wgml_status st = wgml_norm(x, &p, o);
     CHECK(st == WGML_OK, "%s: %s", what, wgml_last_error());
-    const char *kn = t_ctx->last_dispatch ? t_ctx->last_dispatch : "";
+    const char *kn = wg_last_dispatch(t_ctx) ? wg_last_dispatch(t_ctx) : "";
     CHECK(c->path != 1 || strstr(kn, "ROWS4"), "%s: vector path not taken (%s)", what, kn);
     CHECK(c->path != 2 || !strstr(kn, "ROWS4"), "%s: vector path taken (%s)", what, kn);
     int64_t n = wgml_tensor_nelem(x);

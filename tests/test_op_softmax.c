@@ -136,7 +136,7 @@ static void run_case(const char *what, const sm_case *c)
         s = t_random(c->dt, 1, &heads, -3, 3); /* x's dtype: no extra kernel variant */
     wgml_status st = wgml_softmax(x, c->mndim ? m.t : NULL, c->sinks ? s.t : NULL, &c->p, o);
     CHECK(st == WGML_OK, "%s: %s", what, wgml_last_error());
-    const char *k = t_ctx->last_dispatch ? t_ctx->last_dispatch : "";
+    const char *k = wg_last_dispatch(t_ctx) ? wg_last_dispatch(t_ctx) : "";
     CHECK(c->path != 1 || strstr(k, "ROWS4"), "%s: vector path not taken (%s)", what, k);
     CHECK(c->path != 2 || !strstr(k, "ROWS4"), "%s: vector path taken (%s)", what, k);
     int64_t n = wgml_tensor_nelem(x);
@@ -164,7 +164,7 @@ static void in_place(const char *what, wgml_dtype dt, const int64_t shape[2], co
     double *want = malloc(sizeof(double) * (size_t)x.n);
     wg_softmax_ref(2, shape, x.val, 0, NULL, NULL, NULL, p, want);
     CHECK_OK(wgml_softmax(x.t, NULL, NULL, p, x.t));
-    CHECK(path != 1 || strstr(t_ctx->last_dispatch, "ROWS4"), "%s: vector path not taken", what);
+    CHECK(path != 1 || strstr(wg_last_dispatch(t_ctx), "ROWS4"), "%s: vector path not taken", what);
     double *got = t_values(x.t);
     CHECK(row_compare(what, dt, got, want, 2, shape, 1, 1e-5) == 0, "%s", what);
     free(got);

@@ -1,6 +1,6 @@
 /* Runtime tests: buffers, fill, copy, dispatch streams, grid folding,
  * caches and profiling, on whatever adapter wgml picks (lavapipe in CI). */
-#include "gpu/gpu.h"
+#include "gpu/internal.h"
 #include "harness.h"
 
 #include <sys/stat.h>

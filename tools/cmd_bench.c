@@ -5,7 +5,6 @@
  *                        waited on once (us per dispatch), then n/10 rounds
  *                        of one dispatch + flush + wait (us per round). */
 #include "cli.h"
-#include "gpu/gpu.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,20 +12,18 @@
 
 static int bench_dispatch(wgml_ctx *ctx, int n)
 {
-    static const wg_kernel_ref ref = {"selfcheck.wgsl", "affine_u32", "AFFINE", 1, 0};
     const uint32_t elems = 64;
     wgml_kernel *k = NULL;
     wgml_buffer *b = NULL;
     uint32_t host[64], want[64];
     for (uint32_t i = 0; i < elems; i++)
         host[i] = want[i] = i;
-    wgml_status st = wg_kernel_get(ctx, &ref, &k);
+    wgml_status st = wgml_kernel_builtin(ctx, "selfcheck.wgsl", "affine_u32", "AFFINE", 1, 0, &k);
     if (st == WGML_OK) st = wgml_buffer_create(ctx, sizeof host, &b);
     if (st == WGML_OK) st = wgml_buffer_write(b, 0, host, sizeof host);
     if (st == WGML_OK) st = wgml_ctx_sync(ctx);
     if (st != WGML_OK)
         return cli_error("bench dispatch setup", st);
-    wg_binding bind = wg_bind_all(b);
     wgml_ctx_stats s0, s1;
     double best_disp = 1e30, best_flush = 1e30;
     for (int rep = 0; rep < 3 && st == WGML_OK; rep++) {
@@ -34,7 +31,7 @@ static int bench_dispatch(wgml_ctx *ctx, int n)
         double t0 = cli_now();
         for (int i = 0; i < n && st == WGML_OK; i++) {
             uint32_t prm[4] = {elems, 3u, (uint32_t)i, 0};
-            st = wg_dispatch(ctx, k, &bind, 1, prm, sizeof prm, 1, 1, 1);
+            st = wgml_dispatch(ctx, k, &b, 1, prm, sizeof prm, 1, 1, 1);
             for (uint32_t j = 0; j < elems; j++)
                 want[j] = want[j] * 3u + (uint32_t)i;
         }
@@ -51,7 +48,7 @@ static int bench_dispatch(wgml_ctx *ctx, int n)
         double t0 = cli_now();
         for (int i = 0; i < rounds && st == WGML_OK; i++) {
             uint32_t prm[4] = {elems, 1u, 1u, 0};
-            st = wg_dispatch(ctx, k, &bind, 1, prm, sizeof prm, 1, 1, 1);
+            st = wgml_dispatch(ctx, k, &b, 1, prm, sizeof prm, 1, 1, 1);
             if (st == WGML_OK) st = wgml_ctx_sync(ctx);
             for (uint32_t j = 0; j < elems; j++)
                 want[j] = want[j] + 1u;

@@ -2,7 +2,6 @@
  * against the CPU, with timings.  Proves the whole path (upload, kernels,
  * grid folding, readback) on this machine in a second or two. */
 #include "cli.h"
-#include "gpu/gpu.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -19,7 +18,6 @@ static float frand(void)
 
 static int check_add(wgml_ctx *ctx, uint32_t n)
 {
-    static const wg_kernel_ref ref = {"selfcheck.wgsl", "add_f32", "ADD", 3, 3};
     float *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y), *z = malloc(n * sizeof *z);
     wgml_buffer *bx = NULL, *by = NULL, *bz = NULL;
     wgml_kernel *k = NULL;
@@ -29,7 +27,7 @@ static int check_add(wgml_ctx *ctx, uint32_t n)
         y[i] = frand();
         z[i] = NAN;
     }
-    wgml_status st = wg_kernel_get(ctx, &ref, &k);
+    wgml_status st = wgml_kernel_builtin(ctx, "selfcheck.wgsl", "add_f32", "ADD", 3, 3, &k);
     if (st == WGML_OK) st = wgml_buffer_create(ctx, n * 4ull, &bx);
     if (st == WGML_OK) st = wgml_buffer_create(ctx, n * 4ull, &by);
     if (st == WGML_OK) st = wgml_buffer_create(ctx, n * 4ull, &bz);
@@ -40,9 +38,9 @@ static int check_add(wgml_ctx *ctx, uint32_t n)
     if (st == WGML_OK) st = wgml_ctx_sync(ctx);
     if (st == WGML_OK) {
         uint32_t prm[4] = {n, 0, 0, 0};
-        wg_binding b[3] = {wg_bind_all(bx), wg_bind_all(by), wg_bind_all(bz)};
+        wgml_buffer *b[3] = {bx, by, bz};
         t0 = cli_now();
-        st = wg_dispatch(ctx, k, b, 3, prm, sizeof prm, (n + 255) / 256, 1, 1);
+        st = wgml_dispatch(ctx, k, b, 3, prm, sizeof prm, (n + 255) / 256, 1, 1);
         if (st == WGML_OK) st = wgml_ctx_sync(ctx);
         t1 = cli_now();
     }
@@ -68,7 +66,6 @@ static int check_add(wgml_ctx *ctx, uint32_t n)
 
 static int check_reduce(wgml_ctx *ctx, uint32_t n)
 {
-    static const wg_kernel_ref ref = {"selfcheck.wgsl", "reduce_sum_f32", "REDUCE", 2, 1};
     const uint32_t groups = 1024;
     float *x = malloc(n * sizeof *x);
     double ref_sum = 0, abs_sum = 0;
@@ -81,7 +78,7 @@ static int check_reduce(wgml_ctx *ctx, uint32_t n)
     wgml_kernel *k = NULL;
     float got = NAN;
     double t0 = 0, t1 = 0;
-    wgml_status st = wg_kernel_get(ctx, &ref, &k);
+    wgml_status st = wgml_kernel_builtin(ctx, "selfcheck.wgsl", "reduce_sum_f32", "REDUCE", 2, 1, &k);
     if (st == WGML_OK) st = wgml_buffer_create(ctx, n * 4ull, &bx);
     if (st == WGML_OK) st = wgml_buffer_create(ctx, groups * 4ull, &bp);
     if (st == WGML_OK) st = wgml_buffer_create(ctx, 4, &bo);
@@ -89,11 +86,10 @@ static int check_reduce(wgml_ctx *ctx, uint32_t n)
     if (st == WGML_OK) st = wgml_ctx_sync(ctx);
     if (st == WGML_OK) {
         uint32_t p1[4] = {n, 0, 0, 0}, p2[4] = {groups, 0, 0, 0};
-        wg_binding b1[2] = {wg_bind_all(bx), wg_bind_all(bp)};
-        wg_binding b2[2] = {wg_bind_all(bp), wg_bind_all(bo)};
+        wgml_buffer *b1[2] = {bx, bp}, *b2[2] = {bp, bo};
         t0 = cli_now();
-        st = wg_dispatch(ctx, k, b1, 2, p1, sizeof p1, groups, 1, 1);
-        if (st == WGML_OK) st = wg_dispatch(ctx, k, b2, 2, p2, sizeof p2, 1, 1, 1);
+        st = wgml_dispatch(ctx, k, b1, 2, p1, sizeof p1, groups, 1, 1);
+        if (st == WGML_OK) st = wgml_dispatch(ctx, k, b2, 2, p2, sizeof p2, 1, 1, 1);
         if (st == WGML_OK) st = wgml_ctx_sync(ctx);
         t1 = cli_now();
     }

@@ -1,26 +1,69 @@
 /* The `wgml` command-line tool: a thin front over the library. */
 #include "cli.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
+static int cmd_help(int argc, char **argv);
+
+static int cmd_version(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    printf("wgml %s\n", WGML_VERSION_STRING);
+    return 0;
+}
+
+/* Every command once: main() dispatches on `names` (alternatives split by
+ * '|') and --help prints `help` (one or more "usage  description" lines),
+ * so a command cannot be added to one and forgotten in the other. */
+typedef struct cli_command {
+    const char *names;
+    int (*fn)(int argc, char **argv);
+    const char *help;
+} cli_command;
+
+static const cli_command commands[] = {
+    {"info", cmd_info,
+     "info              adapter, driver, enabled features, subgroup size, limits\n"
+     "info --adapters   every adapter WebGPU can see (WGML_ADAPTER indexes this list)"},
+    {"selfcheck", cmd_selfcheck, "selfcheck         run a vector op and a reduction on the GPU, check them on the CPU"},
+    {"ops", cmd_ops, "ops               op x dtype coverage table (from the op registry)"},
+    {"bench", cmd_bench,
+     "bench dispatch    us per dispatch (10,000 dependent dispatches) and per flush+wait\n"
+     "bench ops [MiB] [rounds]  GB/s of add, softmax, rms_norm, rope, cast, get_rows on big tensors\n"
+     "bench variants [MiB]  elementwise kernel shapes compared (a tuning tool)"},
+    {"help|-h|--help", cmd_help, "-h, --help        this text"},
+    {"version|--version", cmd_version, "--version         wgml's version"},
+};
+#define N_COMMANDS (sizeof commands / sizeof *commands)
+
+static bool names_match(const char *names, const char *cmd)
+{
+    size_t n = strlen(cmd);
+    for (const char *p = names; *p;) {
+        const char *bar = strchr(p, '|');
+        size_t len = bar ? (size_t)(bar - p) : strlen(p);
+        if (len == n && strncmp(p, cmd, n) == 0)
+            return true;
+        p += len + (bar != NULL);
+    }
+    return false;
+}
+
 static void usage(FILE *f)
 {
+    fprintf(f, "usage: wgml <command> [options]\n\ncommands:\n");
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        for (const char *p = commands[i].help; *p;) {
+            const char *nl = strchr(p, '\n');
+            int len = nl ? (int)(nl - p) : (int)strlen(p);
+            fprintf(f, "  %.*s\n", len, p);
+            p += len + (nl != NULL);
+        }
     fprintf(f,
-            "usage: wgml <command> [options]\n"
-            "\n"
-            "commands:\n"
-            "  info              adapter, driver, enabled features, subgroup size, limits\n"
-            "  info --adapters   every adapter WebGPU can see (WGML_ADAPTER indexes this list)\n"
-            "  selfcheck         run a vector op and a reduction on the GPU, check them on the CPU\n"
-            "  ops               op x dtype coverage table (from the op registry)\n"
-            "  bench dispatch    us per dispatch (10,000 dependent dispatches) and per flush+wait\n"
-            "  bench ops [MiB] [rounds]  GB/s of add, softmax, rms_norm, rope, cast, get_rows on big tensors\n"
-            "\n"
-            "options:\n"
-            "  -h, --help        this text\n"
-            "  --version         wgml's version\n"
             "\n"
             "environment:\n"
             "  WGML_ADAPTER=i|name   pick adapter by index or name substring\n"
@@ -28,6 +71,14 @@ static void usage(FILE *f)
             "  WGML_PROFILE=1        per-kernel GPU time summary at exit\n"
             "  WGML_SHADER_CHECKS=1  compile kernels with runtime bounds checks\n"
             "  WGML_NO_DISK_CACHE=1  no on-disk pipeline cache (default $XDG_CACHE_HOME/wgml)\n");
+}
+
+static int cmd_help(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    usage(stdout);
+    return 0;
 }
 
 double cli_now(void)
@@ -60,23 +111,9 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    const char *cmd = argv[1];
-    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
-        usage(stdout);
-        return 0;
-    }
-    if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
-        printf("wgml %s\n", WGML_VERSION_STRING);
-        return 0;
-    }
-    if (!strcmp(cmd, "info"))
-        return cmd_info(argc - 1, argv + 1);
-    if (!strcmp(cmd, "selfcheck"))
-        return cmd_selfcheck(argc - 1, argv + 1);
-    if (!strcmp(cmd, "ops"))
-        return cmd_ops(argc - 1, argv + 1);
-    if (!strcmp(cmd, "bench"))
-        return cmd_bench(argc - 1, argv + 1);
-    fprintf(stderr, "wgml: unknown command '%s' (try wgml --help)\n", cmd);
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        if (names_match(commands[i].names, argv[1]))
+            return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "wgml: unknown command '%s' (try wgml --help)\n", argv[1]);
     return 2;
 }

@@ -1,8 +1,9 @@
 /*
  * Instance, adapter choice, device creation and the callbacks that turn
- * asynchronous GPU failures into statuses returned by the next call.
+ * asynchronous GPU failures into statuses returned by the next call.  The
+ * context's lifecycle (what is built on the device) is context.c's.
  */
-#include "gpu.h"
+#include "internal.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -105,6 +106,8 @@ bool wg_wait_flag(wgml_ctx *ctx, volatile int *flag, double timeout_s)
 }
 
 bool wg_has(const wgml_ctx *ctx, unsigned f) { return (ctx->info.features & f) != 0; }
+
+uint64_t wg_max_storage_binding(const wgml_ctx *ctx) { return ctx->limits.maxStorageBufferBindingSize; }
 
 wgml_status wg_check(wgml_ctx *ctx)
 {
@@ -328,20 +331,6 @@ static unsigned parse_disable(const char *s)
     return f;
 }
 
-static bool env_true(const char *name)
-{
-    const char *v = getenv(name);
-    return v && *v && strcmp(v, "0") != 0;
-}
-
-/* The number in variable `name` when it lies in [lo, limit), else limit. */
-static uint64_t env_below(const char *name, uint64_t lo, uint64_t limit)
-{
-    const char *v = getenv(name);
-    uint64_t n = v && *v ? strtoull(v, NULL, 10) : 0;
-    return n >= lo && n < limit ? n : limit;
-}
-
 /* ------------------------------------------------------------ device */
 
 typedef struct dev_req {
@@ -457,68 +446,23 @@ static wgml_status open_device(wgml_ctx *ctx, const wgml_ctx_options *o)
     WGPULimits got = WGPU_LIMITS_INIT;
     wgpuDeviceGetLimits(ctx->device, &got);
     ctx->limits = got;
-    /* Test knobs that shrink what one dispatch sees, so rare paths run on
-     * small tensors: WGML_FOLD_GRID=N folds 1-D grids above N workgroups
-     * (not the device's limit); WGML_MAX_BINDING=bytes (>= 4096) walks
-     * buffers in windows of at most that size (the split paths). */
-    ctx->grid_fold = (uint32_t)env_below("WGML_FOLD_GRID", 1, got.maxComputeWorkgroupsPerDimension);
-    ctx->binding_cap = env_below("WGML_MAX_BINDING", 4096, got.maxStorageBufferBindingSize);
-    const char *pool = getenv("WGML_POOL_MB");
-    ctx->pool_cap = (pool && *pool ? (uint64_t)strtoull(pool, NULL, 10) : 1024) << 20;
     ctx->info.features = enabled;
     fill_info(ctx, &ai, available);
     wgpuAdapterInfoFreeMembers(ai);
     return WGML_OK;
 }
 
-wgml_status wgml_ctx_create(const wgml_ctx_options *o, wgml_ctx **out)
+wgml_status wg_device_open(wgml_ctx *ctx, const wgml_ctx_options *o)
 {
-    if (!out)
-        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_ctx_create: out is NULL");
-    *out = NULL;
-    wgml_ctx *ctx = calloc(1, sizeof *ctx);
-    if (!ctx)
-        return wg_fail(WGML_ERR_OOM, "out of host memory");
-    ctx->shader_checks = (o && o->shader_checks) || env_true("WGML_SHADER_CHECKS");
-    ctx->prof.on = (o && o->profile) || env_true("WGML_PROFILE");
-    ctx->next_buffer_id = 1;
-
     wg_disk_cache_setup();
     ctx->instance = wgpuCreateInstance(NULL);
-    wgml_status st = ctx->instance ? WGML_OK
-                   : wg_fail(WGML_ERR_NO_ADAPTER, "could not create a WebGPU instance");
-    if (st == WGML_OK)
-        st = open_device(ctx, o);
-    if (st == WGML_OK)
-        st = wg_stream_init(ctx);
-    if (st == WGML_OK && ctx->prof.on)
-        st = wg_profile_init(ctx);
-    if (st != WGML_OK) {
-        wgml_ctx_destroy(ctx);
-        return st;
-    }
-    *out = ctx;
-    return WGML_OK;
+    if (!ctx->instance)
+        return wg_fail(WGML_ERR_NO_ADAPTER, "could not create a WebGPU instance");
+    return open_device(ctx, o);
 }
 
-void wgml_ctx_destroy(wgml_ctx *ctx)
+void wg_device_close(wgml_ctx *ctx)
 {
-    if (!ctx)
-        return;
-    if (ctx->device && !ctx->lost) {
-        wg_stream_submit(ctx);
-        wg_native_poll(ctx->device, true);
-        if (ctx->prof.on)
-            wgml_profile_print(ctx, stderr);
-    }
-    ctx->destroying = true;
-    wg_profile_release(ctx);
-    wg_stream_release(ctx);
-    wg_kernels_release(ctx);
-    wg_pool_release(ctx);
-    for (int i = 0; i < WG_STAGING_SLOTS; i++)
-        if (ctx->staging[i].buf)
-            wgpuBufferRelease(ctx->staging[i].buf);
     if (ctx->queue)
         wgpuQueueRelease(ctx->queue);
     if (ctx->device) {
@@ -529,80 +473,8 @@ void wgml_ctx_destroy(wgml_ctx *ctx)
         wgpuAdapterRelease(ctx->adapter);
     if (ctx->instance)
         wgpuInstanceRelease(ctx->instance);
-    free(ctx);
-}
-
-void wgml_ctx_destroy_device(wgml_ctx *ctx)
-{
-    if (!ctx || ctx->lost || !ctx->device)
-        return;
-    wg_stream_submit(ctx);
-    wg_native_poll(ctx->device, true);
-    ctx->lost = true;
-    snprintf(ctx->async_msg, sizeof ctx->async_msg, "the device was destroyed by wgml_ctx_destroy_device");
-    wgpuDeviceDestroy(ctx->device);
-}
-
-wgml_status wgml_ctx_flush(wgml_ctx *ctx)
-{
-    wgml_status st = wg_check(ctx);
-    return st != WGML_OK ? st : wg_stream_submit(ctx);
-}
-
-wgml_status wgml_ctx_sync(wgml_ctx *ctx)
-{
-    wgml_status st = wg_check(ctx);
-    if (st == WGML_OK)
-        st = wg_stream_submit(ctx);
-    if (st == WGML_OK)
-        st = wg_stream_wait(ctx);
-    return st;
-}
-
-wgml_status wgml_device_info_get(wgml_ctx *ctx, wgml_device_info *out)
-{
-    wgml_status st = wg_check(ctx);
-    if (st != WGML_OK)
-        return st;
-    if (!out)
-        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_device_info_get: out is NULL");
-    if (!ctx->subgroup_measured && wg_has(ctx, WGML_FEATURE_SUBGROUPS)) {
-        st = wg_measure_subgroup(ctx);
-        if (st != WGML_OK)
-            return st;
-    }
-    *out = ctx->info;
-    return WGML_OK;
-}
-
-wgml_status wgml_ctx_stats_get(wgml_ctx *ctx, wgml_ctx_stats *out)
-{
-    if (!ctx || !out)
-        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_ctx_stats_get: NULL argument");
-    *out = ctx->stats;
-    return WGML_OK;
-}
-
-wgml_status wg_measure_subgroup(wgml_ctx *ctx)
-{
-    static const wg_kernel_ref ref = {"probe.wgsl", "subgroup_size", NULL, 1, 0};
-    wgml_kernel *k;
-    wgml_buffer *b;
-    wgml_status st = wg_kernel_get(ctx, &ref, &k);
-    if (st != WGML_OK)
-        return wg_failp(st, "measuring the subgroup size");
-    st = wgml_buffer_create(ctx, 16, &b);
-    if (st != WGML_OK)
-        return st;
-    wg_binding bind = wg_bind_all(b);
-    uint32_t v[4] = {0};
-    st = wg_dispatch(ctx, k, &bind, 1, NULL, 0, 1, 1, 1);
-    if (st == WGML_OK)
-        st = wgml_buffer_read(b, 0, v, sizeof v);
-    wgml_buffer_destroy(b);
-    if (st == WGML_OK) {
-        ctx->info.subgroup_size = v[0];
-        ctx->subgroup_measured = true;
-    }
-    return st;
+    ctx->queue = NULL;
+    ctx->device = NULL;
+    ctx->adapter = NULL;
+    ctx->instance = NULL;
 }

@@ -13,7 +13,7 @@
  * left alone.  This must run before the first WebGPU instance exists,
  * because drivers read them when they load.
  */
-#include "gpu.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
  * and fill/copy by kernels.  Ranges larger than one storage binding
  * (maxStorageBufferBindingSize) are walked in binding-sized windows.
  */
-#include "gpu.h"
+#include "internal.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,14 +14,8 @@
 #define STAGING_MIN (64u << 10)
 #define STAGING_MAX (64u << 20)
 
-static uint64_t max_binding(const wgml_ctx *ctx)
-{
-    /* Windows start at minStorageBufferOffsetAlignment multiples; keeping
-     * their size a multiple of 256 keeps vec4 copies aligned too. */
-    return wg_align_down(ctx->binding_cap, 256);
-}
-
-uint64_t wg_window_cap(const wgml_ctx *ctx) { return max_binding(ctx) - 256; }
+uint64_t wg_buffer_alloc(const wgml_buffer *b) { return b->alloc; }
+uint64_t wg_buffer_version(const wgml_buffer *b) { return b->version; }
 
 const char *wg_window_str(const wgml_ctx *ctx, char *buf, size_t n)
 {
@@ -45,26 +39,6 @@ wgml_status wg_fail_window(const wgml_ctx *ctx, uint64_t bytes, const char *fmt,
                    wg_window_str(ctx, win, sizeof win));
 }
 
-wg_binding wg_bind_all(wgml_buffer *b)
-{
-    wg_binding r = {b, 0, b->alloc};
-    return r;
-}
-
-wg_binding wg_bind_from(wgml_buffer *b, uint64_t offset, uint64_t want, uint64_t *rem)
-{
-    const wgml_ctx *ctx = b->ctx;
-    uint64_t start = wg_align_down(offset, ctx->limits.minStorageBufferOffsetAlignment);
-    uint64_t size = wg_align_up(offset - start + want, 4);
-    uint64_t cap = max_binding(ctx);
-    if (size > cap)
-        size = cap;
-    if (size > b->alloc - start)
-        size = b->alloc - start;
-    *rem = offset - start;
-    wg_binding r = {b, start, size};
-    return r;
-}
 
 static wgml_status check_range(const wgml_buffer *b, uint64_t off, uint64_t size, const char *fn)
 {
@@ -86,6 +60,15 @@ void wg_pool_release(wgml_ctx *ctx)
             ctx->pool[i].buf = NULL;
         }
     ctx->pool_bytes = 0;
+}
+
+void wg_staging_release(wgml_ctx *ctx)
+{
+    for (int i = 0; i < WG_STAGING_SLOTS; i++)
+        if (ctx->staging[i].buf) {
+            wgpuBufferRelease(ctx->staging[i].buf);
+            ctx->staging[i].buf = NULL;
+        }
 }
 
 static WGPUBuffer pool_take(wgml_ctx *ctx, uint64_t alloc)
@@ -167,6 +150,7 @@ wgml_status wgml_buffer_create(wgml_ctx *ctx, uint64_t size, wgml_buffer **out)
     if (!b)
         return wg_fail(WGML_ERR_OOM, "out of host memory");
     b->ctx = ctx;
+    b->refs = 1;
     b->size = size;
     /* >= 4 bytes for bindings; 16-byte multiples let vec4 kernels bind
      * whole vectors at the end of a tensor. */
@@ -174,25 +158,32 @@ wgml_status wgml_buffer_create(wgml_ctx *ctx, uint64_t size, wgml_buffer **out)
     if (b->alloc > ctx->limits.maxBufferSize)
         b->alloc = wg_align_up(size, 4) <= ctx->limits.maxBufferSize ? wg_align_up(size, 4) : size;
     b->id = ctx->next_buffer_id++;
+    /* The contract is zeroed memory.  A pooled buffer is zeroed by a fill
+     * in the stream (recorded work still using its previous life runs
+     * before it), even while recording, as the buffer may be used eagerly
+     * after the recording; and every buffer made while recording gets a
+     * recorded fill too, since each replay must find it zeroed again, not
+     * holding the previous replay's results. */
     if ((b->buf = pool_take(ctx, b->alloc)) != NULL) {
         ctx->stats.buffers_reused++;
-        /* the contract is zeroed memory; recorded work still using the
-         * buffer's previous life runs before this fill */
-        if ((st = fill_range(b, 0, b->alloc, 0)) != WGML_OK) {
-            wgpuBufferRelease(b->buf);
-            free(b);
-            return st;
-        }
-        *out = b;
-        return WGML_OK;
-    }
-    st = device_buffer(ctx, b->alloc, size, &b->buf);
-    if (st == WGML_ERR_OOM && ctx->pool_bytes) {
-        /* the pool may hold the memory needed: give it back and retry */
-        wg_pool_release(ctx);
+        wg_cmd_target target = ctx->target;
+        void *data = ctx->target_data;
+        wg_stream_set_target(ctx, NULL, NULL);
+        st = fill_range(b, 0, b->alloc, 0);
+        wg_stream_set_target(ctx, target, data);
+    } else {
         st = device_buffer(ctx, b->alloc, size, &b->buf);
+        if (st == WGML_ERR_OOM && ctx->pool_bytes) {
+            /* the pool may hold the memory needed: give it back and retry */
+            wg_pool_release(ctx);
+            st = device_buffer(ctx, b->alloc, size, &b->buf);
+        }
     }
+    if (st == WGML_OK && wg_recording_active(ctx))
+        st = fill_range(b, 0, b->alloc, 0);
     if (st != WGML_OK) {
+        if (b->buf)
+            wgpuBufferRelease(b->buf);
         free(b);
         return st;
     }
@@ -200,9 +191,11 @@ wgml_status wgml_buffer_create(wgml_ctx *ctx, uint64_t size, wgml_buffer **out)
     return WGML_OK;
 }
 
+void wg_buffer_retain(wgml_buffer *b) { b->refs++; }
+
 void wgml_buffer_destroy(wgml_buffer *b)
 {
-    if (!b)
+    if (!b || --b->refs > 0)
         return;
     wg_stream_forget_buffer(b->ctx, b->id);
     /* Pooled or released, never destroyed: work already recorded may
@@ -278,6 +271,8 @@ wgml_status wgml_buffer_write(wgml_buffer *b, uint64_t off, const void *src, uin
     if (!src)
         return wg_fail(WGML_ERR_INVALID_ARG, "wgml_buffer_write: src is NULL");
     wgml_ctx *ctx = b->ctx;
+    if ((st = wg_stream_not_recording(ctx, "wgml_buffer_write: an upload")) != WGML_OK)
+        return st;
     /* writeBuffer is ordered against submits, not against work still being
      * recorded: submit that work first so the write lands after it. */
     if (ctx->stream.enc && (st = wg_stream_submit(ctx)) != WGML_OK)
@@ -352,13 +347,17 @@ static void on_map(WGPUMapAsyncStatus status, WGPUStringView msg, void *u1, void
 wgml_status wgml_buffer_read(wgml_buffer *b, uint64_t off, void *dst, uint64_t size)
 {
     wgml_status st = check_range(b, off, size, "wgml_buffer_read");
+    if (st == WGML_OK)
+        st = wg_stream_not_recording(b->ctx, "wgml_buffer_read: a read-back");
     if (st != WGML_OK)
         return st;
-    if (size == 0)
-        return wgml_ctx_sync(b->ctx);
+    wgml_ctx *ctx = b->ctx;
+    if (size == 0) { /* waits all the same, as a read of data would */
+        st = wg_stream_submit(ctx);
+        return st != WGML_OK ? st : wg_stream_wait(ctx);
+    }
     if (!dst)
         return wg_fail(WGML_ERR_INVALID_ARG, "wgml_buffer_read: dst is NULL");
-    wgml_ctx *ctx = b->ctx;
     uint8_t *d = dst;
     uint64_t end = off + size;
     for (uint64_t p = wg_align_down(off, 4); p < end;) {

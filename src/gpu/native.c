@@ -4,7 +4,7 @@
  * these few functions with that implementation's equivalents; the Dawn
  * branches below use only standard webgpu.h and are not tested here.
  */
-#include "gpu.h"
+#include "internal.h"
 
 #ifndef WGML_WEBGPU_DAWN
 #include "wgpu.h"

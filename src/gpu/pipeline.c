@@ -5,9 +5,11 @@
  * Two caches because lookups happen on every op call: `refs` maps a cheap
  * key (file, entry, defines) straight to a kernel without expanding the
  * template; `kernels` maps the hash of the final source, so two different
- * requests that expand to the same WGSL share one pipeline.
+ * requests that expand to the same WGSL share one pipeline.  Both grow:
+ * a model's graph specialises kernels per shape and dtype, and a fixed
+ * table (1,024 slots until issue 8) refused the 1,025th kernel.
  */
-#include "gpu.h"
+#include "internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -338,6 +340,61 @@ static void kernel_free(wgml_kernel *k)
     free(k);
 }
 
+/* ------------------------------------------------------------ tables */
+
+#define KT_MIN_CAP 256
+
+static wgml_kernel *kt_find(const wg_ktable *t, uint64_t key)
+{
+    if (!t->cap)
+        return NULL;
+    for (size_t i = key & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+        if (!t->slots[i].k)
+            return NULL; /* the load stays <= 5/8: an empty slot ends every probe */
+        if (t->slots[i].key == key)
+            return t->slots[i].k;
+    }
+}
+
+static void kt_put(wg_kslot *slots, size_t cap, uint64_t key, wgml_kernel *k)
+{
+    size_t i = key & (cap - 1);
+    while (slots[i].k)
+        i = (i + 1) & (cap - 1);
+    slots[i].key = key;
+    slots[i].k = k;
+}
+
+/* Adds key -> k (key not present), doubling the table first when this
+ * entry would take the load past 5/8: linear probing's expected probe
+ * count climbs steeply beyond ~70%. */
+static wgml_status kt_insert(wg_ktable *t, uint64_t key, wgml_kernel *k)
+{
+    if ((t->n + 1) * 8 > t->cap * 5) {
+        size_t cap = t->cap ? t->cap * 2 : KT_MIN_CAP;
+        wg_kslot *slots = calloc(cap, sizeof *slots);
+        if (!slots)
+            return wg_fail(WGML_ERR_OOM, "out of host memory growing the kernel table to %zu slots", cap);
+        for (size_t i = 0; i < t->cap; i++)
+            if (t->slots[i].k)
+                kt_put(slots, cap, t->slots[i].key, t->slots[i].k);
+        free(t->slots);
+        t->slots = slots;
+        t->cap = cap;
+    }
+    kt_put(t->slots, t->cap, key, k);
+    t->n++;
+    return WGML_OK;
+}
+
+static void kt_free(wg_ktable *t)
+{
+    free(t->slots);
+    memset(t, 0, sizeof *t);
+}
+
+/* ------------------------------------------------------------ lookups */
+
 wgml_status wg_kernel_compile(wgml_ctx *ctx, const char *name, const char *wgsl, const char *entry,
                               int n_buffers, unsigned ro_mask, wgml_kernel **out)
 {
@@ -348,21 +405,13 @@ wgml_status wg_kernel_compile(wgml_ctx *ctx, const char *name, const char *wgsl,
     key = wg_hash_bytes(key, entry, strlen(entry) + 1);
     key = wg_hash_bytes(key, &n_buffers, sizeof n_buffers);
     key = wg_hash_bytes(key, &ro_mask, sizeof ro_mask);
-    size_t slot = key & (WG_KERNEL_TABLE - 1);
-    for (size_t i = 0; i < WG_KERNEL_TABLE; i++, slot = (slot + 1) & (WG_KERNEL_TABLE - 1)) {
-        wgml_kernel *k = ctx->kernels[slot];
-        if (!k)
-            break;
-        if (k->key == key) {
-            ctx->stats.pipeline_cache_hits++;
-            *out = k;
-            return WGML_OK;
-        }
+    wgml_kernel *k = kt_find(&ctx->kernels, key);
+    if (k) {
+        ctx->stats.pipeline_cache_hits++;
+        *out = k;
+        return WGML_OK;
     }
-    if (ctx->kernels[slot])
-        return wg_fail(WGML_ERR_LIMIT, "more than %d distinct kernels in one context", WG_KERNEL_TABLE);
-
-    wgml_kernel *k = calloc(1, sizeof *k);
+    k = calloc(1, sizeof *k);
     if (!k)
         return wg_fail(WGML_ERR_OOM, "out of host memory");
     k->ctx = ctx;
@@ -371,11 +420,12 @@ wgml_status wg_kernel_compile(wgml_ctx *ctx, const char *name, const char *wgsl,
     k->readonly_mask = ro_mask;
     snprintf(k->name, sizeof k->name, "%s", name ? name : entry);
     wgml_status st = create_pipeline(ctx, k, wgsl, entry);
+    if (st == WGML_OK)
+        st = kt_insert(&ctx->kernels, key, k);
     if (st != WGML_OK) {
         kernel_free(k);
         return st;
     }
-    ctx->kernels[slot] = k;
     *out = k;
     return WGML_OK;
 }
@@ -388,16 +438,11 @@ wgml_status wg_kernel_get(wgml_ctx *ctx, const wg_kernel_ref *ref, wgml_kernel *
     key = wg_hash_bytes(key, defs, strlen(defs) + 1);
     key = wg_hash_bytes(key, &ref->n_buffers, sizeof ref->n_buffers);
     key = wg_hash_bytes(key, &ref->readonly_mask, sizeof ref->readonly_mask);
-    key |= 1; /* 0 marks an empty slot */
-    size_t slot = key & (WG_KERNEL_TABLE - 1);
-    for (size_t i = 0; i < WG_KERNEL_TABLE; i++, slot = (slot + 1) & (WG_KERNEL_TABLE - 1)) {
-        if (ctx->refs[slot].key == 0)
-            break;
-        if (ctx->refs[slot].key == key) {
-            ctx->stats.pipeline_cache_hits++;
-            *out = ctx->refs[slot].k;
-            return WGML_OK;
-        }
+    wgml_kernel *k = kt_find(&ctx->refs, key);
+    if (k) {
+        ctx->stats.pipeline_cache_hits++;
+        *out = k;
+        return WGML_OK;
     }
     char *src = wg_template_expand(ctx, ref->file, defs);
     if (!src)
@@ -405,26 +450,26 @@ wgml_status wg_kernel_get(wgml_ctx *ctx, const wg_kernel_ref *ref, wgml_kernel *
     char name[96];
     snprintf(name, sizeof name, "%.*s:%s%s%.40s%s", (int)(strlen(ref->file) - 5), ref->file, ref->entry,
              *defs ? "[" : "", defs, *defs ? "]" : "");
-    wgml_kernel *k = NULL;
     wgml_status st = wg_kernel_compile(ctx, name, src, ref->entry, ref->n_buffers, ref->readonly_mask, &k);
     free(src);
     if (st != WGML_OK)
         return st;
-    if (ctx->refs[slot].key == 0) {
-        ctx->refs[slot].key = key;
-        ctx->refs[slot].k = k;
-    }
+    /* A ref table that cannot grow costs only a template expansion on the
+     * next request: the kernel itself is owned by `kernels`. */
+    (void)kt_insert(&ctx->refs, key, k);
     *out = k;
     return WGML_OK;
 }
 
+wgml_ctx *wg_kernel_ctx(const wgml_kernel *k) { return k->ctx; }
+const char *wg_kernel_name(const wgml_kernel *k) { return k->name; }
+
 void wg_kernels_release(wgml_ctx *ctx)
 {
-    for (size_t i = 0; i < WG_KERNEL_TABLE; i++) {
-        kernel_free(ctx->kernels[i]);
-        ctx->kernels[i] = NULL;
-    }
-    memset(ctx->refs, 0, sizeof ctx->refs);
+    for (size_t i = 0; i < ctx->kernels.cap; i++)
+        kernel_free(ctx->kernels.slots[i].k);
+    kt_free(&ctx->kernels);
+    kt_free(&ctx->refs);
 }
 
 wgml_status wgml_kernel_create(wgml_ctx *ctx, const wgml_kernel_desc *d, wgml_kernel **out)
@@ -436,4 +481,21 @@ wgml_status wgml_kernel_create(wgml_ctx *ctx, const wgml_kernel_desc *d, wgml_ke
         return wg_fail(WGML_ERR_INVALID_ARG, "wgml_kernel_create: desc, wgsl, entry and out are required");
     return wg_kernel_compile(ctx, d->name ? d->name : d->entry, d->wgsl, d->entry, d->n_buffers,
                              d->readonly_mask, out);
+}
+
+wgml_status wgml_kernel_builtin(wgml_ctx *ctx, const char *file, const char *entry, const char *defs,
+                                int n_buffers, unsigned readonly_mask, wgml_kernel **out)
+{
+    wgml_status st = wg_check(ctx);
+    if (st != WGML_OK)
+        return st;
+    if (!file || !entry || !out)
+        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_kernel_builtin: file, entry and out are required");
+    if (!wg_source_find(file))
+        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_kernel_builtin: no embedded kernel '%s'", file);
+    if (n_buffers < 0 || n_buffers > WG_MAX_BUFFERS)
+        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_kernel_builtin: %d buffers (at most %d)", n_buffers,
+                       WG_MAX_BUFFERS);
+    wg_kernel_ref ref = {file, entry, defs, n_buffers, readonly_mask};
+    return wg_kernel_get(ctx, &ref, out);
 }

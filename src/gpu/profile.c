@@ -4,7 +4,7 @@
  * pass; otherwise each dispatch gets its own pass with timestampWrites,
  * which perturbs batching but still times the kernel itself.
  */
-#include "gpu.h"
+#include "internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -65,23 +65,23 @@ const WGPUPassTimestampWrites *wg_profile_pass_writes(wgml_ctx *ctx, wgml_kernel
     return &tw;
 }
 
-void wg_profile_begin(wgml_ctx *ctx, wgml_kernel *k)
+void wg_profile_begin(wgml_ctx *ctx, wgml_kernel *k, WGPUComputePassEncoder pass)
 {
     wg_profile *p = &ctx->prof;
     if (!p->on)
         return;
     p->who[p->used] = k;
     if (p->in_passes)
-        wg_native_write_timestamp(ctx->stream.pass, p->qs, 2 * p->used);
+        wg_native_write_timestamp(pass, p->qs, 2 * p->used);
 }
 
-void wg_profile_end(wgml_ctx *ctx)
+void wg_profile_end(wgml_ctx *ctx, WGPUComputePassEncoder pass)
 {
     wg_profile *p = &ctx->prof;
     if (!p->on)
         return;
     if (p->in_passes)
-        wg_native_write_timestamp(ctx->stream.pass, p->qs, 2 * p->used + 1);
+        wg_native_write_timestamp(pass, p->qs, 2 * p->used + 1);
     p->used++;
 }
 
@@ -141,14 +141,18 @@ wgml_status wgml_profile_print(wgml_ctx *ctx, void *file)
         return wg_fail(WGML_ERR_INVALID_ARG, "context is NULL");
     if (!ctx->prof.on)
         return wg_fail(WGML_ERR_UNSUPPORTED, "profiling is off (set WGML_PROFILE=1)");
-    wgml_kernel *list[WG_KERNEL_TABLE];
+    wgml_kernel **list = malloc((ctx->kernels.n + 1) * sizeof *list);
+    if (!list)
+        return wg_fail(WGML_ERR_OOM, "out of host memory for the profile summary");
     size_t n = 0;
     double total = 0;
-    for (size_t i = 0; i < WG_KERNEL_TABLE; i++)
-        if (ctx->kernels[i] && ctx->kernels[i]->prof_count) {
-            list[n++] = ctx->kernels[i];
-            total += ctx->kernels[i]->prof_ns;
+    for (size_t i = 0; i < ctx->kernels.cap; i++) {
+        wgml_kernel *k = ctx->kernels.slots[i].k;
+        if (k && k->prof_count) {
+            list[n++] = k;
+            total += k->prof_ns;
         }
+    }
     qsort(list, n, sizeof *list, by_time);
     fprintf(f, "wgml profile (GPU time, %s):\n", ctx->prof.in_passes ? "timestamps inside passes"
                                                                       : "one pass per dispatch");
@@ -159,5 +163,6 @@ wgml_status wgml_profile_print(wgml_ctx *ctx, void *file)
                 list[i]->prof_ns * 1e-3 / (double)list[i]->prof_count,
                 total > 0 ? 100.0 * list[i]->prof_ns / total : 0.0);
     fprintf(f, "  %-48s %10s %12.3f\n", "total", "", total * 1e-6);
+    free(list);
     return WGML_OK;
 }

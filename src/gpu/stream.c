@@ -10,8 +10,14 @@
  * writeBuffer right before the submit.  Queue order guarantees the previous
  * submit has consumed the ring before the next write lands, so the ring
  * restarts at 0 every batch without waiting.
+ *
+ * wg_dispatch validates a dispatch and hands it, as a wg_cmd pointing at
+ * the caller's bindings and parameters, to the context's target: normally
+ * wg_stream_encode, which encodes it at once (no copy, no allocation), or
+ * a recorder (record.c), which copies it.  Bindings (wg_bind_*) live here
+ * too: they are what a dispatch is validated against.
  */
-#include "gpu.h"
+#include "internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -123,6 +129,38 @@ static WGPUBindGroup bind_group(wgml_ctx *ctx, wgml_kernel *k, const wg_binding 
     return e->bg;
 }
 
+/* ------------------------------------------------------------ bindings */
+
+static uint64_t max_binding(const wgml_ctx *ctx)
+{
+    /* Windows start at minStorageBufferOffsetAlignment multiples; keeping
+     * their size a multiple of 256 keeps vec4 copies aligned too. */
+    return wg_align_down(ctx->binding_cap, 256);
+}
+
+uint64_t wg_window_cap(const wgml_ctx *ctx) { return max_binding(ctx) - 256; }
+
+wg_binding wg_bind_all(wgml_buffer *b)
+{
+    wg_binding r = {b, 0, b->alloc};
+    return r;
+}
+
+wg_binding wg_bind_from(wgml_buffer *b, uint64_t offset, uint64_t want, uint64_t *rem)
+{
+    const wgml_ctx *ctx = b->ctx;
+    uint64_t start = wg_align_down(offset, ctx->limits.minStorageBufferOffsetAlignment);
+    uint64_t size = wg_align_up(offset - start + want, 4);
+    uint64_t cap = max_binding(ctx);
+    if (size > cap)
+        size = cap;
+    if (size > b->alloc - start)
+        size = b->alloc - start;
+    *rem = offset - start;
+    wg_binding r = {b, start, size};
+    return r;
+}
+
 void wg_split_grid(uint32_t max_dim, uint64_t groups, uint32_t out[3])
 {
     if (groups <= max_dim) {
@@ -166,6 +204,26 @@ static void open_pass(wgml_ctx *ctx, const WGPUPassTimestampWrites *tw)
     s->pass = wgpuCommandEncoderBeginComputePass(enc, &pd);
 }
 
+const char *wg_last_dispatch(const wgml_ctx *ctx) { return ctx->last_dispatch; }
+
+void wg_stream_set_target(wgml_ctx *ctx, wg_cmd_target fn, void *data)
+{
+    ctx->target = fn ? fn : wg_stream_encode;
+    ctx->target_data = fn ? data : NULL;
+}
+
+bool wg_recording_active(const wgml_ctx *ctx) { return ctx->target != wg_stream_encode; }
+
+wgml_status wg_stream_not_recording(wgml_ctx *ctx, const char *what)
+{
+    if (!wg_recording_active(ctx))
+        return WGML_OK;
+    return wg_fail(WGML_ERR_UNSUPPORTED, "%s cannot be recorded: a recorder is active and only dispatches "
+                   "are recorded (end it first)", what);
+}
+
+wgml_status wg_stream_put(wgml_ctx *ctx, const wg_cmd *c) { return ctx->target(ctx, ctx->target_data, c); }
+
 wgml_status wg_dispatch(wgml_ctx *ctx, wgml_kernel *k, const wg_binding *b, int nb,
                         const void *params, size_t psize, uint32_t gx, uint32_t gy, uint32_t gz)
 {
@@ -206,13 +264,24 @@ wgml_status wg_dispatch(wgml_ctx *ctx, wgml_kernel *k, const wg_binding *b, int 
     if (gx == 0 || gy == 0 || gz == 0)
         return WGML_OK;
     uint32_t maxd = ctx->limits.maxComputeWorkgroupsPerDimension;
-    uint32_t g[3] = {gx, gy, gz};
+    wg_cmd c = {k, b, nb, params, psize, {gx, gy, gz}};
     if (gx > ctx->grid_fold && gy == 1 && gz == 1)
-        wg_split_grid(ctx->grid_fold, gx, g);
+        wg_split_grid(ctx->grid_fold, gx, c.grid);
     else if (gx > maxd || gy > maxd || gz > maxd)
         return wg_fail(WGML_ERR_LIMIT, "dispatch of '%s': grid %ux%ux%u exceeds %u per dimension "
                        "(only 1-D grids are folded)", k->name, gx, gy, gz, maxd);
+    /* The target is a function pointer, not a branch on "recording?", so
+     * a later target (a graph executor's) plugs in without touching this. */
+    return ctx->target(ctx, ctx->target_data, &c);
+}
 
+wgml_status wg_stream_encode(wgml_ctx *ctx, void *unused, const wg_cmd *c)
+{
+    (void)unused;
+    wgml_status st;
+    wgml_kernel *k = c->kernel;
+    const wg_binding *b = c->b;
+    int nb = c->nb;
     wg_stream *s = &ctx->stream;
     uint32_t align = ctx->limits.minUniformBufferOffsetAlignment;
     uint32_t off = (uint32_t)wg_align_up(s->ring_used, align);
@@ -222,9 +291,9 @@ wgml_status wg_dispatch(wgml_ctx *ctx, wgml_kernel *k, const wg_binding *b, int 
             return st;
         off = 0;
     }
-    if (psize)
-        memcpy(s->shadow + off, params, psize);
-    s->ring_used = off + (uint32_t)(psize ? wg_align_up(psize, 4) : 4);
+    if (c->psize)
+        memcpy(s->shadow + off, c->params, c->psize);
+    s->ring_used = off + (uint32_t)(c->psize ? wg_align_up(c->psize, 4) : 4);
 
     WGPUBindGroup bg = bind_group(ctx, k, b, nb);
     for (int i = 0; i < nb; i++)
@@ -237,11 +306,11 @@ wgml_status wg_dispatch(wgml_ctx *ctx, wgml_kernel *k, const wg_binding *b, int 
     } else if (!s->pass) {
         open_pass(ctx, NULL);
     }
-    wg_profile_begin(ctx, k);
+    wg_profile_begin(ctx, k, s->pass);
     wgpuComputePassEncoderSetPipeline(s->pass, k->pipeline);
     wgpuComputePassEncoderSetBindGroup(s->pass, 0, bg, 1, &off);
-    wgpuComputePassEncoderDispatchWorkgroups(s->pass, g[0], g[1], g[2]);
-    wg_profile_end(ctx);
+    wgpuComputePassEncoderDispatchWorkgroups(s->pass, c->grid[0], c->grid[1], c->grid[2]);
+    wg_profile_end(ctx, s->pass);
     if (tw)
         wg_stream_encoder(ctx);
     s->pending++;

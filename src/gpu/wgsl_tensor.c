@@ -22,7 +22,7 @@
  * plain read-modify-write would lose their updates.  With ShaderF16, f16 is
  * declared array<f16> and needs neither unpacking nor atomics.
  */
-#include "gpu.h"
+#include "internal.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -50,9 +50,11 @@ static const char *coords_str(const wgml_tensor *t, int64_t i, char *buf, size_t
  * several ops) cost no GPU wait after the first read. */
 static wgml_status load_idx(const char *op, const char *what, const wgml_tensor *idx, int64_t limit, int32_t **out)
 {
+    *out = NULL;
+    if (wg_recording_active(idx->ctx)) /* a replay would run unchecked indices */
+        return wg_fail(WGML_ERR_UNSUPPORTED, "%s cannot be recorded: it reads %s on the host to check them", op, what);
     int64_t n = wgml_tensor_nelem(idx);
     int32_t *h = malloc(sizeof(int32_t) * (size_t)(n + 1));
-    *out = NULL;
     if (!h)
         return wg_fail(WGML_ERR_OOM, "%s: out of host memory for %lld indices", op, (long long)n);
     wg_index_cache *c = &idx->st->idx;
@@ -60,7 +62,7 @@ static wgml_status load_idx(const char *op, const char *what, const wgml_tensor 
     key = wg_hash_bytes(key, idx->shape, sizeof idx->shape);
     key = wg_hash_bytes(key, idx->strides, sizeof idx->strides);
     key = wg_hash_bytes(key, &idx->ndim, sizeof idx->ndim);
-    if (c->vals && c->version == idx->st->buf->version && c->key == key && c->n == n) {
+    if (c->vals && c->version == wg_buffer_version(idx->st->buf) && c->key == key && c->n == n) {
         memcpy(h, c->vals, sizeof(int32_t) * (size_t)n);
         if (c->min >= 0 && c->max < limit) {
             *out = h;
@@ -84,7 +86,7 @@ static wgml_status load_idx(const char *op, const char *what, const wgml_tensor 
             memcpy(c->vals, h, sizeof(int32_t) * (size_t)n);
             c->n = n;
             c->key = key;
-            c->version = idx->st->buf->version;
+            c->version = wg_buffer_version(idx->st->buf);
         }
     }
     for (int64_t i = 0; i < n; i++)
@@ -162,7 +164,7 @@ static wgml_status dispatch(const ix_job *j, const ix_slot s[3], const int64_t i
     p.ip[1] = (uint32_t)hi;
     p.ip[2] = j->ix == 0 ? (uint32_t)j->ax : 0;
     p.ip[3] = j->ix == 2 ? (uint32_t)j->ax : 0;
-    return wg_dispatch(j->k->ctx, j->k, b, nb, &p, sizeof p, (uint32_t)((n + IX_THREADS - 1) / IX_THREADS), 1, 1);
+    return wg_dispatch(wg_kernel_ctx(j->k), j->k, b, nb, &p, sizeof p, (uint32_t)((n + IX_THREADS - 1) / IX_THREADS), 1, 1);
 }
 
 static bool any_index_in(const ix_job *j, int64_t lo, int64_t hi)
@@ -179,7 +181,7 @@ static bool any_index_in(const ix_job *j, int64_t lo, int64_t hi)
  * operand fit one binding, skipping passes no index falls in. */
 static wgml_status run(const ix_job *j, const ix_slot s[3], const int64_t it[4])
 {
-    wgml_ctx *ctx = j->k->ctx;
+    wgml_ctx *ctx = wg_kernel_ctx(j->k);
     uint64_t cap = wg_window_cap(ctx);
     bool fits = (uint64_t)wg_nelem4(it) <= 0xffffffffull - IX_THREADS;
     for (int k = 0; k < 3 && fits; k++) {

@@ -42,7 +42,7 @@ static wgml_status launch_one(wgml_ctx *ctx, wgml_kernel *k, wg_operand *ops, in
         uint64_t rem;
         b[j] = wg_bind_from(ops[j].t->st->buf, w.first, w.last + 1 - w.first, &rem);
         if (vec4) /* whole vectors: the buffer's size is a multiple of 16 */
-            b[j].size = wg_align_up(b[j].size, 16) <= ops[j].t->st->buf->alloc - b[j].offset
+            b[j].size = wg_align_up(b[j].size, 16) <= wg_buffer_alloc(ops[j].t->st->buf) - b[j].offset
                             ? wg_align_up(b[j].size, 16) : b[j].size;
         p.offs[j] = (uint32_t)(rem / esz);
         for (int i = 0; i < 4; i++)
@@ -89,7 +89,7 @@ static wgml_status launch_split(wgml_ctx *ctx, wgml_kernel *k, wg_operand *ops, 
                 which = j;
             }
         }
-        return wg_fail_window(ctx, widest, "kernel '%s': operand %d over one row of %lld elements", k->name, which,
+        return wg_fail_window(ctx, widest, "kernel '%s': operand %d over one row of %lld elements", wg_kernel_name(k), which,
                               (long long)iter[3]);
     }
     for (int part = 0; part < 2; part++) {

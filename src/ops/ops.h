@@ -15,7 +15,9 @@
 #ifndef WGML_OPS_H
 #define WGML_OPS_H
 
-#include "gpu/gpu.h"
+#include "gpu/runtime.h"
+
+#include <stdio.h>
 
 /* Host copy of index values read back from this storage, kept while the
  * buffer's version is unchanged (indexing.c: index ops validate indices on

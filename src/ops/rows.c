@@ -125,7 +125,7 @@ static wgml_status rows_split(wgml_ctx *ctx, wgml_kernel *k, const wg_row_operan
                 widest = e + 1 - a;
                 what = ops[j].name;
             }
-        return wg_fail_window(ctx, widest, "kernel '%s': one row of %lld elements of operand '%s'", k->name,
+        return wg_fail_window(ctx, widest, "kernel '%s': one row of %lld elements of operand '%s'", wg_kernel_name(k),
                               (long long)iter[3], what);
     }
     for (int part = 0; part < 2; part++) {

@@ -91,10 +91,13 @@ static wgml_status check_shape(const char *fn, wgml_dtype t, int ndim, const int
 
 static void set_contiguous(wgml_tensor *t)
 {
+    /* An empty tensor may have dims whose product passes 2^63 ([0, 2^40,
+     * 2^40]): its strides are never used to address anything, so the
+     * running product stops at 0 instead of overflowing. */
     int64_t s = 1;
     for (int i = t->ndim - 1; i >= 0; i--) {
         t->strides[i] = s;
-        s *= t->shape[i];
+        s = t->shape[i] && s <= INT64_MAX / t->shape[i] ? s * t->shape[i] : 0;
     }
 }
 
@@ -180,6 +183,9 @@ int64_t wgml_tensor_nelem(const wgml_tensor *t)
         return 0;
     int64_t n = 1;
     for (int i = 0; i < t->ndim; i++)
+        if (t->shape[i] == 0)
+            return 0; /* before any product can pass 2^63 (empty tensors allow 2^40 dims) */
+    for (int i = 0; i < t->ndim; i++)
         n *= t->shape[i];
     return n;
 }
@@ -188,6 +194,8 @@ int wgml_tensor_is_contiguous(const wgml_tensor *t)
 {
     if (!t)
         return 0;
+    if (wgml_tensor_nelem(t) == 0) /* nothing to address (and dims may multiply past 2^63) */
+        return 1;
     int64_t s = 1;
     for (int i = t->ndim - 1; i >= 0; i--) {
         if (t->shape[i] != 1 && t->strides[i] != s)
@@ -429,6 +437,8 @@ void wg_split_part(const int64_t iter[4], int d, int part, int64_t sub[4], int64
 
 bool wg_view4_contiguous(const wg_view4 *v)
 {
+    if (!v->shape[0] || !v->shape[1] || !v->shape[2] || !v->shape[3])
+        return true; /* empty: nothing to address */
     int64_t s = 1;
     for (int i = 3; i >= 0; i--) {
         if (v->shape[i] != 1 && v->strides[i] != s)

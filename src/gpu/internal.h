@@ -1,31 +1,42 @@
 /*
- * Internal interface of the WebGPU runtime (src/gpu/).  Everything above this
- * layer (ops, graph, tools) talks to the GPU through these functions; only
- * files in src/gpu/ include webgpu.h, and only native.c includes wgpu.h.
+ * Internal interface of the WebGPU runtime (src/gpu/): the structs behind
+ * the opaque handles and the calls between runtime files.  Only files in
+ * src/gpu/ (and tests of the runtime's internals) include this header, the one
+ * that includes webgpu.h; everything above the runtime uses runtime.h.
+ * Only native.c includes wgpu.h.
  *
- *   device.c    instance, adapter choice, device, features, info, callbacks
- *   memory.c    buffers, staging pool, upload, download, fill, copy
- *   pipeline.c  kernel templates, compilation, in-memory + driver caches
- *   stream.c    command stream: one pass, uniform ring, bind groups, flush
- *   profile.c   GPU timestamps per dispatch
- *   native.c    every wgpu-native extension call (swap for Dawn here)
+ * Files, each calling only files listed above it (a DAG: nothing calls
+ * back up; checked with nm on the objects when this was written):
+ *
+ *   native.c      every wgpu-native extension call (swap for Dawn here)
+ *   diskcache.c   the drivers' on-disk pipeline cache folder
+ *   wgsl_tensor.c `#tensor` accessors for the template step
+ *   device.c      instance, adapter choice, device, callbacks, error
+ *                 scopes, wg_check                  -> native, diskcache
+ *   pipeline.c    kernel templates, compilation, growing kernel tables
+ *                                          -> device, native, wgsl_tensor
+ *   profile.c     GPU timestamps per dispatch; per-kernel summary
+ *                                                   -> device, native
+ *   stream.c      bindings, wg_dispatch and its target (the stream or a
+ *                 recorder), one pass, uniform ring, bind groups,
+ *                 submit/wait                -> device, native, profile
+ *   memory.c      buffers, pool, staging, upload, download, fill, copy
+ *                                        -> device, pipeline, stream
+ *   record.c      recordings of dispatches, replay -> device, stream, memory
+ *   context.c     wgml_ctx create/destroy (the lifecycle of the device,
+ *                 stream, profile, kernels, pools), flush, sync, info,
+ *                 stats                                       -> all above
  */
-#ifndef WGML_GPU_H
-#define WGML_GPU_H
+#ifndef WGML_GPU_INTERNAL_H
+#define WGML_GPU_INTERNAL_H
 
-#include "wgml.h"
+#include "runtime.h"
 #include "webgpu.h"
-#include "../error.h"
 
-#include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
 
-#define WG_MAX_BUFFERS 8       /* storage bindings per kernel */
-#define WG_PARAMS_MAX 256      /* bytes of uniform parameters per dispatch */
 #define WG_RING_BYTES (1u << 20)
 #define WG_BG_CACHE 512        /* bind-group cache slots (power of two) */
-#define WG_KERNEL_TABLE 1024   /* kernel hash slots (power of two) */
 
 /* ---------------------------------------------------------------- native.c */
 size_t wg_native_enumerate_adapters(WGPUInstance inst, WGPUAdapter *out, size_t cap);
@@ -39,17 +50,27 @@ double wg_native_timestamp_period(WGPUQueue q);
  * between wgpu-native and Dawn). */
 WGPUFeatureName wg_native_feature_id(unsigned wgml_feature);
 
-/* ---------------------------------------------------------------- kernels */
+/* ------------------------------------------------------------- diskcache.c */
 
-/* A kernel template reference: an embedded .wgsl file, an entry point and
- * "KEY=VALUE;KEY2" defines for the template step (see pipeline.c). */
-typedef struct wg_kernel_ref {
-    const char *file;     /* name under src/kernels/, e.g. "copy.wgsl" */
-    const char *entry;
-    const char *defines;  /* may be NULL */
-    int n_buffers;
-    unsigned readonly_mask;
-} wg_kernel_ref;
+/* Pipeline disk cache setup (before the instance is created). */
+void wg_disk_cache_setup(void);
+/* The cache folder, or NULL when disk caching is off. */
+const char *wg_disk_cache_dir(char *buf, size_t n);
+
+/* ---------------------------------------------------------------- device.c */
+
+/* Creates the instance, picks the adapter (options, then WGML_ADAPTER) and
+ * opens the device with the features wgml uses; fills ctx->limits/info. */
+wgml_status wg_device_open(wgml_ctx *ctx, const wgml_ctx_options *o);
+/* Destroys the device and releases queue, device, adapter, instance. */
+void wg_device_close(wgml_ctx *ctx);
+/* Error scope helpers: push, then pop and turn any error into a status. */
+void wg_scope_push(wgml_ctx *ctx);
+wgml_status wg_scope_pop(wgml_ctx *ctx, wgml_status as, const char *what);
+/* Waits on a flag set by a callback, pumping events; false on timeout. */
+bool wg_wait_flag(wgml_ctx *ctx, volatile int *flag, double timeout_s);
+
+/* ---------------------------------------------------------------- kernels */
 
 struct wgml_kernel {
     wgml_ctx *ctx;
@@ -63,6 +84,15 @@ struct wgml_kernel {
     double prof_ns;
     uint64_t prof_count;
 };
+
+/* An open-addressing table key -> kernel (k NULL: empty slot).  It grows
+ * (doubling, rehashing) past 5/8 load, so a context holds any number of
+ * kernels; probing stays short. */
+typedef struct wg_kslot { uint64_t key; struct wgml_kernel *k; } wg_kslot;
+typedef struct wg_ktable {
+    wg_kslot *slots;
+    size_t cap, n;        /* cap: 0 or a power of two */
+} wg_ktable;
 
 /* Embedded sources (generated kernels_embedded.c). */
 typedef struct wg_source { const char *name; const char *text; size_t len; } wg_source;
@@ -78,7 +108,6 @@ char *wg_template_expand(wgml_ctx *ctx, const char *file, const char *defines);
 size_t wg_tensor_accessors(char *out, size_t cap, const char *name, int binding, const char *dtype,
                            const char *mode, bool native_f16, bool vec4, bool *needs_f16);
 
-wgml_status wg_kernel_get(wgml_ctx *ctx, const wg_kernel_ref *ref, wgml_kernel **out);
 wgml_status wg_kernel_compile(wgml_ctx *ctx, const char *name, const char *wgsl,
                               const char *entry, int n_buffers, unsigned ro_mask,
                               wgml_kernel **out);
@@ -95,34 +124,16 @@ struct wgml_buffer {
     uint64_t version;     /* bumped by every recorded write (dispatch with a
                            * writable binding, upload): lets host-side
                            * caches of buffer contents know they are stale */
+    uint64_t refs;        /* the creator's handle + one per record binding
+                           * it (record.c); freed at 0 */
 };
 
-/* A byte range of a buffer as one storage binding. */
-typedef struct wg_binding {
-    wgml_buffer *buffer;
-    uint64_t offset;      /* multiple of minStorageBufferOffsetAlignment */
-    uint64_t size;        /* multiple of 4; <= maxStorageBufferBindingSize */
-} wg_binding;
-
-/* Whole-buffer binding when it fits one storage binding. */
-wg_binding wg_bind_all(wgml_buffer *b);
-/* Bytes a caller may ask of one wg_bind_from window: the binding limit
- * less the up-to-256 bytes the window's start may be aligned back by. */
-uint64_t wg_window_cap(const wgml_ctx *ctx);
-/* Names the binding window in force for limit messages: the
- * WGML_MAX_BINDING value when set, else the device's
- * maxStorageBufferBindingSize ("the 65536-byte storage binding window
- * (WGML_MAX_BINDING)").  Returns buf. */
-const char *wg_window_str(const wgml_ctx *ctx, char *buf, size_t n);
-/* WGML_ERR_LIMIT for a window that does not fit one binding, as
- * "<fmt ...> spans N bytes, more than fits in <wg_window_str>"; fmt says
- * who and what, e.g. "wgml_top_k: one row of x (300 elements)". */
-wgml_status wg_fail_window(const wgml_ctx *ctx, uint64_t bytes, const char *fmt, ...) WG_PRINTF(3, 4);
+/* Another reference to b; wgml_buffer_destroy drops one. */
+void wg_buffer_retain(wgml_buffer *b);
 /* Releases the pooled buffers (context teardown, or OOM before a retry). */
 void wg_pool_release(wgml_ctx *ctx);
-/* Widest aligned binding that covers byte `offset` onward: *rem is
- * offset - binding.offset, in bytes. */
-wg_binding wg_bind_from(wgml_buffer *b, uint64_t offset, uint64_t want, uint64_t *rem);
+/* Releases the staging buffers (context teardown). */
+void wg_staging_release(wgml_ctx *ctx);
 
 typedef struct wg_staging {
     WGPUBuffer buf;
@@ -136,7 +147,6 @@ typedef struct wg_staging {
 
 typedef struct wg_bg_entry {
     uint64_t hash;
-    const struct wgml_kernel *kernel_layout_owner;
     WGPUBindGroupLayout bgl;
     int n;
     uint64_t ids[WG_MAX_BUFFERS];
@@ -158,18 +168,33 @@ typedef struct wg_stream {
     wg_bg_entry bg[WG_BG_CACHE];
 } wg_stream;
 
+/* One validated dispatch, as wg_dispatch hands it to the current target.
+ * It points at the caller's bindings and parameters (valid for the call
+ * only): the stream encodes it at once with no copy, a recorder copies it. */
+typedef struct wg_cmd {
+    wgml_kernel *kernel;
+    const wg_binding *b;
+    int nb;
+    const void *params;
+    size_t psize;
+    uint32_t grid[3];         /* folded already */
+} wg_cmd;
+typedef wgml_status (*wg_cmd_target)(wgml_ctx *ctx, void *data, const wg_cmd *c);
+
 wgml_status wg_stream_init(wgml_ctx *ctx);
 void wg_stream_release(wgml_ctx *ctx);
-wgml_status wg_dispatch(wgml_ctx *ctx, wgml_kernel *k, const wg_binding *b, int nb,
-                        const void *params, size_t psize,
-                        uint32_t gx, uint32_t gy, uint32_t gz);
+/* The eager target: encodes c into the stream's pass now. */
+wgml_status wg_stream_encode(wgml_ctx *ctx, void *unused, const wg_cmd *c);
+/* Routes later dispatches to fn(data) (NULL: back to the stream). */
+void wg_stream_set_target(wgml_ctx *ctx, wg_cmd_target fn, void *data);
+/* Hands c to the current target (replay of records). */
+wgml_status wg_stream_put(wgml_ctx *ctx, const wg_cmd *c);
+/* Fails with WGML_ERR_UNSUPPORTED "<what> cannot be recorded" while a
+ * recorder is the target; WGML_OK otherwise. */
+wgml_status wg_stream_not_recording(wgml_ctx *ctx, const char *what);
 /* Ends the pass so copy commands can be recorded; returns the encoder. */
 WGPUCommandEncoder wg_stream_encoder(wgml_ctx *ctx);
-wgml_status wg_stream_submit(wgml_ctx *ctx);
-wgml_status wg_stream_wait(wgml_ctx *ctx);
 void wg_stream_forget_buffer(wgml_ctx *ctx, uint64_t id);
-/* Splits a 1-D grid over maxComputeWorkgroupsPerDimension into x/y/z. */
-void wg_split_grid(uint32_t max_dim, uint64_t groups, uint32_t out[3]);
 
 /* ---------------------------------------------------------------- profile */
 
@@ -187,8 +212,8 @@ typedef struct wg_profile {
 wgml_status wg_profile_init(wgml_ctx *ctx);
 void wg_profile_release(wgml_ctx *ctx);
 /* Called by the stream around each dispatch / at submit / after wait. */
-void wg_profile_begin(wgml_ctx *ctx, wgml_kernel *k);
-void wg_profile_end(wgml_ctx *ctx);
+void wg_profile_begin(wgml_ctx *ctx, wgml_kernel *k, WGPUComputePassEncoder pass);
+void wg_profile_end(wgml_ctx *ctx, WGPUComputePassEncoder pass);
 void wg_profile_resolve(wgml_ctx *ctx, WGPUCommandEncoder enc);
 void wg_profile_collect(wgml_ctx *ctx);
 /* Timestamp writes for a pass when timestamps can't go inside passes. */
@@ -218,10 +243,12 @@ struct wgml_ctx {
     uint64_t pool_bytes, pool_cap, pool_tick;
     wg_staging staging[WG_STAGING_SLOTS];
 
-    struct wgml_kernel *kernels[WG_KERNEL_TABLE];  /* by specialised key */
-    struct { uint64_t key; struct wgml_kernel *k; } refs[WG_KERNEL_TABLE]; /* by ref */
+    wg_ktable kernels;         /* by specialised source (owns the kernels) */
+    wg_ktable refs;            /* by reference (file, entry, defines) */
 
     wg_stream stream;
+    wg_cmd_target target;      /* where wg_dispatch sends commands */
+    void *target_data;         /* NULL for the stream; the recording */
     wg_profile prof;
     wgml_ctx_stats stats;
     const char *last_dispatch; /* kernel name of the last dispatch: tests check which path ran */
@@ -229,29 +256,7 @@ struct wgml_ctx {
     uint64_t binding_cap;      /* windows of at most this many bytes (WGML_MAX_BINDING) */
 };
 
-/* Returns the recorded async error (device lost, validation) if any. */
-wgml_status wg_check(wgml_ctx *ctx);
-bool wg_has(const wgml_ctx *ctx, unsigned feature);
-
-/* Error scope helpers: push, then pop and turn any error into a status. */
-void wg_scope_push(wgml_ctx *ctx);
-wgml_status wg_scope_pop(wgml_ctx *ctx, wgml_status as, const char *what);
-
-/* Waits on a flag set by a callback, pumping events; false on timeout. */
-bool wg_wait_flag(wgml_ctx *ctx, volatile int *flag, double timeout_s);
-
 /* Measures the subgroup size with a tiny kernel (wgpu reports 0). */
 wgml_status wg_measure_subgroup(wgml_ctx *ctx);
-
-/* Pipeline disk cache setup (before the instance is created). */
-void wg_disk_cache_setup(void);
-/* The cache folder, or NULL when disk caching is off. */
-const char *wg_disk_cache_dir(char *buf, size_t n);
-
-static inline uint64_t wg_align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
-static inline uint64_t wg_align_down(uint64_t v, uint64_t a) { return v / a * a; }
-
-uint64_t wg_hash_bytes(uint64_t h, const void *p, size_t n);
-#define WG_HASH_SEED 1469598103934665603ull
 
 #endif

@@ -1,0 +1,148 @@
+/*
+ * The GPU runtime as the layers above it see it (src/ops, a graph layer,
+ * tests of ops): opaque handles, kernel references, storage bindings,
+ * dispatch, command recording and a few accessors.  No WebGPU type appears
+ * here, so nothing that includes this header needs webgpu.h on its include
+ * path; src/gpu/internal.h holds the structs and is for the runtime's own
+ * files (and tests of its internals) only.
+ */
+#ifndef WGML_GPU_RUNTIME_H
+#define WGML_GPU_RUNTIME_H
+
+#include "wgml.h"
+#include "../error.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define WG_MAX_BUFFERS 8       /* storage bindings per kernel */
+#define WG_PARAMS_MAX 256      /* bytes of uniform parameters per dispatch */
+
+/* ---------------------------------------------------------------- kernels */
+
+/* A kernel template reference: an embedded .wgsl file, an entry point and
+ * "KEY=VALUE;KEY2" defines for the template step (see pipeline.c). */
+typedef struct wg_kernel_ref {
+    const char *file;     /* name under src/kernels/, e.g. "copy.wgsl" */
+    const char *entry;
+    const char *defines;  /* may be NULL */
+    int n_buffers;
+    unsigned readonly_mask;
+} wg_kernel_ref;
+
+/* The kernel for a reference, compiled on first use and cached per context
+ * (a second request is a table hit: wgml_ctx_stats.pipeline_cache_hits). */
+wgml_status wg_kernel_get(wgml_ctx *ctx, const wg_kernel_ref *ref, wgml_kernel **out);
+wgml_ctx *wg_kernel_ctx(const wgml_kernel *k);
+const char *wg_kernel_name(const wgml_kernel *k);
+
+/* ---------------------------------------------------------------- bindings */
+
+/* A byte range of a buffer as one storage binding. */
+typedef struct wg_binding {
+    wgml_buffer *buffer;
+    uint64_t offset;      /* multiple of minStorageBufferOffsetAlignment */
+    uint64_t size;        /* multiple of 4; <= maxStorageBufferBindingSize */
+} wg_binding;
+
+/* Whole-buffer binding when it fits one storage binding. */
+wg_binding wg_bind_all(wgml_buffer *b);
+/* Widest aligned binding that covers byte `offset` onward: *rem is
+ * offset - binding.offset, in bytes. */
+wg_binding wg_bind_from(wgml_buffer *b, uint64_t offset, uint64_t want, uint64_t *rem);
+/* Bytes a caller may ask of one wg_bind_from window: the binding limit
+ * less the up-to-256 bytes the window's start may be aligned back by. */
+uint64_t wg_window_cap(const wgml_ctx *ctx);
+/* Names the binding window in force for limit messages: the
+ * WGML_MAX_BINDING value when set, else the device's
+ * maxStorageBufferBindingSize ("the 65536-byte storage binding window
+ * (WGML_MAX_BINDING)").  Returns buf. */
+const char *wg_window_str(const wgml_ctx *ctx, char *buf, size_t n);
+/* WGML_ERR_LIMIT for a window that does not fit one binding, as
+ * "<fmt ...> spans N bytes, more than fits in <wg_window_str>"; fmt says
+ * who and what, e.g. "wgml_top_k: one row of x (300 elements)". */
+wgml_status wg_fail_window(const wgml_ctx *ctx, uint64_t bytes, const char *fmt, ...) WG_PRINTF(3, 4);
+
+/* Bytes the buffer really has (its size rounded up to 16, or to 4 at the
+ * maxBufferSize edge): a binding may reach up to here. */
+uint64_t wg_buffer_alloc(const wgml_buffer *b);
+/* Bumped by every write recorded into the stream (a dispatch with a
+ * writable binding, an upload): host-side caches of a buffer's contents
+ * compare it to know they are stale. */
+uint64_t wg_buffer_version(const wgml_buffer *b);
+
+/* ---------------------------------------------------------------- dispatch */
+
+/* Validates one dispatch (bindings in range and from this context, grid
+ * within limits; 1-D grids over the fold limit are folded into y/z) and
+ * hands it to the context's current target: the stream, which encodes it
+ * at once, or an active recorder (below). */
+wgml_status wg_dispatch(wgml_ctx *ctx, wgml_kernel *k, const wg_binding *b, int nb,
+                        const void *params, size_t psize,
+                        uint32_t gx, uint32_t gy, uint32_t gz);
+/* Submits the encoded work (no wait) / waits for everything submitted. */
+wgml_status wg_stream_submit(wgml_ctx *ctx);
+wgml_status wg_stream_wait(wgml_ctx *ctx);
+/* Splits a 1-D grid over max_dim workgroups into x/y/z. */
+void wg_split_grid(uint32_t max_dim, uint64_t groups, uint32_t out[3]);
+
+/* ---------------------------------------------------------------- recording */
+
+/*
+ * A recording: the dispatches made while a recorder was active, kept as
+ * command records {kernel, bindings, parameter bytes, grid} instead of
+ * being run.  Replaying encodes them into the stream again, reading the
+ * buffers' contents at that time, so a recording made once runs on new
+ * inputs as often as wanted.
+ *
+ * While a recorder is active every GPU command that is not a dispatch
+ * (an upload, a read-back, a flush or sync, an op that reads data on the
+ * host) fails with WGML_ERR_UNSUPPORTED "... cannot be recorded" rather
+ * than running eagerly out of order.  Buffers created while recording are
+ * zero-filled by a recorded fill, so every replay sees them zeroed.
+ *
+ * The recording holds a reference on every buffer it binds (buffers an op
+ * creates and destroys while recording stay alive with it); tensors are
+ * the caller's.  Free recordings before their context.
+ */
+typedef struct wg_record wg_record;
+typedef struct wg_recording {
+    wgml_ctx *ctx;
+    wg_record *recs;
+    size_t n, cap;
+    uint8_t *params;      /* parameter bytes of all records */
+    size_t params_used, params_cap;
+} wg_recording;
+
+/* Starts recording into r (zeroed here; one recorder at a time). */
+wgml_status wg_recorder_begin(wgml_ctx *ctx, wg_recording *r);
+/* Stops recording: dispatches go to the stream again. */
+wgml_status wg_recorder_end(wgml_ctx *ctx);
+/* Whether a recorder is active (ops that read on the host refuse then). */
+bool wg_recording_active(const wgml_ctx *ctx);
+/* Hands every record to the current target, in order: encodes them into
+ * the stream (or appends them to an active recorder). */
+wgml_status wg_recording_replay(wgml_ctx *ctx, const wg_recording *r);
+/* Drops the records and the buffer references; r may be reused. */
+void wg_recording_free(wg_recording *r);
+
+/* ---------------------------------------------------------------- context */
+
+/* Returns the recorded async error (device lost, validation) if any. */
+wgml_status wg_check(wgml_ctx *ctx);
+bool wg_has(const wgml_ctx *ctx, unsigned feature);
+/* The device's maxStorageBufferBindingSize (messages of the launchers). */
+uint64_t wg_max_storage_binding(const wgml_ctx *ctx);
+/* Kernel name of the last dispatch: tests check which path an op took. */
+const char *wg_last_dispatch(const wgml_ctx *ctx);
+
+/* ---------------------------------------------------------------- helpers */
+
+static inline uint64_t wg_align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+static inline uint64_t wg_align_down(uint64_t v, uint64_t a) { return v / a * a; }
+
+uint64_t wg_hash_bytes(uint64_t h, const void *p, size_t n);
+#define WG_HASH_SEED 1469598103934665603ull
+
+#endif
