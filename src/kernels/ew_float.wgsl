@@ -97,6 +97,12 @@ fn ew_softplus(x: f32) -> f32 {
     if (x > 0.0) {
         return x + wg_log1p(exp(-min(x, 200.0)));
     }
+    // Below -20, log1p(e^x) = e^x (1 - e^x / 2 ...) is e^x to 1e-9, and
+    // e^x goes through ew_exp_mul: NVIDIA's exp(-87.33) flushed to 0 a
+    // result (1.18e-38) just above the smallest normal f32.
+    if (x < -20.0) {
+        return ew_exp_mul(x, 1.0);
+    }
     return wg_log1p(exp(x));
 }
 
