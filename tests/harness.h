@@ -82,4 +82,17 @@ static inline uint64_t t_rand(void)
 }
 static inline uint64_t t_range(uint64_t lo, uint64_t hi) { return lo + t_rand() % (hi - lo + 1); }
 
+/* Seeds the generator and creates the test context; 1 (after printing
+ * why, in the "N passed, N failed" form ctest logs show) when it fails. */
+static inline int t_open_ctx(wgml_ctx **ctx)
+{
+    t_seed();
+    wgml_status st = wgml_ctx_create(NULL, ctx);
+    if (st != WGML_OK) {
+        printf("cannot create a context: %s: %s\n0 passed, 1 failed\n", wgml_status_name(st), wgml_last_error());
+        return 1;
+    }
+    return 0;
+}
+
 #endif

@@ -147,12 +147,8 @@ static inline int t_setup(int argc, char **argv)
 {
     (void)argc;
     (void)argv;
-    t_seed();
-    wgml_status st = wgml_ctx_create(NULL, &t_ctx);
-    if (st != WGML_OK) {
-        printf("cannot create a context: %s: %s\n0 passed, 1 failed\n", wgml_status_name(st), wgml_last_error());
+    if (t_open_ctx(&t_ctx))
         return 1;
-    }
     wgml_device_info in;
     if (wgml_device_info_get(t_ctx, &in) == WGML_OK) {
         char f[128];

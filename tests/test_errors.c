@@ -292,12 +292,8 @@ static void t_binding_out_of_range(void)
 
 int main(int argc, char **argv)
 {
-    t_seed();
-    wgml_status st = wgml_ctx_create(NULL, &ctx);
-    if (st != WGML_OK) {
-        printf("cannot create a context: %s: %s\n0 passed, 1 failed\n", wgml_status_name(st), wgml_last_error());
+    if (t_open_ctx(&ctx))
         return 1;
-    }
     static const t_case cases[] = {
         {"invalid_wgsl_is_shader_error", t_invalid_wgsl},
         {"allocation_over_limit", t_too_large},

@@ -110,12 +110,8 @@ static void t_many_kernel_refs(void)
 
 int main(int argc, char **argv)
 {
-    t_seed();
-    wgml_status st = wgml_ctx_create(NULL, &ctx);
-    if (st != WGML_OK) {
-        printf("cannot create a context: %s: %s\n0 passed, 1 failed\n", wgml_status_name(st), wgml_last_error());
+    if (t_open_ctx(&ctx))
         return 1;
-    }
     static const t_case cases[] = {
         {"more_than_2000_custom_kernels", t_many_custom_kernels},
         {"more_than_2000_kernel_refs", t_many_kernel_refs},

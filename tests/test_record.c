@@ -297,12 +297,8 @@ static void t_buffer_made_while_recording(void)
 
 int main(int argc, char **argv)
 {
-    t_seed();
-    wgml_status st = wgml_ctx_create(NULL, &ctx);
-    if (st != WGML_OK) {
-        printf("cannot create a context: %s: %s\n0 passed, 1 failed\n", wgml_status_name(st), wgml_last_error());
+    if (t_open_ctx(&ctx))
         return 1;
-    }
     static const t_case cases[] = {
         {"record_then_replay_matches_eager", t_record_replay},
         {"non_dispatch_commands_refused", t_refused_while_recording},

@@ -484,12 +484,8 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--child-compile") == 0)
         return child_compile();
-    t_seed();
-    wgml_status st = wgml_ctx_create(NULL, &ctx);
-    if (st != WGML_OK) {
-        printf("cannot create a context: %s: %s\n0 passed, 1 failed\n", wgml_status_name(st), wgml_last_error());
+    if (t_open_ctx(&ctx))
         return 1;
-    }
     static const t_case cases[] = {
         {"info", t_info},
         {"buffer_sizes_0_to_9", t_sizes},
