@@ -213,13 +213,13 @@ fn quant(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
     if (r < 0 || u32(r) >= p.rows || err[1] != 0u) {
         return;
     }
-    let b = i / p.n_idx;
+    let bat = i / p.n_idx;
 #ifdef WIN
-    if (win[u32(r) * p.nbat + b] != i32(i - b * p.n_idx + 1u)) {
+    if (win[u32(r) * p.nbat + bat] != i32(i - bat * p.n_idx + 1u)) {
         return; // a later occurrence of this row wins
     }
 #endif
-    let dst_row = b * p.rows + u32(r);
+    let dst_row = bat * p.rows + u32(r);
     let s0 = p.out_off + i * p.cols + k * QK;
     let b = p.src_off + (dst_row * bpr + k) * BB;
     // the value of largest magnitude, keeping its sign (ggml's rule)

@@ -309,6 +309,8 @@ static wgml_status check_idx(const char *op, const char *what, const wgml_tensor
 /* A writing pass (after check_idx) over index rows [0, limit). */
 static wgml_status write_pass(const char *op, const char *kind, ix_slot s[NSLOT], const int64_t it[4], int64_t limit)
 {
+    if (limit == 0) /* no index is valid: CHECK has reported them all */
+        return wg_check(s[SX].t->ctx);
     ix_job j = {op, NULL, limit, true, 0, 0, {0}};
     return launch(&j, kind, s, it);
 }
