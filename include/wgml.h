@@ -409,8 +409,15 @@ wgml_status wgml_tri(const wgml_tensor *x, int upper, int64_t k, wgml_tensor *ou
 /* x [..., n] -> out [..., n, n] diagonal matrix; x [..., n, n] -> out [..., n]. */
 wgml_status wgml_diag(const wgml_tensor *x, wgml_tensor *out);
 
-/* Indexing.  Index tensors are i32; an index out of range is
- * WGML_ERR_INDEX and nothing is written.  Index tensors may be any view
+/* Indexing.  Index tensors are i32, checked on the GPU (no index op
+ * waits for the GPU, and index ops can be recorded and replayed): an
+ * out-of-range index is reported by the next sync (wgml_ctx_sync, or a
+ * read: wgml_buffer_read / wgml_tensor_download) as WGML_ERR_INDEX naming
+ * the op, the position, the value and the limit; the op writes nothing.
+ * Other ops of the batch run as usual (one reading the unwritten output
+ * reads its old contents); with several bad calls the first is named.
+ * The call itself returns WGML_ERR_INDEX only for a bad axis.
+ * Index tensors may be any view
  * (offset, step slice, permuted, broadcast), for quantised tables too.
  * NaN: get_rows, set_rows, gather, index_select and embedding move NaN
  * like any value: bit for bit (sign and payload) when the destination has

@@ -180,7 +180,7 @@ static void expect_refused(wgml_status st, const char *what)
     CHECK(strstr(wgml_last_error(), "cannot be recorded") != NULL, "%s: message '%s'", what, wgml_last_error());
 }
 
-/* Uploads, downloads, syncs and host-reading ops while recording fail
+/* Uploads, downloads and syncs while recording fail
  * with a clear status instead of running eagerly out of order. */
 static void t_refused_while_recording(void)
 {
@@ -194,7 +194,7 @@ static void t_refused_while_recording(void)
     int32_t ids[3] = {2, 0, (int32_t)rows - 1};
     float host[64] = {0};
     CHECK_OK(wgml_tensor_upload(idx, ids, sizeof ids));
-    CHECK_OK(wgml_get_rows(tab, idx, out)); /* eager: the indices are now cached on the host */
+    CHECK_OK(wgml_get_rows(tab, idx, out));
     wgml_buffer *buf = NULL;
     CHECK_OK(wgml_buffer_create(ctx, 64, &buf));
 
@@ -207,7 +207,6 @@ static void t_refused_while_recording(void)
     expect_refused(wgml_buffer_read(buf, 0, host, 64), "wgml_buffer_read");
     expect_refused(wgml_ctx_sync(ctx), "wgml_ctx_sync");
     expect_refused(wgml_ctx_flush(ctx), "wgml_ctx_flush");
-    expect_refused(wgml_get_rows(tab, idx, out), "wgml_get_rows");
     CHECK(r.n == 0, "refused calls left %zu records", r.n);
     CHECK_OK(wgml_buffer_fill(buf, 0, 64, 0x01020304u)); /* a kernel: recorded */
     CHECK(r.n == 1, "%zu records after a fill", r.n);
@@ -225,6 +224,69 @@ static void t_refused_while_recording(void)
     wg_recording_free(&r);
     wgml_buffer_destroy(buf);
     wgml_tensor_free(tab);
+    wgml_tensor_free(idx);
+    wgml_tensor_free(out);
+}
+
+/* Index ops record like any other (their indices are checked on the GPU):
+ * a get_rows and a set_rows with repeated indices recorded once, replayed
+ * on new indices, give the new rows; a replay with a bad index writes
+ * nothing and the next sync reports WGML_ERR_INDEX once. */
+static void t_index_ops_replay(void)
+{
+    int64_t tshape[2] = {16, 4}, ishape[1] = {3}, oshape[2] = {3, 4};
+    wgml_tensor *tab = NULL, *idx = NULL, *out = NULL, *dst = NULL;
+    CHECK_OK(wgml_tensor_new(ctx, WGML_F32, 2, tshape, &tab));
+    CHECK_OK(wgml_tensor_new(ctx, WGML_F32, 2, tshape, &dst));
+    CHECK_OK(wgml_tensor_new(ctx, WGML_I32, 1, ishape, &idx));
+    CHECK_OK(wgml_tensor_new(ctx, WGML_F32, 2, oshape, &out));
+    if (!tab || !idx || !out || !dst)
+        return;
+    float t[64], o[12], d[64];
+    for (int i = 0; i < 64; i++)
+        t[i] = (float)i;
+    CHECK_OK(wgml_tensor_upload(tab, t, sizeof t));
+    int32_t ids[3] = {0, 0, 0};
+    CHECK_OK(wgml_tensor_upload(idx, ids, sizeof ids));
+    wg_recording r;
+    CHECK_OK(wg_recorder_begin(ctx, &r));
+    CHECK_OK(wgml_get_rows(tab, idx, out));
+    CHECK_OK(wgml_set_rows(dst, idx, out)); /* repeated indices: the last wins */
+    CHECK_OK(wg_recorder_end(ctx));
+    const int32_t sets[3][3] = {{5, 1, 15}, {7, 7, 2}, {3, 16, 4}};
+    for (int k = 0; k < 3; k++) {
+        CHECK_OK(wgml_tensor_upload(idx, sets[k], sizeof sets[k]));
+        CHECK_OK(wgml_fill(out, -1.0));
+        CHECK_OK(wgml_fill(dst, -1.0));
+        wgml_ctx_stats s0, s1;
+        CHECK_OK(wgml_ctx_stats_get(ctx, &s0));
+        CHECK_OK(wg_recording_replay(ctx, &r));
+        CHECK_OK(wgml_ctx_stats_get(ctx, &s1));
+        CHECK(s1.waits == s0.waits, "replay %d waited", k);
+        wgml_status st = wgml_ctx_sync(ctx);
+        bool bad = k == 2;
+        CHECK(st == (bad ? WGML_ERR_INDEX : WGML_OK), "replay %d: sync %s: %s", k, wgml_status_name(st),
+              wgml_last_error());
+        if (bad)
+            CHECK(strstr(wgml_last_error(), "wgml_get_rows: idx[1] = 16") != NULL, "message: %s", wgml_last_error());
+        CHECK_OK(wgml_ctx_sync(ctx));
+        CHECK_OK(wgml_tensor_download(out, o, sizeof o));
+        CHECK_OK(wgml_tensor_download(dst, d, sizeof d));
+        int wrong = 0;
+        for (int i = 0; i < 12; i++)
+            wrong += o[i] != (bad ? -1.0f : t[sets[k][i / 4] * 4 + i % 4]);
+        for (int row = 0; row < 16; row++) {
+            int last = -1; /* the last position writing this row */
+            for (int i = 0; i < 3 && !bad; i++)
+                last = sets[k][i] == row ? i : last;
+            for (int c = 0; c < 4; c++)
+                wrong += d[row * 4 + c] != (last < 0 ? -1.0f : t[sets[k][last] * 4 + c]);
+        }
+        CHECK(wrong == 0, "replay %d: %d wrong values", k, wrong);
+    }
+    wg_recording_free(&r);
+    wgml_tensor_free(tab);
+    wgml_tensor_free(dst);
     wgml_tensor_free(idx);
     wgml_tensor_free(out);
 }
@@ -302,6 +364,7 @@ int main(int argc, char **argv)
     static const t_case cases[] = {
         {"record_then_replay_matches_eager", t_record_replay},
         {"non_dispatch_commands_refused", t_refused_while_recording},
+        {"index_ops_record_and_replay", t_index_ops_replay},
         {"recording_holds_its_buffers", t_recording_holds_buffers},
         {"buffer_made_while_recording_is_zeroed", t_buffer_made_while_recording},
     };

@@ -49,6 +49,8 @@ wgml_status wgml_ctx_create(const wgml_ctx_options *o, wgml_ctx **out)
         ctx->pool_cap = (pool && *pool ? (uint64_t)strtoull(pool, NULL, 10) : 1024) << 20;
         st = wg_stream_init(ctx);
     }
+    if (st == WGML_OK)
+        st = wg_errword_init(ctx);
     if (st == WGML_OK && ctx->prof.on)
         st = wg_profile_init(ctx);
     if (st != WGML_OK) {
@@ -72,6 +74,7 @@ void wgml_ctx_destroy(wgml_ctx *ctx)
     }
     ctx->destroying = true;
     wg_profile_release(ctx);
+    wg_errword_release(ctx);
     wg_stream_release(ctx);
     wg_kernels_release(ctx);
     wg_pool_release(ctx);
@@ -104,11 +107,14 @@ wgml_status wgml_ctx_sync(wgml_ctx *ctx)
     wgml_status st = wg_check(ctx);
     if (st == WGML_OK)
         st = wg_stream_not_recording(ctx, "wgml_ctx_sync: a wait for the GPU");
-    if (st == WGML_OK)
-        st = wg_stream_submit(ctx);
+    if (st != WGML_OK)
+        return st;
+    wg_errword_stage(ctx); /* rides on this submit: no extra wait */
+    st = wg_stream_submit(ctx);
     if (st == WGML_OK)
         st = wg_stream_wait(ctx);
-    return st;
+    wgml_status es = wg_errword_report(ctx); /* also after a failure: unmaps, clears */
+    return st != WGML_OK ? st : es;
 }
 
 wgml_status wgml_device_info_get(wgml_ctx *ctx, wgml_device_info *out)

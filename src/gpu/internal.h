@@ -121,9 +121,6 @@ struct wgml_buffer {
     uint64_t size;        /* as asked */
     uint64_t alloc;       /* rounded up to 16 (4 at the maxBufferSize edge) */
     uint64_t id;          /* never reused; keys the bind-group cache */
-    uint64_t version;     /* bumped by every recorded write (dispatch with a
-                           * writable binding, upload): lets host-side
-                           * caches of buffer contents know they are stale */
     uint64_t refs;        /* the creator's handle + one per record binding
                            * it (record.c); freed at 0 */
 };
@@ -134,6 +131,16 @@ void wg_buffer_retain(wgml_buffer *b);
 void wg_pool_release(wgml_ctx *ctx);
 /* Releases the staging buffers (context teardown). */
 void wg_staging_release(wgml_ctx *ctx);
+/* The device error word (runtime.h): created with the context, released
+ * at teardown.  wg_errword_stage encodes a copy of it into the stream when
+ * a dispatch bound it since the last one (call it before the submit of a
+ * sync or read-back); wg_errword_report, after that submit's wait, maps
+ * the copy and returns WGML_ERR_INDEX (and clears the word) when it was
+ * set. */
+wgml_status wg_errword_init(wgml_ctx *ctx);
+void wg_errword_release(wgml_ctx *ctx);
+void wg_errword_stage(wgml_ctx *ctx);
+wgml_status wg_errword_report(wgml_ctx *ctx);
 
 typedef struct wg_staging {
     WGPUBuffer buf;
@@ -254,6 +261,14 @@ struct wgml_ctx {
     const char *last_dispatch; /* kernel name of the last dispatch: tests check which path ran */
     uint32_t grid_fold;        /* 1-D grids above this many workgroups are folded (WGML_FOLD_GRID) */
     uint64_t binding_cap;      /* windows of at most this many bytes (WGML_MAX_BINDING) */
+    struct {
+        wgml_buffer *buf;      /* the device error word (runtime.h) */
+        WGPUBuffer stage;      /* its read-back copy */
+        bool dirty;            /* a dispatch bound it since the last stage */
+        bool staged;           /* a copy is on its way to `stage` */
+        const char *ops[32][2];/* codes 1..: (op, what) of wg_errword_op */
+        uint32_t n_ops;
+    } errw;
 };
 
 /* Measures the subgroup size with a tiny kernel (wgpu reports 0). */

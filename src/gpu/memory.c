@@ -15,7 +15,6 @@
 #define STAGING_MAX (64u << 20)
 
 uint64_t wg_buffer_alloc(const wgml_buffer *b) { return b->alloc; }
-uint64_t wg_buffer_version(const wgml_buffer *b) { return b->version; }
 
 const char *wg_window_str(const wgml_ctx *ctx, char *buf, size_t n)
 {
@@ -279,7 +278,6 @@ wgml_status wgml_buffer_write(wgml_buffer *b, uint64_t off, const void *src, uin
         return st;
     const uint8_t *s = src;
     uint64_t end = off + size;
-    b->version++;
     uint64_t a0 = wg_align_up(off, 4), a1 = wg_align_down(end, 4);
     uint64_t head_end = a0 < end ? a0 : end;
     if (a1 > a0) {
@@ -352,12 +350,18 @@ wgml_status wgml_buffer_read(wgml_buffer *b, uint64_t off, void *dst, uint64_t s
     if (st != WGML_OK)
         return st;
     wgml_ctx *ctx = b->ctx;
+    if (size && !dst)
+        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_buffer_read: dst is NULL");
+    /* A read is a sync: index errors found on the device since the last
+     * one are reported here, the error word's copy riding on this submit. */
+    wg_errword_stage(ctx);
     if (size == 0) { /* waits all the same, as a read of data would */
         st = wg_stream_submit(ctx);
-        return st != WGML_OK ? st : wg_stream_wait(ctx);
+        if (st == WGML_OK)
+            st = wg_stream_wait(ctx);
+        wgml_status es = wg_errword_report(ctx);
+        return st != WGML_OK ? st : es;
     }
-    if (!dst)
-        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_buffer_read: dst is NULL");
     uint8_t *d = dst;
     uint64_t end = off + size;
     for (uint64_t p = wg_align_down(off, 4); p < end;) {
@@ -396,7 +400,8 @@ wgml_status wgml_buffer_read(wgml_buffer *b, uint64_t off, void *dst, uint64_t s
         p += n;
     }
     ctx->stats.bytes_downloaded += size;
-    return wg_check(ctx);
+    st = wg_errword_report(ctx);
+    return st != WGML_OK ? st : wg_check(ctx);
 }
 
 /* ------------------------------------------------------------ copy */
@@ -475,4 +480,112 @@ wgml_status wgml_buffer_copy(wgml_buffer *dst, uint64_t doff, wgml_buffer *src, 
         p += n;
     }
     return WGML_OK;
+}
+
+/* ------------------------------------------------------------ device error word */
+
+wgml_status wg_errword_init(wgml_ctx *ctx)
+{
+    /* A fresh device buffer is zeroed by WebGPU; the pool is empty at
+     * context creation, so no fill is recorded either. */
+    wgml_status st = wgml_buffer_create(ctx, WG_ERRW_WORDS * 4, &ctx->errw.buf);
+    if (st != WGML_OK)
+        return st;
+    WGPUBufferDescriptor d = {0};
+    d.size = WG_ERRW_WORDS * 4;
+    d.usage = WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst;
+    ctx->errw.stage = wgpuDeviceCreateBuffer(ctx->device, &d);
+    return ctx->errw.stage ? WGML_OK : wg_fail(WGML_ERR_OOM, "could not allocate the error word's read-back");
+}
+
+void wg_errword_release(wgml_ctx *ctx)
+{
+    wgml_buffer_destroy(ctx->errw.buf);
+    ctx->errw.buf = NULL;
+    if (ctx->errw.stage)
+        wgpuBufferRelease(ctx->errw.stage);
+    ctx->errw.stage = NULL;
+}
+
+wg_binding wg_errword_bind(wgml_ctx *ctx) { return wg_bind_all(ctx->errw.buf); }
+
+wgml_status wg_errword_arm(wgml_ctx *ctx) { return fill_range(ctx->errw.buf, WG_ERRW_CUR * 4, 4, 0); }
+
+uint32_t wg_errword_op(wgml_ctx *ctx, const char *op, const char *what)
+{
+    for (uint32_t i = 0; i < ctx->errw.n_ops; i++)
+        if (ctx->errw.ops[i][0] == op && ctx->errw.ops[i][1] == what)
+            return i + 1;
+    if (ctx->errw.n_ops == sizeof ctx->errw.ops / sizeof ctx->errw.ops[0])
+        return 0;
+    ctx->errw.ops[ctx->errw.n_ops][0] = op;
+    ctx->errw.ops[ctx->errw.n_ops][1] = what;
+    return ++ctx->errw.n_ops;
+}
+
+void wg_errword_stage(wgml_ctx *ctx)
+{
+    if (!ctx->errw.dirty || ctx->errw.staged)
+        return;
+    WGPUCommandEncoder enc = wg_stream_encoder(ctx);
+    wgpuCommandEncoderCopyBufferToBuffer(enc, ctx->errw.buf->buf, 0, ctx->errw.stage, 0, WG_ERRW_WORDS * 4);
+    ctx->errw.dirty = false;
+    ctx->errw.staged = true;
+}
+
+/* "[2, 5]": logical position pos of an index tensor of this shape. */
+static void coords_str(uint32_t pos, uint32_t ndim, const uint32_t shape[4], char *buf, size_t n)
+{
+    uint32_t c[4] = {0};
+    ndim = ndim < 1 ? 1 : ndim > 4 ? 4 : ndim;
+    for (int d = 3; d >= 0; d--) {
+        c[d] = shape[d] ? pos % shape[d] : 0;
+        pos = shape[d] ? pos / shape[d] : 0;
+    }
+    size_t u = 0;
+    for (uint32_t d = 4 - ndim; d < 4 && u < n; d++) {
+        int w = snprintf(buf + u, n - u, "%s%u", d > 4 - ndim ? ", " : "[", c[d]);
+        u += w > 0 ? (size_t)w : 0;
+    }
+    if (u < n)
+        snprintf(buf + u, n - u, "]");
+}
+
+wgml_status wg_errword_report(wgml_ctx *ctx)
+{
+    if (!ctx->errw.staged)
+        return WGML_OK;
+    ctx->errw.staged = false;
+    volatile int done = 0;
+    WGPUBufferMapCallbackInfo ci = {0};
+    ci.mode = WGPUCallbackMode_AllowProcessEvents;
+    ci.callback = on_map;
+    ci.userdata1 = (void *)&done;
+    /* The submit that carried the copy has been waited on: this map is
+     * answered at once (it is not another GPU wait). */
+    wgpuBufferMapAsync(ctx->errw.stage, WGPUMapMode_Read, 0, WG_ERRW_WORDS * 4, ci);
+    if (!wg_wait_flag(ctx, &done, 120.0))
+        return wg_fail(WGML_ERR_TIMEOUT, "reading the error word back: no answer in 120 s");
+    uint32_t w[WG_ERRW_WORDS] = {0};
+    const uint32_t *m = done == 1 ? wgpuBufferGetConstMappedRange(ctx->errw.stage, 0, sizeof w) : NULL;
+    if (m)
+        memcpy(w, m, sizeof w);
+    if (done == 1)
+        wgpuBufferUnmap(ctx->errw.stage);
+    if (!m)
+        return wg_fail(WGML_ERR_DEVICE, "reading the error word back: mapping failed");
+    if (w[WG_ERRW_COUNT] == 0)
+        return WGML_OK;
+    static const uint32_t zero[WG_ERRW_WORDS];
+    wgpuQueueWriteBuffer(ctx->queue, ctx->errw.buf->buf, 0, zero, sizeof zero);
+    uint32_t op = w[WG_ERRW_OP];
+    const char *name = op && op <= ctx->errw.n_ops ? ctx->errw.ops[op - 1][0] : "an index op";
+    const char *what = op && op <= ctx->errw.n_ops ? ctx->errw.ops[op - 1][1] : "idx";
+    char pos[96], more[96] = "";
+    coords_str(w[WG_ERRW_POS], w[WG_ERRW_NDIM], &w[WG_ERRW_SHAPE], pos, sizeof pos);
+    int32_t v = (int32_t)w[WG_ERRW_VALUE];
+    if (w[WG_ERRW_COUNT] > 1)
+        snprintf(more, sizeof more, " (%u bad indices since the last sync; the first is named)", w[WG_ERRW_COUNT]);
+    return wg_fail(WGML_ERR_INDEX, "%s: %s%s = %d is %s; indices must lie in [0, %u): the call wrote nothing%s",
+                   name, what, pos, (int)v, v < 0 ? "negative" : "out of range", w[WG_ERRW_LIMIT], more);
 }

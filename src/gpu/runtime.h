@@ -67,10 +67,6 @@ wgml_status wg_fail_window(const wgml_ctx *ctx, uint64_t bytes, const char *fmt,
 /* Bytes the buffer really has (its size rounded up to 16, or to 4 at the
  * maxBufferSize edge): a binding may reach up to here. */
 uint64_t wg_buffer_alloc(const wgml_buffer *b);
-/* Bumped by every write recorded into the stream (a dispatch with a
- * writable binding, an upload): host-side caches of a buffer's contents
- * compare it to know they are stale. */
-uint64_t wg_buffer_version(const wgml_buffer *b);
 
 /* ---------------------------------------------------------------- dispatch */
 
@@ -97,8 +93,7 @@ void wg_split_grid(uint32_t max_dim, uint64_t groups, uint32_t out[3]);
  * inputs as often as wanted.
  *
  * While a recorder is active every GPU command that is not a dispatch
- * (an upload, a read-back, a flush or sync, an op that reads data on the
- * host) fails with WGML_ERR_UNSUPPORTED "... cannot be recorded" rather
+ * (an upload, a read-back, a flush or sync) fails with WGML_ERR_UNSUPPORTED "... cannot be recorded" rather
  * than running eagerly out of order.  Buffers created while recording are
  * zero-filled by a recorded fill, so every replay sees them zeroed.
  *
@@ -119,13 +114,47 @@ typedef struct wg_recording {
 wgml_status wg_recorder_begin(wgml_ctx *ctx, wg_recording *r);
 /* Stops recording: dispatches go to the stream again. */
 wgml_status wg_recorder_end(wgml_ctx *ctx);
-/* Whether a recorder is active (ops that read on the host refuse then). */
+/* Whether a recorder is active. */
 bool wg_recording_active(const wgml_ctx *ctx);
 /* Hands every record to the current target, in order: encodes them into
  * the stream (or appends them to an active recorder). */
 wgml_status wg_recording_replay(wgml_ctx *ctx, const wg_recording *r);
 /* Drops the records and the buffer references; r may be reused. */
 void wg_recording_free(wg_recording *r);
+
+/* ---------------------------------------------------------- device error word */
+
+/*
+ * The context's device error word: a small zeroed storage buffer that
+ * kernels set when they find bad input (today: index ops' CHECK pass,
+ * indexing.wgsl), so that no op reads device data on the host and index
+ * ops record and replay like any other.  The next sync (wgml_ctx_sync, or
+ * a host read: wgml_buffer_read / wgml_tensor_download) copies it back
+ * with its own read-back, turns a set word into WGML_ERR_INDEX naming the
+ * op, the position, the value and the limit, and clears it.
+ *
+ * Words (u32), shared with the kernels:
+ *   COUNT  bad indices found since the last sync (0: none)
+ *   CUR    set by the current op's check; its writing passes read it and
+ *          write nothing when set; wg_errword_arm clears it first
+ *   OP     code of the first failing op (wg_errword_op), POS its position
+ *          (logical, row-major in the index tensor), VALUE the index,
+ *          LIMIT the bound, NDIM and SHAPE (4 words, left-padded) the
+ *          index tensor's shape for the message's coordinates.
+ */
+enum {
+    WG_ERRW_COUNT, WG_ERRW_CUR, WG_ERRW_OP, WG_ERRW_POS, WG_ERRW_VALUE, WG_ERRW_LIMIT, WG_ERRW_NDIM,
+    WG_ERRW_SHAPE = 8, WG_ERRW_WORDS = 16
+};
+/* The error word as a storage binding. */
+wg_binding wg_errword_bind(wgml_ctx *ctx);
+/* Clears CUR (a fill dispatch in the stream, recordable): call it before
+ * an op's check pass. */
+wgml_status wg_errword_arm(wgml_ctx *ctx);
+/* The code a check kernel records for (op, what) ("wgml_embedding",
+ * "ids"); both must be string literals (kept by pointer).  0 if the small
+ * table is full (the message then names no op). */
+uint32_t wg_errword_op(wgml_ctx *ctx, const char *op, const char *what);
 
 /* ---------------------------------------------------------------- context */
 

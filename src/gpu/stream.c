@@ -296,9 +296,11 @@ wgml_status wg_stream_encode(wgml_ctx *ctx, void *unused, const wg_cmd *c)
     s->ring_used = off + (uint32_t)(c->psize ? wg_align_up(c->psize, 4) : 4);
 
     WGPUBindGroup bg = bind_group(ctx, k, b, nb);
+    /* The error word is read back at the next sync only when something
+     * bound it (an index op, or a replay of one). */
     for (int i = 0; i < nb; i++)
-        if (!((k->readonly_mask >> i) & 1))
-            b[i].buffer->version++;
+        if (b[i].buffer == ctx->errw.buf)
+            ctx->errw.dirty = true;
     const WGPUPassTimestampWrites *tw = wg_profile_pass_writes(ctx, k);
     if (tw) {
         wg_stream_encoder(ctx); /* one pass per dispatch to time it */

@@ -17,7 +17,7 @@ struct Params {
     src_off: u32,    // byte offset of the quantised data in its binding
     out_off: u32,    // element offset of the plain operand in its binding
     idx_off: u32,    // IDX: element offset of the first index in its binding
-    pad0: u32,
+    nbat: u32,       // WIN: batches (the winners scratch's row length)
     ish: vec4<u32>,  // IDX: the index view's shape, left-padded to 4-D,
     ist: vec4<u32>,  // and its strides in elements (0 where broadcast)
 }
@@ -33,6 +33,14 @@ const BB: u32 = {{BB}}u;
 // or broadcast dims) is read in place through idx_off and the strides,
 // like the indexing kernels do, rather than through a contiguous copy.
 @group(0) @binding(3) var<storage, read> idx: array<i32>;
+// The device error word (src/gpu/runtime.h): word 1 is set when the op's
+// check of the indices failed; then nothing is written.
+@group(0) @binding(4) var<storage, read> err: array<u32>;
+#ifdef WIN
+// set_rows' winners (indexing.c): 1 + the last position along idx's last
+// dim that points at table row r of batch b, at r * nbat + b.
+@group(0) @binding(5) var<storage, read> win: array<i32>;
+#endif
 
 // Index number r in the view's logical (row-major) order.
 fn idx_at(r: u32) -> i32 {
@@ -160,8 +168,15 @@ fn dequant(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     let row = i / p.cols;
     let col = i % p.cols;
 #ifdef GET_ROWS
+    if (err[1] != 0u) {
+        return;
+    }
     // out row `row` = batch row / n_idx; its table row is index number row
-    let src_row = (row / p.n_idx) * p.rows + u32(idx_at(row));
+    let r = idx_at(row);
+    if (r < 0 || u32(r) >= p.rows) {
+        return; // not reached after a passed check; keeps reads in range
+    }
+    let src_row = (row / p.n_idx) * p.rows + u32(r);
 #else
     let src_row = row;
 #endif
@@ -172,7 +187,8 @@ fn dequant(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
 
 #ifdef QUANT
 // One thread per destination block: quantise 32 floats of src row i into
-// block k of table row idx[i] (skipped when idx[i] < 0).  Blocks share
+// block k of table row idx[i] (skipped unless it is that row's last
+// occurrence, and when the op's index check failed).  Blocks share
 // words with their neighbours, so bytes are merged atomically.
 @group(0) @binding(1) var<storage, read_write> q: array<atomic<u32>>;
 @group(0) @binding(2) var<storage, read> src: array<f32>;
@@ -194,10 +210,16 @@ fn quant(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
     let i = t / bpr;                 // src row
     let k = t % bpr;
     let r = idx_at(i);
-    if (r < 0) {
+    if (r < 0 || u32(r) >= p.rows || err[1] != 0u) {
         return;
     }
-    let dst_row = (i / p.n_idx) * p.rows + u32(r);
+    let bat = i / p.n_idx;
+#ifdef WIN
+    if (win[u32(r) * p.nbat + bat] != i32(i - bat * p.n_idx + 1u)) {
+        return; // a later occurrence of this row wins
+    }
+#endif
+    let dst_row = bat * p.rows + u32(r);
     let s0 = p.out_off + i * p.cols + k * QK;
     let b = p.src_off + (dst_row * bpr + k) * BB;
     // the value of largest magnitude, keeping its sign (ggml's rule)

@@ -6,6 +6,9 @@
 #include "prelude.wgsl"
 #include "dtype.wgsl"
 
+// EW_OWN_PARAMS: the including kernel declares `p` itself, with at least
+// shape, n, offs and st (indexing.wgsl adds per-slot index strides).
+#ifndef EW_OWN_PARAMS
 struct EwParams {
     shape: vec4<u32>,
     n: u32,
@@ -19,6 +22,7 @@ struct EwParams {
 }
 
 @group(0) @binding(0) var<uniform> p: EwParams;
+#endif
 
 fn ew_coords(i: u32) -> vec4<u32> {
     let s = p.shape;

@@ -11,7 +11,7 @@ struct Params {
     src_off4: u32,   // table start, in vectors within its binding
     out_off4: u32,
     idx_off: u32,    // first index, in elements within its binding
-    pad0: u32,
+    rows: u32,       // table rows
     pad1: u32,
     pad2: u32,
 }
@@ -20,15 +20,22 @@ struct Params {
 @group(0) @binding(1) var<storage, read> src: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read> idx: array<i32>;
 @group(0) @binding(3) var<storage, read_write> dst: array<vec4<u32>>;
+// The device error word (src/gpu/runtime.h): word 1 is set when the op's
+// check of the indices failed; then nothing is written.
+@group(0) @binding(4) var<storage, read> err: array<u32>;
 
 @compute @workgroup_size(256)
 fn rows_vec4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
              @builtin(local_invocation_index) li: u32) {
     let v = wg_linear(wid, nwg) * 256u + li;
-    if (v >= p.n4) {
+    if (v >= p.n4 || err[1] != 0u) {
         return;
     }
     let r = v / p.row4;
     let c = v - r * p.row4;
-    dst[p.out_off4 + v] = src[p.src_off4 + u32(idx[p.idx_off + r]) * p.row4 + c];
+    let row = idx[p.idx_off + r];
+    if (row < 0 || u32(row) >= p.rows) {
+        return; // never reached after a passed check; keeps reads in range
+    }
+    dst[p.out_off4 + v] = src[p.src_off4 + u32(row) * p.row4 + c];
 }

@@ -1,17 +1,20 @@
 /*
  * Indexing family: get_rows, set_rows, gather, scatter_add, index_select,
  * one_hot, embedding.  One kernel template (indexing.wgsl) whose iteration
- * space, strides and indexed operand are planned here; quantised tables go
+ * space, strides and indexed operands are planned here; quantised tables go
  * to the quant family (indexing.h).  CPU references: indexing_ref.c.
  *
- * Index validation happens on the host, before any work is recorded: the
- * status (WGML_ERR_INDEX with nothing written) must be returned by the call
- * itself, so the host has to see the indices, or a flag computed from them
- * on the GPU, before it returns; either way that is one submit + wait.
- * Reading the indices themselves costs 4 bytes per index more than a flag
- * and gives exact messages, de-duplication for set_rows and the range of
- * rows each pass needs.  Cost per call: a flush and a wait for all work
- * recorded so far (~66 us on an H100), plus the index copy.
+ * No op reads the indices on the host, so index ops cost no GPU wait and
+ * record and replay like any other op.  Every call runs, in the stream:
+ *   1. wg_errword_arm + a CHECK pass over the indices, which records an
+ *      index outside [0, limit) in the context's device error word;
+ *   2. (set_rows with several indices per batch) a CLAIM pass computing,
+ *      per destination row, the last position pointing at it;
+ *   3. the writing passes, which write nothing when their CHECK failed.
+ * The next sync reports the bad index as WGML_ERR_INDEX (runtime.h).
+ * Passes are planned from shapes alone: a table larger than one storage
+ * binding is bound in windows of index rows, and each window's pass reads
+ * every index and handles those that fall inside it.
  */
 #include "indexing.h"
 
@@ -21,174 +24,110 @@
 
 #define IX_THREADS 1024 /* elements per workgroup: 256 threads x EW_PER_THREAD */
 
-/* ------------------------------------------------------------ indices */
-
-/* Logical position i of idx as "[2, 5]". */
-static const char *coords_str(const wgml_tensor *t, int64_t i, char *buf, size_t n)
-{
-    int64_t c[WGML_MAX_DIMS];
-    for (int d = t->ndim - 1; d >= 0; d--) {
-        c[d] = t->shape[d] ? i % t->shape[d] : 0;
-        i = t->shape[d] ? i / t->shape[d] : 0;
-    }
-    size_t u = 0;
-    int w = snprintf(buf, n, "[");
-    u += w > 0 ? (size_t)w : 0;
-    for (int d = 0; d < t->ndim && u < n; d++) {
-        w = snprintf(buf + u, n - u, "%s%lld", d ? ", " : "", (long long)c[d]);
-        u += w > 0 ? (size_t)w : 0;
-    }
-    if (u < n)
-        snprintf(buf + u, n - u, "]");
-    return buf;
-}
-
-/* Downloads idx (i32, any layout) in logical order into *out (malloc'd,
- * caller frees) and checks every value lies in [0, limit).  The values are
- * kept on the tensor's storage until the buffer is written again, so
- * indices reused across calls (a fixed permutation, token ids read by
- * several ops) cost no GPU wait after the first read. */
-static wgml_status load_idx(const char *op, const char *what, const wgml_tensor *idx, int64_t limit, int32_t **out)
-{
-    *out = NULL;
-    if (wg_recording_active(idx->ctx)) /* a replay would run unchecked indices */
-        return wg_fail(WGML_ERR_UNSUPPORTED, "%s cannot be recorded: it reads %s on the host to check them", op, what);
-    int64_t n = wgml_tensor_nelem(idx);
-    int32_t *h = malloc(sizeof(int32_t) * (size_t)(n + 1));
-    if (!h)
-        return wg_fail(WGML_ERR_OOM, "%s: out of host memory for %lld indices", op, (long long)n);
-    wg_index_cache *c = &idx->st->idx;
-    uint64_t key = wg_hash_bytes(WG_HASH_SEED, &idx->offset, sizeof idx->offset);
-    key = wg_hash_bytes(key, idx->shape, sizeof idx->shape);
-    key = wg_hash_bytes(key, idx->strides, sizeof idx->strides);
-    key = wg_hash_bytes(key, &idx->ndim, sizeof idx->ndim);
-    if (c->vals && c->version == wg_buffer_version(idx->st->buf) && c->key == key && c->n == n) {
-        memcpy(h, c->vals, sizeof(int32_t) * (size_t)n);
-        if (c->min >= 0 && c->max < limit) {
-            *out = h;
-            return WGML_OK;
-        }
-    } else {
-        wgml_status st = n ? wgml_tensor_download(idx, h, (uint64_t)n * 4) : WGML_OK;
-        if (st != WGML_OK) {
-            free(h);
-            return wg_failp(st, "%s: reading %s back to check it", op, what);
-        }
-        free(c->vals);
-        c->vals = malloc(sizeof(int32_t) * (size_t)(n + 1));
-        c->min = INT32_MAX;
-        c->max = INT32_MIN;
-        for (int64_t i = 0; i < n; i++) {
-            c->min = h[i] < c->min ? h[i] : c->min;
-            c->max = h[i] > c->max ? h[i] : c->max;
-        }
-        if (c->vals) {
-            memcpy(c->vals, h, sizeof(int32_t) * (size_t)n);
-            c->n = n;
-            c->key = key;
-            c->version = wg_buffer_version(idx->st->buf);
-        }
-    }
-    for (int64_t i = 0; i < n; i++)
-        if (h[i] < 0 || h[i] >= limit) {
-            char pos[96];
-            int32_t v = h[i];
-            coords_str(idx, i, pos, sizeof pos);
-            free(h);
-            return wg_fail(WGML_ERR_INDEX, "%s: %s%s = %d is %s; indices must lie in [0, %lld)", op, what, pos,
-                           (int)v, v < 0 ? "negative" : "out of range", (long long)limit);
-        }
-    *out = h;
-    return WGML_OK;
-}
-
 /* ------------------------------------------------------------ launching */
 
+/* Operand slots of indexing.wgsl: a (read), x (indices), o (written), w
+ * (set_rows' winners), and j, a virtual slot never bound whose offset and
+ * strides give an index's logical position. */
+enum { SA, SX, SO, SW, SJ, NSLOT };
+
 typedef struct ix_slot {
-    const wgml_tensor *t; /* NULL: unused (one_hot has no `a`) */
+    const wgml_tensor *t; /* NULL: unused or virtual */
     int64_t off;          /* elements from the buffer start */
     int64_t st[4];        /* strides over the iteration space */
+    int64_t ax;           /* elements per index row (0: not indexed) */
 } ix_slot;
 
-/* One planned dispatch family: slots a (read), x (indices), o (written);
- * slot `ix` (0 or 2, -1 for none) moves by `ax` elements per index. */
+/* Mirrors IxParams in indexing.wgsl. */
+typedef struct ix_params {
+    uint32_t shape[4];
+    uint32_t n, lo, hi, pad0;
+    uint32_t offs[4];
+    uint32_t st[4][4];
+    uint32_t ax[4];
+    uint32_t jst[4];
+    uint32_t joff, limit, op, ndim;
+    uint32_t full[4];
+} ix_params;
+
+/* One planned kernel: indices lie in [0, limit); err: binds the error
+ * word (last binding); CHECK's message fields. */
 typedef struct ix_job {
     const char *op;
     wgml_kernel *k;
-    int ix;
-    int64_t ax;
     int64_t limit;
-    const int32_t *idx;   /* host indices (logical order), for pass planning */
-    int64_t nidx;
+    bool err;
+    uint32_t opcode, ndim, full[4];
 } ix_job;
 
 static uint64_t esz(const ix_slot *s) { return wg_dtype(s->t->dtype)->block_bytes; }
 
 /* Elements slot s spans over `it`, index rows [lo, hi) included. */
-static void span(const ix_job *j, const ix_slot *s, int k, const int64_t it[4], int64_t lo, int64_t hi,
-                 uint64_t *first, uint64_t *count)
+static void span(const ix_slot *s, const int64_t it[4], int64_t lo, int64_t hi, uint64_t *first, uint64_t *count)
 {
     uint64_t f = (uint64_t)s->off, ext = 0;
     for (int d = 0; d < 4; d++)
         ext += (uint64_t)(it[d] - 1) * (uint64_t)s->st[d];
-    if (k == j->ix) {
-        f += (uint64_t)lo * (uint64_t)j->ax;
-        ext += (uint64_t)(hi - 1 - lo) * (uint64_t)j->ax;
+    if (s->ax) {
+        f += (uint64_t)lo * (uint64_t)s->ax;
+        ext += (uint64_t)(hi - 1 - lo) * (uint64_t)s->ax;
     }
     *first = f;
     *count = ext + 1;
 }
 
-
-static wgml_status dispatch(const ix_job *j, const ix_slot s[3], const int64_t it[4], int64_t lo, int64_t hi)
+static wgml_status dispatch(const ix_job *j, const ix_slot s[NSLOT], const int64_t it[4], int64_t lo, int64_t hi)
 {
-    wg_ew_params p;
+    ix_params p;
     memset(&p, 0, sizeof p);
-    wg_binding b[3];
+    wg_binding b[WG_MAX_BUFFERS];
     int nb = 0;
     uint64_t n = (uint64_t)wg_nelem4(it);
     for (int d = 0; d < 4; d++)
         p.shape[d] = (uint32_t)it[d];
     p.n = (uint32_t)n;
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < SJ; k++) {
         if (!s[k].t)
             continue;
         uint64_t f, c, rem, e = esz(&s[k]);
-        span(j, &s[k], k, it, lo, hi, &f, &c);
+        span(&s[k], it, lo, hi, &f, &c);
         b[nb++] = wg_bind_from(s[k].t->st->buf, f * e, c * e, &rem);
         p.offs[k] = (uint32_t)(rem / e);
         for (int d = 0; d < 4; d++)
             p.st[k][d] = (uint32_t)s[k].st[d];
+        p.ax[k] = (uint32_t)s[k].ax;
     }
-    p.ip[0] = (uint32_t)lo;
-    p.ip[1] = (uint32_t)hi;
-    p.ip[2] = j->ix == 0 ? (uint32_t)j->ax : 0;
-    p.ip[3] = j->ix == 2 ? (uint32_t)j->ax : 0;
+    if (j->err)
+        b[nb++] = wg_errword_bind(wg_kernel_ctx(j->k));
+    for (int d = 0; d < 4; d++) {
+        p.jst[d] = (uint32_t)s[SJ].st[d];
+        p.full[d] = j->full[d];
+    }
+    p.joff = (uint32_t)s[SJ].off;
+    p.lo = (uint32_t)lo;
+    p.hi = (uint32_t)hi;
+    p.limit = j->limit > 0x7fffffff ? 0x80000000u : (uint32_t)j->limit;
+    p.op = j->opcode;
+    p.ndim = j->ndim;
     return wg_dispatch(wg_kernel_ctx(j->k), j->k, b, nb, &p, sizeof p, (uint32_t)((n + IX_THREADS - 1) / IX_THREADS), 1, 1);
 }
 
-static bool any_index_in(const ix_job *j, int64_t lo, int64_t hi)
-{
-    for (int64_t i = 0; i < j->nidx; i++)
-        if (j->idx[i] >= lo && j->idx[i] < hi)
-            return true;
-    return false;
-}
-
 /* Splits the iteration space (outermost non-trivial dim in halves) until
- * every operand but the indexed one fits one storage binding and indices
- * fit u32; then covers the index range in passes whose rows of the indexed
- * operand fit one binding, skipping passes no index falls in. */
-static wgml_status run(const ix_job *j, const ix_slot s[3], const int64_t it[4])
+ * every operand, one index row of the indexed ones, fits one storage
+ * binding and positions fit u32; then covers the index rows [0, limit) in
+ * passes whose rows of the indexed operands fit one binding.  The plan
+ * needs no index values: each pass reads every index and skips those
+ * outside its rows, so each index is handled by exactly one pass. */
+static wgml_status run(const ix_job *j, const ix_slot s[NSLOT], const int64_t it[4])
 {
     wgml_ctx *ctx = wg_kernel_ctx(j->k);
     uint64_t cap = wg_window_cap(ctx);
     bool fits = (uint64_t)wg_nelem4(it) <= 0xffffffffull - IX_THREADS;
-    for (int k = 0; k < 3 && fits; k++) {
+    for (int k = 0; k < SJ && fits; k++) {
         uint64_t f, c;
         if (!s[k].t)
             continue;
-        span(j, &s[k], k, it, 0, 1, &f, &c);
+        span(&s[k], it, 0, 1, &f, &c);
         fits = c * esz(&s[k]) <= cap;
     }
     if (!fits) {
@@ -197,8 +136,8 @@ static wgml_status run(const ix_job *j, const ix_slot s[3], const int64_t it[4])
             d++;
         if (d == 4) {
             uint64_t widest = 0, f, c;
-            for (int k = 0; k < 3; k++)
-                if (s[k].t && (span(j, &s[k], k, it, 0, 1, &f, &c), c * esz(&s[k]) > widest))
+            for (int k = 0; k < SJ; k++)
+                if (s[k].t && (span(&s[k], it, 0, 1, &f, &c), c * esz(&s[k]) > widest))
                     widest = c * esz(&s[k]);
             return wg_fail_window(ctx, widest, "%s: one element's window (an index row of a huge non-contiguous "
                                   "view?)", j->op);
@@ -208,9 +147,11 @@ static wgml_status run(const ix_job *j, const ix_slot s[3], const int64_t it[4])
             int64_t sub[4] = {it[0], it[1], it[2], it[3]};
             int64_t start = part ? half : 0;
             sub[d] = part ? it[d] - half : half;
-            ix_slot s2[3] = {s[0], s[1], s[2]};
-            for (int k = 0; k < 3; k++)
+            ix_slot s2[NSLOT];
+            for (int k = 0; k < NSLOT; k++) {
+                s2[k] = s[k];
                 s2[k].off += start * s[k].st[d];
+            }
             wgml_status st = run(j, s2, sub);
             if (st != WGML_OK)
                 return st;
@@ -218,20 +159,19 @@ static wgml_status run(const ix_job *j, const ix_slot s[3], const int64_t it[4])
         return WGML_OK;
     }
     int64_t rows = j->limit;
-    if (j->ix >= 0 && j->ax > 0) {
-        uint64_t f, c, e = esz(&s[j->ix]);
-        span(j, &s[j->ix], j->ix, it, 0, 1, &f, &c);
-        uint64_t more = (cap / e - c) / (uint64_t)j->ax; /* extra rows beyond the first */
+    for (int k = 0; k < SJ; k++) {
+        if (!s[k].t || !s[k].ax)
+            continue;
+        uint64_t f, c, e = esz(&s[k]);
+        span(&s[k], it, 0, 1, &f, &c);
+        uint64_t more = (cap / e - c) / (uint64_t)s[k].ax; /* extra rows beyond the first */
         if (more + 1 < (uint64_t)rows)
             rows = (int64_t)more + 1;
     }
-    if (rows >= j->limit || j->ix < 0)
+    if (rows >= j->limit)
         return dispatch(j, s, it, 0, j->limit);
     for (int64_t lo = 0; lo < j->limit; lo += rows) {
-        int64_t hi = lo + rows < j->limit ? lo + rows : j->limit;
-        if (!any_index_in(j, lo, hi))
-            continue;
-        wgml_status st = dispatch(j, s, it, lo, hi);
+        wgml_status st = dispatch(j, s, it, lo, lo + rows < j->limit ? lo + rows : j->limit);
         if (st != WGML_OK)
             return st;
     }
@@ -275,46 +215,59 @@ static const char *slot_dt(const char *kind, const wgml_tensor *t, const wgml_te
     return d->block_bytes == 4 ? "u32" : d->block_bytes == 2 ? "u16" : "u8";
 }
 
-/* Builds the kernel for the slots and runs it.  kind: COPY, ADD, ONE_HOT. */
-static wgml_status launch(const char *op, const char *kind, ix_slot s[3], const int64_t it[4], int ix, int64_t ax,
-                          int64_t limit, const int32_t *idx, int64_t nidx)
+/* Builds the kernel for the slots and runs it.  kind: CHECK, CLAIM (no
+ * written tensor: the error word / w are written), or a writing pass:
+ * COPY, ADD, ONE_HOT (with w: only winners write). */
+static wgml_status launch(ix_job *j, const char *kind, ix_slot s[NSLOT], const int64_t it[4])
 {
-    const wgml_tensor *w = s[2].t;
-    for (int k = 0; k < 2; k++)
+    bool check = strcmp(kind, "CHECK") == 0, claim = strcmp(kind, "CLAIM") == 0;
+    const wgml_tensor *w = s[SO].t;
+    for (int k = SA; k < SO && w; k++)
         if (s[k].t && overlaps(w, s[k].t))
-            return wg_fail(WGML_ERR_INVALID_ARG, "%s: the written tensor overlaps an input in memory", op);
+            return wg_fail(WGML_ERR_INVALID_ARG, "%s: the written tensor overlaps an input in memory", j->op);
     if (wg_nelem4(it) == 0)
-        return wg_check(w->ctx);
-    /* A buffer written in the dispatch must be bound read_write wherever
+        return wg_check(s[SX].t->ctx);
+    /* Bindings: the slots present, in slot order, then the error word.  A
+     * buffer written in the dispatch must be bound read_write wherever
      * it appears (WebGPU forbids mixing read-only and writable bindings of
      * one buffer); the ranges are disjoint (checked above). */
-    char defs[256];
+    char defs[320];
     unsigned ro = 0;
     int nb = 0;
-    const char *mode[2];
-    for (int k = 0; k < 2; k++) {
-        mode[k] = shares(s[k].t, w) ? "rw" : "r";
-        if (s[k].t && !shares(s[k].t, w))
-            ro |= 1u << nb;
-        nb += s[k].t != NULL;
+    const char *mode[2] = {"r", "r"};
+    for (int k = SA; k < SJ; k++) {
+        if (!s[k].t)
+            continue;
+        bool wr = k == SO || (k == SW && claim) || (k < SO && shares(s[k].t, w));
+        if (k < SO)
+            mode[k] = wr ? "rw" : "r";
+        ro |= wr ? 0u : 1u << nb;
+        nb++;
     }
-    nb++;
-    snprintf(defs, sizeof defs, "%s%s;A_DT=%s;A_MODE=%s;X_MODE=%s;O_DT=%s;O_MODE=w", kind,
-             strcmp(kind, "ADD") == 0 && w->dtype == WGML_F32 ? ";ADD_F32" : "",
-             s[0].t ? slot_dt(kind, s[0].t, w) : "f32", mode[0], mode[1], slot_dt(kind, w, s[0].t));
-    ix_job j = {op, NULL, ix, ax, limit, idx, nidx};
+    j->err = !claim;
+    if (j->err) {
+        ro |= check ? 0u : 1u << nb; /* CHECK writes it, the others read it */
+        nb++;
+    }
+    if (check || claim)
+        snprintf(defs, sizeof defs, "EW_OWN_PARAMS;%s", kind);
+    else if (strcmp(kind, "ONE_HOT") == 0)
+        snprintf(defs, sizeof defs, "EW_OWN_PARAMS;WRITES;ONE_HOT;X_MODE=%s;O_DT=%s;O_MODE=w", mode[SX],
+                 wg_dtype(w->dtype)->wgsl);
+    else
+        snprintf(defs, sizeof defs, "EW_OWN_PARAMS;WRITES;GATHER_SCATTER;%s%s%s;A_DT=%s;A_MODE=%s;X_MODE=%s;"
+                 "O_DT=%s;O_MODE=w", kind, strcmp(kind, "ADD") == 0 && w->dtype == WGML_F32 ? ";ADD_F32" : "",
+                 s[SW].t ? ";WIN" : "", slot_dt(kind, s[SA].t, w), mode[SA], mode[SX], slot_dt(kind, w, s[SA].t));
     wg_kernel_ref ref = {"indexing.wgsl", "main", defs, nb, ro};
-    wgml_status st = wg_kernel_get(w->ctx, &ref, &j.k);
-    if (st != WGML_OK)
-        return st;
-    return run(&j, s, it);
+    wgml_status st = wg_kernel_get(s[SX].t->ctx, &ref, &j->k);
+    return st != WGML_OK ? st : run(j, s, it);
 }
 
 /* Slot over t's own 4-D view (strides padded on the left). */
 static ix_slot slot_of(const wgml_tensor *t)
 {
     wg_view4 v = wg_view4_of(t);
-    ix_slot s = {t, (int64_t)v.offset, {v.strides[0], v.strides[1], v.strides[2], v.strides[3]}};
+    ix_slot s = {t, (int64_t)v.offset, {v.strides[0], v.strides[1], v.strides[2], v.strides[3]}, 0};
     return s;
 }
 
@@ -328,6 +281,39 @@ static ix_slot idx_slot(const wgml_tensor *idx, int first)
     return s;
 }
 
+/* Steps 1 of every index op (see the top): arms the error word and
+ * checks every index of idx against [0, limit) on the GPU.  `what` names
+ * idx in the message ("idx", "ids"); op and what must be literals. */
+static wgml_status check_idx(const char *op, const char *what, const wgml_tensor *idx, int64_t limit)
+{
+    wgml_ctx *ctx = idx->ctx;
+    if (wgml_tensor_nelem(idx) == 0)
+        return WGML_OK;
+    wgml_status st = wg_errword_arm(ctx);
+    if (st != WGML_OK)
+        return st;
+    ix_job j = {op, NULL, limit, true, wg_errword_op(ctx, op, what), (uint32_t)idx->ndim, {0}};
+    ix_slot s[NSLOT];
+    memset(s, 0, sizeof s);
+    s[SX] = slot_of(idx);
+    int64_t it[4], step = 1;
+    wg_shape4(idx, it);
+    for (int d = 3; d >= 0; d--) { /* j: the logical (row-major) position */
+        j.full[d] = (uint32_t)it[d];
+        s[SJ].st[d] = step;
+        step *= it[d];
+    }
+    return launch(&j, "CHECK", s, it);
+}
+
+/* A writing pass (after check_idx) over index rows [0, limit). */
+static wgml_status write_pass(const char *op, const char *kind, ix_slot s[NSLOT], const int64_t it[4], int64_t limit)
+{
+    if (limit == 0) /* no index is valid: CHECK has reported them all */
+        return wg_check(s[SX].t->ctx);
+    ix_job j = {op, NULL, limit, true, 0, 0, {0}};
+    return launch(&j, kind, s, it);
+}
 /* ------------------------------------------------------------ checks */
 
 static wgml_status check_args(const char *op, const wgml_tensor *a, const char *an, const wgml_tensor *idx,
@@ -400,7 +386,7 @@ static wgml_status rows_rule(const char *op, const wgml_tensor *table, const cha
 /* Plain gather along `axis` of src for the rows-shaped ops: iteration =
  * out; idx dims map to out dims [pad + first, ...). */
 static wgml_status gather_rows(const char *op, const wgml_tensor *src, int axis, const wgml_tensor *idx, int first,
-                               wgml_tensor *out, const int32_t *h)
+                               wgml_tensor *out)
 {
     wgml_status vst;
     if (axis == 0 && wg_get_rows_vec4(src, idx, out, &vst))
@@ -408,10 +394,10 @@ static wgml_status gather_rows(const char *op, const wgml_tensor *src, int axis,
     int64_t it[4];
     wg_shape4(out, it);
     int pad = 4 - out->ndim;
-    ix_slot s[3] = {slot_of(src), idx_slot(idx, pad + first), slot_of(out)};
-    int64_t ax = src->strides[axis];
-    s[0].st[pad + axis] = 0;
-    return launch(op, "COPY", s, it, 0, ax, src->shape[axis], h, wgml_tensor_nelem(idx));
+    ix_slot s[NSLOT] = {slot_of(src), idx_slot(idx, pad + first), slot_of(out)};
+    s[SA].ax = src->strides[axis];
+    s[SA].st[pad + axis] = 0;
+    return write_pass(op, "COPY", s, it, src->shape[axis]);
 }
 
 static wgml_status out_dtype_rule(const char *op, const wgml_tensor *src, const wgml_tensor *out)
@@ -436,49 +422,58 @@ wgml_status wgml_get_rows(const wgml_tensor *src, const wgml_tensor *idx, wgml_t
         st = out_dtype_rule(op, src, out);
     if (st == WGML_OK)
         st = rows_rule(op, src, "src", idx, out, "out");
-    int32_t *h = NULL;
     int axis = idx ? idx->ndim - 1 : 0;
     if (st == WGML_OK)
         st = hazards(op, out, "out", src, "src", idx, "idx");
     if (st == WGML_OK)
-        st = load_idx(op, "idx", idx, src->shape[axis], &h);
+        st = check_idx(op, "idx", idx, src->shape[axis]);
     if (st != WGML_OK)
         return st;
     if (!wg_dtype_is_plain(src->dtype))
-        st = wg_get_rows_quant(op, src, idx, axis, out);
-    else
-        st = gather_rows(op, src, axis, idx, 0, out, h);
-    free(h);
-    return st;
+        return wg_get_rows_quant(op, src, idx, axis, out);
+    return gather_rows(op, src, axis, idx, 0, out);
 }
 
 /* ------------------------------------------------------------ set_rows */
 
-/* Replaces all but the last occurrence of each index within a batch (n
- * consecutive indices) with -1; true when there was a duplicate. */
-static bool dedup_last(int32_t *h, int64_t total, int64_t n, int64_t rows, wgml_status *st)
+/* set_rows' winners scratch (see wg_set_rows_scratch_bytes): i32 slot
+ * v * B + b for table row v of batch b (B batches: idx's dims but the
+ * last), rows-major so a window of table rows is a window of slots.  The
+ * strides of b over iteration dims first.. (idx's batch dims). */
+static void batch_strides(const wgml_tensor *idx, int first, int64_t st[4])
 {
-    *st = WGML_OK;
-    if (n < 2 || total == 0)
-        return false;
-    uint32_t *stamp = calloc((size_t)rows, sizeof *stamp);
-    if (!stamp) {
-        *st = wg_fail(WGML_ERR_OOM, "wgml_set_rows: out of host memory checking duplicate indices");
-        return false;
+    int64_t step = 1;
+    memset(st, 0, sizeof(int64_t) * 4);
+    for (int d = idx->ndim - 2; d >= 0; d--) {
+        st[first + d] = step;
+        step *= idx->shape[d];
     }
-    bool dup = false;
-    for (int64_t b = 0; b < total / n; b++)
-        for (int64_t i = n - 1; i >= 0; i--) {
-            int32_t *v = &h[b * n + i];
-            if (stamp[*v] == (uint32_t)b + 1) {
-                *v = -1;
-                dup = true;
-            } else {
-                stamp[*v] = (uint32_t)b + 1;
-            }
-        }
-    free(stamp);
-    return dup;
+}
+
+uint64_t wg_set_rows_scratch_bytes(const wgml_tensor *dst, const wgml_tensor *idx)
+{
+    int axis = idx->ndim - 1;
+    int64_t n = idx->shape[axis], nidx = wgml_tensor_nelem(idx);
+    /* one index per batch cannot repeat: no scratch, no CLAIM pass */
+    return n < 2 ? 0 : (uint64_t)(nidx / n) * (uint64_t)dst->shape[axis] * 4;
+}
+
+/* Step 2 (top of the file): w[v * B + b] = 1 + the last position along
+ * idx's last dim that points at row v in batch b (0: none). */
+static wgml_status claim_rows(const char *op, const wgml_tensor *idx, wgml_tensor *win, int64_t rows)
+{
+    int axis = idx->ndim - 1, pad = 4 - idx->ndim;
+    int64_t it[4];
+    wg_shape4(idx, it);
+    ix_slot s[NSLOT];
+    memset(s, 0, sizeof s);
+    s[SX] = slot_of(idx);
+    s[SW] = slot_of(win);
+    batch_strides(idx, pad, s[SW].st);
+    s[SW].ax = wgml_tensor_nelem(idx) / idx->shape[axis];
+    s[SJ].st[pad + axis] = 1;
+    ix_job j = {op, NULL, rows, false, 0, 0, {0}};
+    return launch(&j, "CLAIM", s, it);
 }
 
 wgml_status wgml_set_rows(wgml_tensor *dst, const wgml_tensor *idx, const wgml_tensor *src)
@@ -498,30 +493,38 @@ wgml_status wgml_set_rows(wgml_tensor *dst, const wgml_tensor *idx, const wgml_t
     if ((st = rows_rule(op, dst, "dst", idx, src, "src")) != WGML_OK)
         return st;
     int axis = idx->ndim - 1;
-    int32_t *h = NULL;
     if ((st = hazards(op, dst, "dst", src, "src", idx, "idx")) != WGML_OK ||
-        (st = load_idx(op, "idx", idx, dst->shape[axis], &h)) != WGML_OK)
+        (st = check_idx(op, "idx", idx, dst->shape[axis])) != WGML_OK)
         return st;
-    int64_t nidx = wgml_tensor_nelem(idx);
-    wgml_tensor *eff = NULL; /* de-duplicated indices, when needed */
-    if (dedup_last(h, nidx, idx->shape[axis], dst->shape[axis], &st)) {
-        st = wgml_tensor_new(dst->ctx, WGML_I32, idx->ndim, idx->shape, &eff);
+    if (wgml_tensor_nelem(src) == 0)
+        return WGML_OK;
+    /* Repeated indices: the last occurrence wins, decided on the GPU. */
+    wgml_tensor *win = NULL;
+    uint64_t wb = wg_set_rows_scratch_bytes(dst, idx);
+    if (wb) {
+        int64_t n = (int64_t)(wb / 4);
+        st = wgml_tensor_new(dst->ctx, WGML_I32, 1, &n, &win); /* zeroed, pooled */
         if (st == WGML_OK)
-            st = wgml_tensor_upload(eff, h, (uint64_t)nidx * 4);
+            st = claim_rows(op, idx, win, dst->shape[axis]);
     }
-    const wgml_tensor *x = eff ? eff : idx;
     if (st == WGML_OK && !wg_dtype_is_plain(dst->dtype)) {
-        st = wg_set_rows_quant(dst, x, src);
+        st = wg_set_rows_quant(dst, idx, src, win);
     } else if (st == WGML_OK) {
         int64_t it[4];
         wg_shape4(src, it);
         int pad = 4 - src->ndim;
-        ix_slot s[3] = {slot_of(src), idx_slot(x, pad), slot_of(dst)};
-        s[2].st[pad + axis] = 0;
-        st = launch(op, "COPY", s, it, 2, dst->strides[axis], dst->shape[axis], h, nidx);
+        ix_slot s[NSLOT] = {slot_of(src), idx_slot(idx, pad), slot_of(dst)};
+        s[SO].st[pad + axis] = 0;
+        s[SO].ax = dst->strides[axis];
+        if (win) {
+            s[SW] = slot_of(win);
+            batch_strides(idx, pad, s[SW].st);
+            s[SW].ax = wgml_tensor_nelem(idx) / idx->shape[axis];
+            s[SJ].st[pad + axis] = 1;
+        }
+        st = write_pass(op, "COPY", s, it, dst->shape[axis]);
     }
-    wgml_tensor_free(eff);
-    free(h);
+    wgml_tensor_free(win);
     return st;
 }
 
@@ -568,21 +571,19 @@ wgml_status wgml_gather(const wgml_tensor *src, int axis, const wgml_tensor *idx
         st = fits_within(op, idx, src, "src", a, false);
     if (st == WGML_OK)
         st = wg_check_out(op, out, src->dtype, idx->ndim, idx->shape);
-    int32_t *h = NULL;
     if (st == WGML_OK)
         st = hazards(op, out, "out", src, "src", idx, "idx");
     if (st == WGML_OK)
-        st = load_idx(op, "idx", idx, src->shape[a], &h);
+        st = check_idx(op, "idx", idx, src->shape[a]);
     if (st != WGML_OK)
         return st;
     int64_t it[4];
     wg_shape4(out, it);
     int pad = 4 - out->ndim;
-    ix_slot s[3] = {slot_of(src), slot_of(idx), slot_of(out)};
-    s[0].st[pad + a] = 0;
-    st = launch(op, "COPY", s, it, 0, src->strides[a], src->shape[a], h, wgml_tensor_nelem(idx));
-    free(h);
-    return st;
+    ix_slot s[NSLOT] = {slot_of(src), slot_of(idx), slot_of(out)};
+    s[SA].st[pad + a] = 0;
+    s[SA].ax = src->strides[a];
+    return write_pass(op, "COPY", s, it, src->shape[a]);
 }
 
 wgml_status wgml_scatter_add(wgml_tensor *dst, int axis, const wgml_tensor *idx, const wgml_tensor *src)
@@ -602,21 +603,19 @@ wgml_status wgml_scatter_add(wgml_tensor *dst, int axis, const wgml_tensor *idx,
         st = fits_within(op, idx, src, "src", a, true);
     if (st == WGML_OK)
         st = fits_within(op, idx, dst, "dst", a, false);
-    int32_t *h = NULL;
     if (st == WGML_OK)
         st = hazards(op, dst, "dst", src, "src", idx, "idx");
     if (st == WGML_OK)
-        st = load_idx(op, "idx", idx, dst->shape[a], &h);
+        st = check_idx(op, "idx", idx, dst->shape[a]);
     if (st != WGML_OK)
         return st;
     int64_t it[4];
     wg_shape4(idx, it);
     int pad = 4 - idx->ndim;
-    ix_slot s[3] = {slot_of(src), slot_of(idx), slot_of(dst)};
-    s[2].st[pad + a] = 0;
-    st = launch(op, "ADD", s, it, 2, dst->strides[a], dst->shape[a], h, wgml_tensor_nelem(idx));
-    free(h);
-    return st;
+    ix_slot s[NSLOT] = {slot_of(src), slot_of(idx), slot_of(dst)};
+    s[SO].st[pad + a] = 0;
+    s[SO].ax = dst->strides[a];
+    return write_pass(op, "ADD", s, it, dst->shape[a]);
 }
 
 /* ------------------------------------------------------------ index_select, one_hot, embedding */
@@ -636,16 +635,11 @@ wgml_status wgml_index_select(const wgml_tensor *src, int axis, const wgml_tenso
         shape[a] = idx->shape[0];
         st = wg_check_out(op, out, src->dtype, src->ndim, shape);
     }
-    int32_t *h = NULL;
     if (st == WGML_OK)
         st = hazards(op, out, "out", src, "src", idx, "idx");
     if (st == WGML_OK)
-        st = load_idx(op, "idx", idx, src->shape[a], &h);
-    if (st != WGML_OK)
-        return st;
-    st = gather_rows(op, src, a, idx, a, out, h);
-    free(h);
-    return st;
+        st = check_idx(op, "idx", idx, src->shape[a]);
+    return st != WGML_OK ? st : gather_rows(op, src, a, idx, a, out);
 }
 
 wgml_status wgml_one_hot(const wgml_tensor *idx, wgml_tensor *out)
@@ -668,16 +662,13 @@ wgml_status wgml_one_hot(const wgml_tensor *idx, wgml_tensor *out)
     shape[idx->ndim] = classes;
     if ((st = check_shape(op, "out", out, idx->ndim + 1, shape)) != WGML_OK)
         return st;
-    int32_t *h = NULL;
     if ((st = hazards(op, out, "out", idx, "idx", NULL, "-")) != WGML_OK ||
-        (st = load_idx(op, "idx", idx, classes, &h)) != WGML_OK)
+        (st = check_idx(op, "idx", idx, classes)) != WGML_OK)
         return st;
     int64_t it[4];
     wg_shape4(out, it);
-    ix_slot s[3] = {{NULL, 0, {0}}, idx_slot(idx, 4 - out->ndim), slot_of(out)};
-    st = launch(op, "ONE_HOT", s, it, -1, 0, classes, h, wgml_tensor_nelem(idx));
-    free(h);
-    return st;
+    ix_slot s[NSLOT] = {{NULL, 0, {0}, 0}, idx_slot(idx, 4 - out->ndim), slot_of(out)};
+    return write_pass(op, "ONE_HOT", s, it, classes);
 }
 
 wgml_status wgml_embedding(const wgml_tensor *table, const wgml_tensor *ids, wgml_tensor *out)
@@ -698,22 +689,18 @@ wgml_status wgml_embedding(const wgml_tensor *table, const wgml_tensor *ids, wgm
     shape[ids->ndim] = table->shape[1];
     if ((st = check_shape(op, "out", out, ids->ndim + 1, shape)) != WGML_OK)
         return st;
-    int32_t *h = NULL;
     if ((st = hazards(op, out, "out", table, "table", ids, "ids")) != WGML_OK ||
-        (st = load_idx(op, "ids", ids, table->shape[0], &h)) != WGML_OK)
+        (st = check_idx(op, "ids", ids, table->shape[0])) != WGML_OK)
         return st;
-    if (!wg_dtype_is_plain(table->dtype)) {
-        st = wg_get_rows_quant(op, table, ids, 0, out);
-    } else {
-        int64_t it[4];
-        wg_shape4(out, it);
-        ix_slot s[3] = {slot_of(table), idx_slot(ids, 4 - out->ndim), slot_of(out)};
-        memset(s[0].st, 0, sizeof s[0].st);
-        s[0].st[3] = table->strides[1];
-        st = launch(op, "COPY", s, it, 0, table->strides[0], table->shape[0], h, wgml_tensor_nelem(ids));
-    }
-    free(h);
-    return st;
+    if (!wg_dtype_is_plain(table->dtype))
+        return wg_get_rows_quant(op, table, ids, 0, out);
+    int64_t it[4];
+    wg_shape4(out, it);
+    ix_slot s[NSLOT] = {slot_of(table), idx_slot(ids, 4 - out->ndim), slot_of(out)};
+    memset(s[SA].st, 0, sizeof s[SA].st);
+    s[SA].st[3] = table->strides[1];
+    s[SA].ax = table->strides[0];
+    return write_pass(op, "COPY", s, it, table->shape[0]);
 }
 
 /* ------------------------------------------------------------ registry */

@@ -9,9 +9,12 @@
  *     table [B..., rows, R...]   (the first idx.ndim - 1 dims equal idx's)
  *     rows  [B..., n,    R...]   (get_rows' out / set_rows' src)
  * so a 1-D idx picks rows of dim 0, and idx [b, n] picks per batch row of
- * dim 1.  Every index must lie in [0, rows) (WGML_ERR_INDEX otherwise, with
- * nothing written).  set_rows with a repeated index in one batch: the last
- * occurrence wins (as sequential assignment would do).
+ * dim 1.  Every index must lie in [0, rows): indexing.c checks them on the
+ * GPU before any other pass, and a bad one makes the call write nothing
+ * and the next sync return WGML_ERR_INDEX (the device error word,
+ * runtime.h).  set_rows with a repeated index in one batch: the last
+ * occurrence wins (as sequential assignment would do), decided on the GPU
+ * through a scratch of winners (wg_set_rows_scratch_bytes).
  */
 #ifndef WGML_INDEXING_H
 #define WGML_INDEXING_H
@@ -20,18 +23,19 @@
 
 /*
  * Quantised tables, implemented by the quant family (src/ops/quant*.c).
- * indexing.c calls them only after validating everything: non-NULL
- * tensors of one context, idx i32 and the shape rule above (with the
- * quantised rows along src/dst's last dim, so idx.ndim < table.ndim), every
- * index in range, and (get_rows) out f32/f16/bf16 or (set_rows) src f32 and
- * dst quantised.  They only record GPU work and need not (and should not)
- * read the indices back again.
+ * indexing.c calls them only after validating everything on the host
+ * (non-NULL tensors of one context, idx i32 and the shape rule above, with
+ * the quantised rows along src/dst's last dim, so idx.ndim < table.ndim;
+ * (get_rows) out f32/f16/bf16 or (set_rows) src f32 and dst quantised) and
+ * after recording the CHECK pass of the indices.  Their writing passes
+ * bind the error word (wg_errword_bind) and write nothing when its CUR
+ * word is set; they skip indices outside the table, and never read
+ * indices on the host.
  *
- * wg_set_rows_quant receives an idx in which an index may be -1: that row
- * of src is skipped (indexing.c replaces all but the last occurrence of a
- * repeated index with -1, which makes "last writer wins" hold for whole
- * blocks).  idx may then be a temporary contiguous tensor; like
- * get_rows, any view of the indices is read in place.
+ * wg_set_rows_quant receives win, the winners scratch (NULL when idx has
+ * one index per batch): a src row is written only when it is its
+ * destination row's last occurrence, which makes "last writer wins" hold
+ * for whole blocks.  Any view of the indices is read in place.
  *
  * Both are defined in quant_gpu.c.
  */
@@ -46,7 +50,14 @@ bool wg_get_rows_vec4(const wgml_tensor *src, const wgml_tensor *idx, wgml_tenso
  * messages. */
 wgml_status wg_get_rows_quant(const char *op, const wgml_tensor *src, const wgml_tensor *idx, int nb,
                               wgml_tensor *out);
-wgml_status wg_set_rows_quant(wgml_tensor *dst, const wgml_tensor *idx, const wgml_tensor *src);
+wgml_status wg_set_rows_quant(wgml_tensor *dst, const wgml_tensor *idx, const wgml_tensor *src,
+                              const wgml_tensor *win);
+
+/* Scratch set_rows(dst, idx, src) takes from the buffer pool for its
+ * duplicate handling (0: none), declared so that a graph planner can
+ * reserve it: one i32 per (batch, table row) when a batch has several
+ * indices. */
+uint64_t wg_set_rows_scratch_bytes(const wgml_tensor *dst, const wgml_tensor *idx);
 
 /* ------------------------------------------------------------ references
  * Host arrays in logical row-major order, values as doubles (rounding to

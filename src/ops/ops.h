@@ -19,20 +19,9 @@
 
 #include <stdio.h>
 
-/* Host copy of index values read back from this storage, kept while the
- * buffer's version is unchanged (indexing.c: index ops validate indices on
- * the host, and re-reading unchanged indices would cost a GPU wait). */
-typedef struct wg_index_cache {
-    int32_t *vals;
-    int64_t n;
-    uint64_t version, key;  /* buffer version; hash of the view's layout */
-    int32_t min, max;
-} wg_index_cache;
-
 typedef struct wg_storage {
     wgml_buffer *buf;
     int refs;
-    wg_index_cache idx;
 } wg_storage;
 
 struct wgml_tensor {

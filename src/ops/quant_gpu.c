@@ -7,8 +7,10 @@
  *
  * The quantised table must fit one storage binding (2 GiB on an H100,
  * 128 MiB on lavapipe); larger tables return WGML_ERR_LIMIT.  Index
- * tensors are read in place in any layout; non-contiguous float operands
- * go through a contiguous temporary.
+ * tensors are read in place in any layout (never on the host: indexing.c
+ * checks them on the GPU, and the kernels write nothing when that check
+ * failed); non-contiguous float operands go through a contiguous
+ * temporary.
  */
 #include "indexing.h"
 
@@ -65,7 +67,7 @@ static wgml_status bind_table(const char *op, const wgml_tensor *q, wg_binding *
 }
 
 typedef struct qparams {
-    uint32_t n, cols, n_idx, rows, src_off, out_off, idx_off, pad0;
+    uint32_t n, cols, n_idx, rows, src_off, out_off, idx_off, nbat;
     uint32_t ish[4], ist[4]; /* the index view (dequant.wgsl's IDX) */
 } qparams;
 
@@ -104,7 +106,8 @@ static wgml_status run_dequant(const char *op, const wgml_tensor *q, const wgml_
     char defs[160];
     snprintf(defs, sizeof defs, "DEQUANT;%s;QK=%u;BB=%u;O_DT=%s;O_MODE=w%s", qt_define(q->dtype), d->block_elems,
              d->block_bytes, wg_dtype(out->dtype)->wgsl, idx ? ";GET_ROWS;IDX" : "");
-    wg_kernel_ref ref = {"dequant.wgsl", "dequant", defs, idx ? 3 : 2, idx ? 5u : 1u};
+    /* with idx: table, out, idx, the error word (read-only but out) */
+    wg_kernel_ref ref = {"dequant.wgsl", "dequant", defs, idx ? 4 : 2, idx ? 13u : 1u};
     wgml_kernel *k;
     wgml_status st = wg_kernel_get(ctx, &ref, &k);
     if (st != WGML_OK)
@@ -115,7 +118,7 @@ static wgml_status run_dequant(const char *op, const wgml_tensor *q, const wgml_
     p.cols = cols;
     p.n_idx = n_idx;
     p.rows = rows;
-    wg_binding b[3];
+    wg_binding b[4];
     if ((st = bind_table(op, q, &b[0], &p.src_off)) != WGML_OK)
         return st;
     uint64_t esz = wg_dtype(out->dtype)->block_bytes, rem;
@@ -125,7 +128,9 @@ static wgml_status run_dequant(const char *op, const wgml_tensor *q, const wgml_
     p.out_off = (uint32_t)(rem / esz);
     if (idx && (st = bind_idx(op, idx, &b[2], &p)) != WGML_OK)
         return st;
-    return wg_dispatch(ctx, k, b, idx ? 3 : 2, &p, sizeof p, (uint32_t)((n + 255) / 256), 1, 1);
+    if (idx)
+        b[3] = wg_errword_bind(ctx);
+    return wg_dispatch(ctx, k, b, idx ? 4 : 2, &p, sizeof p, (uint32_t)((n + 255) / 256), 1, 1);
 }
 
 wgml_status wgml_dequantize(const wgml_tensor *x, wgml_tensor *out)
@@ -165,8 +170,11 @@ wgml_status wg_get_rows_quant(const char *op, const wgml_tensor *src, const wgml
         rowlen *= src->shape[i];
     for (int i = nb; i < idx->ndim; i++)
         n_idx *= idx->shape[i];
+    /* A non-contiguous out goes through a temporary that starts as a copy
+     * of out: when the index check fails the kernel writes nothing, and
+     * copying the temporary back leaves out as it was. */
     wgml_tensor *o;
-    wgml_status st = contiguous(out, false, &o);
+    wgml_status st = contiguous(out, true, &o);
     if (st != WGML_OK)
         return st;
     st = run_dequant(op, src, idx, o, (uint32_t)rowlen, (uint32_t)n_idx, (uint32_t)src->shape[nb]);
@@ -176,7 +184,8 @@ wgml_status wg_get_rows_quant(const char *op, const wgml_tensor *src, const wgml
     return st;
 }
 
-wgml_status wg_set_rows_quant(wgml_tensor *dst, const wgml_tensor *idx, const wgml_tensor *src)
+wgml_status wg_set_rows_quant(wgml_tensor *dst, const wgml_tensor *idx, const wgml_tensor *src,
+                              const wgml_tensor *win)
 {
     const char *name = "wgml_set_rows";
     if (dst->dtype != WGML_Q8_0 && dst->dtype != WGML_Q4_0)
@@ -197,8 +206,10 @@ wgml_status wg_set_rows_quant(wgml_tensor *dst, const wgml_tensor *idx, const wg
     if (st != WGML_OK)
         return st;
     char defs[96];
-    snprintf(defs, sizeof defs, "QUANT;IDX;%s;QK=%u;BB=%u", qt_define(dst->dtype), d->block_elems, d->block_bytes);
-    wg_kernel_ref ref = {"dequant.wgsl", "quant", defs, 3, 6u};
+    snprintf(defs, sizeof defs, "QUANT;IDX;%s;QK=%u;BB=%u%s", qt_define(dst->dtype), d->block_elems, d->block_bytes,
+             win ? ";WIN" : "");
+    /* table (written), src, idx, the error word, [winners]: all read-only but the table */
+    wg_kernel_ref ref = {"dequant.wgsl", "quant", defs, win ? 5 : 4, win ? 30u : 14u};
     wgml_kernel *k;
     qparams p;
     memset(&p, 0, sizeof p);
@@ -206,17 +217,21 @@ wgml_status wg_set_rows_quant(wgml_tensor *dst, const wgml_tensor *idx, const wg
     p.cols = (uint32_t)rowlen;
     p.n_idx = (uint32_t)idx->shape[nb];
     p.rows = (uint32_t)dst->shape[nb];
-    wg_binding b[3];
+    p.nbat = (uint32_t)(wgml_tensor_nelem(idx) / (idx->shape[nb] ? idx->shape[nb] : 1));
+    wg_binding b[5];
     uint64_t rem;
     if ((st = wg_kernel_get(dst->ctx, &ref, &k)) == WGML_OK && (st = bind_table(name, dst, &b[0], &p.src_off)) == WGML_OK &&
         (st = bind_idx(name, idx, &b[2], &p)) == WGML_OK) {
+        b[3] = wg_errword_bind(dst->ctx);
+        if (win) /* one i32 per (row, batch): smaller than the table, which fits a binding */
+            b[4] = wg_bind_from(win->st->buf, win->offset, wgml_tensor_nbytes(win), &rem);
         uint64_t sb = (uint64_t)wgml_tensor_nelem(sc) * 4;
         b[1] = wg_bind_from(sc->st->buf, sc->offset, sb, &rem);
         p.out_off = (uint32_t)(rem / 4);
         if (b[1].size < p.out_off * 4ull + sb)
             st = wg_fail_window(dst->ctx, sb, "%s: the source rows", name);
         else
-            st = wg_dispatch(dst->ctx, k, b, 3, &p, sizeof p, (uint32_t)((blocks + 63) / 64), 1, 1);
+            st = wg_dispatch(dst->ctx, k, b, win ? 5 : 4, &p, sizeof p, (uint32_t)((blocks + 63) / 64), 1, 1);
     }
     release(src, sc);
     return st;

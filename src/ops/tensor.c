@@ -148,7 +148,6 @@ void wgml_tensor_free(wgml_tensor *t)
     if (!t)
         return;
     if (t->st && --t->st->refs == 0) {
-        free(t->st->idx.vals);
         wgml_buffer_destroy(t->st->buf);
         free(t->st);
     }
