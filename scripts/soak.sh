@@ -23,6 +23,10 @@ if [ ${#progs[@]} -eq 0 ]; then
   exit 2
 fi
 modes=("" "WGML_DISABLE=f16" "WGML_FOLD_GRID=7" "WGML_MAX_BINDING=65536")
+# The 64 KiB-window mode only for the programs CI runs that way (the list
+# in tests/CMakeLists.txt): the others test rows documented to need one
+# binding.
+window_list=" $(sed -n 's/^foreach(name \(test_runtime .*\))$/\1/p' tests/CMakeLists.txt) "
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 runs=0
@@ -31,6 +35,7 @@ for ((i = 1; i <= SEEDS; i++)); do
   seed=$(od -An -N8 -tu8 /dev/urandom | tr -d ' ')
   for p in "${progs[@]}"; do
     for m in "${modes[@]}"; do
+      case "$m" in WGML_MAX_BINDING=*) [[ "$window_list" == *" $(basename "$p") "* ]] || continue ;; esac
       runs=$((runs + 1))
       if ! env $m WGML_TEST_SEED="$seed" "$p" > "$log" 2>&1; then
         echo "soak: FAILED after $runs runs: seed $seed, $(basename "$p"), mode '${m:-native}'"
@@ -40,6 +45,6 @@ for ((i = 1; i <= SEEDS; i++)); do
       fi
     done
   done
-  echo "soak: seed $i/$SEEDS ($seed) passed: ${#progs[@]} programs x ${#modes[@]} modes, $(( $(date +%s) - start )) s so far"
+  echo "soak: seed $i/$SEEDS ($seed) passed: ${#progs[@]} programs in every mode, $(( $(date +%s) - start )) s so far"
 done
 echo "soak: $SEEDS seeds, $runs runs, all passed in $(( $(date +%s) - start )) s"
