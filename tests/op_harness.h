@@ -59,6 +59,16 @@ static inline t_tensor t_random(wgml_dtype dt, int ndim, const int64_t *shape, d
     return r;
 }
 
+/* i32 tensor of `shape` holding v (logical order): index operands. */
+static inline wgml_tensor *t_idx(int ndim, const int64_t *shape, const int32_t *v)
+{
+    wgml_tensor *t = NULL;
+    CHECK_OK(wgml_tensor_new(t_ctx, WGML_I32, ndim, shape, &t));
+    if (t)
+        CHECK_OK(wgml_tensor_upload(t, v, wgml_tensor_nbytes(t)));
+    return t;
+}
+
 static inline void t_free(t_tensor *r)
 {
     wgml_tensor_free(r->t);

@@ -23,16 +23,6 @@ static const wgml_dtype plain[] = {WGML_F32, WGML_F16, WGML_BF16, WGML_I32, WGML
 
 static double lo_of(wgml_dtype dt) { return dt == WGML_U8 || dt == WGML_U32 || dt == WGML_BOOL ? 0 : -100; }
 
-/* i32 tensor of `shape` holding v (logical order). */
-static wgml_tensor *idx_new(int ndim, const int64_t *shape, const int32_t *v)
-{
-    wgml_tensor *t = NULL;
-    CHECK_OK(wgml_tensor_new(t_ctx, WGML_I32, ndim, shape, &t));
-    if (t)
-        CHECK_OK(wgml_tensor_upload(t, v, wgml_tensor_nbytes(t)));
-    return t;
-}
-
 /* A call with a bad index returns OK (indices are checked on the GPU);
  * the next sync reports WGML_ERR_INDEX naming op. */
 static bool reported(wgml_status call, const char *op)
@@ -74,7 +64,7 @@ static void check_get_rows(wgml_dtype sdt, wgml_dtype odt, int ndim, const int64
     int kb = indim - 1;
     int64_t ni = nelem(indim, ishape), oshape[4];
     int32_t *iv = rand_idx(ni, 0, sshape[kb] - 1); /* duplicates likely */
-    wgml_tensor *idx = idx_new(indim, ishape, iv);
+    wgml_tensor *idx = t_idx(indim, ishape, iv);
     memcpy(oshape, sshape, sizeof(int64_t) * (size_t)ndim);
     oshape[kb] = ishape[kb];
     wgml_tensor *out = t_poisoned(odt, ndim, oshape);
@@ -127,7 +117,7 @@ static void t_get_rows_views(void)
             iv[i] = (int32_t)t_range(0, 8);
         iv[0] = 8;
         const int64_t ish[1] = {14};
-        wgml_tensor *ib = idx_new(1, ish, iv), *ix = NULL;
+        wgml_tensor *ib = t_idx(1, ish, iv), *ix = NULL;
         CHECK_OK(wgml_view_slice(ib, 0, 1, 14, 2, &ix)); /* 7 strided indices iv[1], iv[3], ... */
         int32_t sel[7];
         for (int i = 0; i < 7; i++)
@@ -179,7 +169,7 @@ static void t_get_rows_many(void)
     int32_t *iv = rand_idx(is[0], 0, ss[0] - 1);
     iv[0] = 299;
     iv[is[0] - 1] = 0;
-    wgml_tensor *idx = idx_new(1, is, iv);
+    wgml_tensor *idx = t_idx(1, is, iv);
     wgml_tensor *out = t_poisoned(WGML_U8, 2, os);
     CHECK_OK(wgml_get_rows(src.t, idx, out));
     size_t bytes = wgml_tensor_nbytes(out);
@@ -214,7 +204,7 @@ static void t_big_table(void)
     iv[0] = 0;
     iv[1] = (int32_t)ts[0] - 1;
     iv[2] = 16000;
-    wgml_tensor *idx = idx_new(1, is, iv);
+    wgml_tensor *idx = t_idx(1, is, iv);
     const int64_t os[2] = {is[0], ts[1]};
     wgml_tensor *out = t_poisoned(WGML_F32, 2, os);
     CHECK_OK(wgml_get_rows(table, idx, out));
@@ -227,7 +217,7 @@ static void t_big_table(void)
     /* set_rows: write rows 3, 32999, 17000 (negated) and read them back */
     int32_t sv[3] = {3, 32999, 17000};
     const int64_t s3[1] = {3}, r3[2] = {3, 1100};
-    wgml_tensor *sidx = idx_new(1, s3, sv), *rows = NULL;
+    wgml_tensor *sidx = t_idx(1, s3, sv), *rows = NULL;
     CHECK_OK(wgml_tensor_new(t_ctx, WGML_F32, 2, r3, &rows));
     float *rv = malloc(sizeof(float) * 3 * 1100);
     for (int i = 0; i < 3 * 1100; i++)
@@ -294,7 +284,7 @@ static void check_set_rows(wgml_dtype sdt, wgml_dtype ddt, int ndim, const int64
             iv[b * n + k] = tmp;
         }
     }
-    wgml_tensor *idx = idx_new(indim, ishape, iv);
+    wgml_tensor *idx = t_idx(indim, ishape, iv);
     wgml_status st = wgml_set_rows(dv, idx, src.t);
     char what[96];
     snprintf(what, sizeof what, "set_rows %s->%s %dD%s%s", wgml_dtype_name(sdt), wgml_dtype_name(ddt), ndim,
@@ -353,7 +343,7 @@ static void t_gather(void)
                 double *sval = t_values(src);
                 int64_t ni = nelem(3, is[axis]);
                 int32_t *iv = rand_idx(ni, 0, ss[axis] - 1);
-                wgml_tensor *idx = idx_new(3, is[axis], iv);
+                wgml_tensor *idx = t_idx(3, is[axis], iv);
                 wgml_tensor *out = t_poisoned(plain[d], 3, is[axis]);
                 wgml_status st = wgml_gather(src, view ? axis - 3 : axis, idx, out);
                 char what[64];
@@ -380,7 +370,7 @@ static void t_index_select(void)
             t_tensor src = t_random(plain[d], 3, ss, lo_of(plain[d]), 100);
             int64_t big[1] = {22}, os[3] = {ss[0], ss[1], ss[2]};
             int32_t *iv = rand_idx(big[0], 0, ss[axis] - 1);
-            wgml_tensor *ib = idx_new(1, big, iv), *idx = NULL;
+            wgml_tensor *ib = t_idx(1, big, iv), *idx = NULL;
             CHECK_OK(wgml_view_slice(ib, 0, 0, 22, 2, &idx)); /* 11 strided indices */
             int32_t sel[11];
             for (int i = 0; i < 11; i++)
@@ -433,7 +423,7 @@ static void check_scatter_add(wgml_dtype dt, int axis, const int64_t *ds, const 
     for (int64_t i = 0; i < nd; i++)
         mag[i] = fabs(want[i]);
     int32_t *iv = rand_idx(ni, 0, maxidx);
-    wgml_tensor *idx = idx_new(3, is, iv);
+    wgml_tensor *idx = t_idx(3, is, iv);
     wgml_status st = wgml_scatter_add(dv, axis, idx, src.t);
     char what[80];
     snprintf(what, sizeof what, "scatter_add %s axis %d view %d", wgml_dtype_name(dt), axis, view);
@@ -500,7 +490,7 @@ static void t_one_hot(void)
             memcpy(os, is, sizeof(int64_t) * (size_t)nd);
             os[nd] = classes;
             int32_t *iv = rand_idx(ni, 0, classes - 1);
-            wgml_tensor *idx = idx_new(nd, is, iv);
+            wgml_tensor *idx = t_idx(nd, is, iv);
             wgml_tensor *out = t_poisoned(plain[d], nd + 1, os);
             char what[64];
             snprintf(what, sizeof what, "one_hot %s classes %lld", wgml_dtype_name(plain[d]), (long long)classes);
@@ -530,7 +520,7 @@ static void t_embedding(void)
                 int64_t phys[3] = {3, 5, 4};
                 int64_t ni = nelem(nd, is);
                 int32_t *iv = rand_idx(ni, 0, 49);
-                wgml_tensor *ib = idx_new(nd, nd == 3 ? phys : is, iv), *ids = NULL;
+                wgml_tensor *ib = t_idx(nd, nd == 3 ? phys : is, iv), *ids = NULL;
                 if (nd == 3) { /* iv in the view's logical order */
                     CHECK_OK(wgml_view_transpose(ib, 1, 2, &ids));
                     int32_t *raw = malloc(sizeof(int32_t) * (size_t)ni);
@@ -567,7 +557,7 @@ static void t_zero_sizes(void)
 {
     const int64_t s2[2] = {5, 3}, z1[1] = {0}, o0[2] = {0, 3}, s0[2] = {5, 0}, i2[1] = {2}, o20[2] = {2, 0};
     int32_t iv[2] = {4, 0};
-    wgml_tensor *src = NULL, *src0 = NULL, *e = NULL, *i = idx_new(1, i2, iv), *o = NULL, *o2 = NULL;
+    wgml_tensor *src = NULL, *src0 = NULL, *e = NULL, *i = t_idx(1, i2, iv), *o = NULL, *o2 = NULL;
     CHECK_OK(wgml_tensor_new(t_ctx, WGML_F32, 2, s2, &src));
     CHECK_OK(wgml_tensor_new(t_ctx, WGML_F32, 2, s0, &src0));
     CHECK_OK(wgml_tensor_new(t_ctx, WGML_I32, 1, z1, &e));
@@ -609,7 +599,7 @@ static void t_invalid(void)
 {
     const int64_t s2[2] = {6, 4}, i1[1] = {3}, o2[2] = {3, 4}, o3[2] = {3, 5}, i2[2] = {2, 3}, q[2] = {4, 32};
     int32_t iv[6] = {0, 1, 2, 0, 1, 2};
-    wgml_tensor *src = NULL, *idx = idx_new(1, i1, iv), *idx2 = idx_new(2, i2, iv), *out = NULL, *bad = NULL,
+    wgml_tensor *src = NULL, *idx = t_idx(1, i1, iv), *idx2 = t_idx(2, i2, iv), *out = NULL, *bad = NULL,
                 *fi = NULL, *oi = NULL, *qs = NULL, *qo = NULL, *u8 = NULL;
     CHECK_OK(wgml_tensor_new(t_ctx, WGML_F32, 2, s2, &src));
     CHECK_OK(wgml_tensor_new(t_ctx, WGML_F32, 2, o2, &out));
@@ -632,7 +622,7 @@ static void t_invalid(void)
     CHECK(wgml_get_rows(qs, idx, oi) == WGML_ERR_DTYPE, "q8_0 -> i32 accepted");
     CHECK(wgml_get_rows(qs, idx2, qo) == WGML_ERR_SHAPE, "2-D idx over 2-D q8_0 accepted");
     int32_t big[3] = {0, 4, 1};
-    wgml_tensor *ib = idx_new(1, i1, big);
+    wgml_tensor *ib = t_idx(1, i1, big);
     CHECK(reported(wgml_get_rows(qs, ib, qo), "wgml_get_rows"), "q8_0 row 4 of 4 accepted");
     wgml_status st = wgml_get_rows(qs, idx, qo);
     CHECK(st == WGML_OK, "q8_0 get_rows: %s", wgml_status_name(st));

@@ -10,16 +10,6 @@
 #include "op_harness.h"
 #include "ops/indexing.h"
 
-/* i32 tensor of `shape` holding v (logical order). */
-static wgml_tensor *idx_new(int ndim, const int64_t *shape, const int32_t *v)
-{
-    wgml_tensor *t = NULL;
-    CHECK_OK(wgml_tensor_new(t_ctx, WGML_I32, ndim, shape, &t));
-    if (t)
-        CHECK_OK(wgml_tensor_upload(t, v, wgml_tensor_nbytes(t)));
-    return t;
-}
-
 /* The call returned OK and the next sync reports WGML_ERR_INDEX with a
  * message naming op, the position and the value; the sync after is OK. */
 static bool reported(wgml_status call, const char *op, const char *pos, int32_t value)
@@ -55,7 +45,7 @@ static void t_bad_indices(void)
         int32_t iv[5] = {0, 5, 3, 3, 1};
         iv[3] = bad_vals[b];
         t_tensor src = t_random(WGML_F32, 2, ss, -5, 5), rows = t_random(WGML_F32, 2, os, -5, 5);
-        wgml_tensor *idx = idx_new(1, is, iv), *out = t_poisoned(WGML_F32, 2, os);
+        wgml_tensor *idx = t_idx(1, is, iv), *out = t_poisoned(WGML_F32, 2, os);
         uint8_t *poison = malloc(wgml_tensor_nbytes(out));
         memset(poison, 0xa5, wgml_tensor_nbytes(out));
         CHECK(reported(wgml_get_rows(src.t, idx, out), "wgml_get_rows", "idx[3]", iv[3]), "get_rows %d: %s", iv[3],
@@ -69,7 +59,7 @@ static void t_bad_indices(void)
         CHECK(unchanged(src.t, src.host), "set_rows changed dst");
         /* gather / scatter_add along axis 0 with the same values as a [5, 1] idx */
         const int64_t g[2] = {5, 1}, gs[2] = {5, 4};
-        wgml_tensor *gi = idx_new(2, g, iv), *go = t_poisoned(WGML_F32, 2, g);
+        wgml_tensor *gi = t_idx(2, g, iv), *go = t_poisoned(WGML_F32, 2, g);
         CHECK(reported(wgml_gather(src.t, 0, gi, go), "wgml_gather", "idx[3, 0]", iv[3]), "gather %d", iv[3]);
         CHECK(unchanged(go, poison), "gather wrote out");
         t_tensor add = t_random(WGML_F32, 2, gs, -5, 5);
@@ -97,7 +87,7 @@ static void t_bad_indices(void)
     const int64_t bs[3] = {2, 3, 4}, bi[2] = {2, 3}, bo[3] = {2, 3, 4};
     int32_t biv[6] = {0, 1, 2, 2, 3, 0};
     t_tensor src = t_random(WGML_F32, 3, bs, -5, 5);
-    wgml_tensor *idx = idx_new(2, bi, biv), *out = t_poisoned(WGML_F32, 3, bo);
+    wgml_tensor *idx = t_idx(2, bi, biv), *out = t_poisoned(WGML_F32, 3, bo);
     CHECK(reported(wgml_get_rows(src.t, idx, out), "wgml_get_rows", "idx[1, 1]", 3), "batched index 3 of 3 rows: %s",
           wgml_last_error());
     wgml_tensor_free(out);
@@ -144,7 +134,7 @@ static void t_batch(void)
     const int64_t ts[2] = {8, 4}, n = 3, os[2] = {3, 4};
     const int32_t good[3] = {1, 2, 7}, badv[3] = {1, 9, 2};
     t_tensor tab = t_random(WGML_F32, 2, ts, -5, 5);
-    wgml_tensor *gi = idx_new(1, &n, good), *bi = idx_new(1, &n, badv), *o1 = t_poisoned(WGML_F32, 2, os),
+    wgml_tensor *gi = t_idx(1, &n, good), *bi = t_idx(1, &n, badv), *o1 = t_poisoned(WGML_F32, 2, os),
                 *o2 = t_poisoned(WGML_F32, 2, os), *o3 = t_poisoned(WGML_F32, 2, os), *f = NULL;
     CHECK_OK(wgml_tensor_new(t_ctx, WGML_F32, 2, os, &f));
     CHECK_OK(wgml_ctx_sync(t_ctx));
@@ -188,7 +178,7 @@ static void t_set_rows_dups(void)
         int nd = batched ? 3 : 2;
         const int64_t *dsh = batched ? ds : ds + 1, *ssh = batched ? ss : ss + 1, *ish = batched ? is : is + 1;
         t_tensor dst = t_random(WGML_F32, nd, dsh, -5, 5), src = t_random(WGML_F32, nd, ssh, -5, 5);
-        wgml_tensor *idx = idx_new(nd - 1, ish, iv);
+        wgml_tensor *idx = t_idx(nd - 1, ish, iv);
         CHECK_OK(wgml_set_rows(dst.t, idx, src.t));
         wg_set_rows_ref(nd, dsh, dst.val, nd - 1, ish, iv, src.val);
         double *got = t_values(dst.t);
@@ -212,8 +202,8 @@ static void t_quant(void)
     CHECK_OK(wgml_tensor_new(t_ctx, WGML_Q8_0, 2, qs, &q2));
     t_tensor rows = t_random(WGML_F32, 2, rs, -5, 5);
     const int32_t dup[3] = {2, 2, 0}, last[2] = {2, 0}, badv[3] = {1, -4, 0}, badg[3] = {0, 3, 4};
-    wgml_tensor *di = idx_new(1, &n3, dup), *li = idx_new(1, &n2, last), *bi = idx_new(1, &n3, badv),
-                *gi = idx_new(1, &n3, badg), *sub = NULL, *out = t_poisoned(WGML_F32, 2, rs);
+    wgml_tensor *di = t_idx(1, &n3, dup), *li = t_idx(1, &n2, last), *bi = t_idx(1, &n3, badv),
+                *gi = t_idx(1, &n3, badg), *sub = NULL, *out = t_poisoned(WGML_F32, 2, rs);
     if (!q || !q2 || !rows.t)
         return;
     CHECK_OK(wgml_view_slice(rows.t, 0, 1, 3, 1, &sub)); /* rows 1, 2 */

@@ -35,15 +35,6 @@ static wgml_tensor *nan_table(wgml_dtype dt, int64_t rows, int64_t cols, uint8_t
     return t;
 }
 
-static wgml_tensor *idx_of(int ndim, const int64_t *shape, const int32_t *v)
-{
-    wgml_tensor *t = NULL;
-    CHECK_OK(wgml_tensor_new(t_ctx, WGML_I32, ndim, shape, &t));
-    if (t)
-        CHECK_OK(wgml_tensor_upload(t, v, wgml_tensor_nbytes(t)));
-    return t;
-}
-
 /* out's element i must be table element src[i]: the same bytes when the
  * dtypes match, else NaN exactly where the source is NaN (and the value
  * otherwise). */
@@ -82,7 +73,7 @@ static void t_moves(void)
         /* get_rows: rows 4, 0, 4 (f32: the vec4 path; 16-bit: the generic one) */
         const int32_t rv[3] = {4, 0, 4};
         const int64_t n3 = 3, os[2] = {3, C};
-        wgml_tensor *idx = idx_of(1, &n3, rv);
+        wgml_tensor *idx = t_idx(1, &n3, rv);
         int64_t src[64];
         for (int64_t i = 0; i < 3 * C; i++)
             src[i] = rv[i / C] * C + i % C;
@@ -99,7 +90,7 @@ static void t_moves(void)
         /* index_select along axis 1: columns 7, 1, 1 */
         const int32_t cv[3] = {7, 1, 1};
         const int64_t ss[2] = {R, 3};
-        wgml_tensor *ci = idx_of(1, &n3, cv), *out = t_poisoned(dt, 2, ss);
+        wgml_tensor *ci = t_idx(1, &n3, cv), *out = t_poisoned(dt, 2, ss);
         for (int64_t i = 0; i < R * 3; i++)
             src[i] = i / 3 * C + cv[i % 3];
         CHECK_OK(wgml_index_select(tab, 1, ci, out));
@@ -109,7 +100,7 @@ static void t_moves(void)
         int32_t gv[18];
         for (int i = 0; i < 18; i++)
             gv[i] = (int32_t)((i * 5 + 1) % C);
-        wgml_tensor *gi = idx_of(2, ss, gv);
+        wgml_tensor *gi = t_idx(2, ss, gv);
         for (int64_t i = 0; i < R * 3; i++)
             src[i] = i / 3 * C + gv[i];
         CHECK_OK(wgml_gather(tab, 1, gi, out));
@@ -123,7 +114,7 @@ static void t_moves(void)
         wgml_tensor *ftab = nan_table(WGML_F32, 2, C, &fraw), *dst = t_poisoned(dt, 2, (const int64_t[2]){R, C});
         const int32_t sv[2] = {1, 3};
         const int64_t n2 = 2;
-        wgml_tensor *si = idx_of(1, &n2, sv), *d1 = NULL;
+        wgml_tensor *si = t_idx(1, &n2, sv), *d1 = NULL;
         CHECK_OK(wgml_set_rows(dst, si, ftab));
         CHECK_OK(wgml_view_slice(dst, 0, 1, 4, 2, &d1));
         int64_t fs[16];
@@ -151,7 +142,7 @@ static void t_scatter_add_nan(void)
     const int32_t iv[6] = {0, 1, 2, 0, 3, 3};
     const double want[4] = {2.5, N, N, 9};
     const int64_t n4 = 4, n6 = 6;
-    wgml_tensor *dst = t_from(WGML_F32, 1, &n4, dv), *src = t_from(WGML_F32, 1, &n6, sv), *idx = idx_of(1, &n6, iv);
+    wgml_tensor *dst = t_from(WGML_F32, 1, &n4, dv), *src = t_from(WGML_F32, 1, &n6, sv), *idx = t_idx(1, &n6, iv);
     CHECK_OK(wgml_scatter_add(dst, 0, idx, src));
     t_expect("scatter_add f32 NaN", dst, want, 0);
     wgml_tensor_free(dst);
