@@ -202,6 +202,9 @@ wgml_status wg_stream_not_recording(wgml_ctx *ctx, const char *what);
 /* Ends the pass so copy commands can be recorded; returns the encoder. */
 WGPUCommandEncoder wg_stream_encoder(wgml_ctx *ctx);
 void wg_stream_forget_buffer(wgml_ctx *ctx, uint64_t id);
+/* The open compute pass of the stream (opened if needed), for replays that
+ * encode dispatches themselves (record.c). */
+WGPUComputePassEncoder wg_stream_pass(wgml_ctx *ctx);
 
 /* ---------------------------------------------------------------- profile */
 
@@ -213,6 +216,10 @@ typedef struct wg_profile {
     uint32_t cap;            /* dispatch slots (2 queries each) */
     uint32_t used;
     wgml_kernel **who;       /* kernel per slot */
+    int *tag;                /* wg_profile_tag's tag per slot (-1: none) */
+    double **sink;           /* and its sink per slot (times are added at collection) */
+    double *tag_ns;          /* the current sink (a graph's per-node times) */
+    int cur_tag;
     double period_ns;
 } wg_profile;
 

@@ -32,8 +32,11 @@ wgml_status wg_profile_init(wgml_ctx *ctx)
     bd.usage = WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst;
     p->readback = wgpuDeviceCreateBuffer(ctx->device, &bd);
     p->who = calloc(p->cap, sizeof *p->who);
+    p->tag = calloc(p->cap, sizeof *p->tag);
+    p->sink = calloc(p->cap, sizeof *p->sink);
+    p->cur_tag = -1;
     p->period_ns = wg_native_timestamp_period(ctx->queue);
-    if (!p->qs || !p->resolve || !p->readback || !p->who)
+    if (!p->qs || !p->resolve || !p->readback || !p->who || !p->tag || !p->sink)
         return wg_fail(WGML_ERR_OOM, "could not allocate profiling resources");
     return WGML_OK;
 }
@@ -48,6 +51,8 @@ void wg_profile_release(wgml_ctx *ctx)
     if (p->readback)
         wgpuBufferRelease(p->readback);
     free(p->who);
+    free(p->tag);
+    free(p->sink);
     memset(p, 0, sizeof *p);
 }
 
@@ -71,6 +76,8 @@ void wg_profile_begin(wgml_ctx *ctx, wgml_kernel *k, WGPUComputePassEncoder pass
     if (!p->on)
         return;
     p->who[p->used] = k;
+    p->tag[p->used] = p->tag_ns ? p->cur_tag : -1;
+    p->sink[p->used] = p->tag_ns;
     if (p->in_passes)
         wg_native_write_timestamp(pass, p->qs, 2 * p->used);
 }
@@ -120,12 +127,25 @@ void wg_profile_collect(wgml_ctx *ctx)
         for (uint32_t i = 0; t && i < p->used; i++) {
             if (!p->who[i] || t[2 * i + 1] < t[2 * i])
                 continue;
-            p->who[i]->prof_ns += (double)(t[2 * i + 1] - t[2 * i]) * p->period_ns;
+            double ns = (double)(t[2 * i + 1] - t[2 * i]) * p->period_ns;
+            p->who[i]->prof_ns += ns;
             p->who[i]->prof_count++;
+            if (p->tag[i] >= 0 && p->sink[i])
+                p->sink[i][p->tag[i]] += ns;
         }
         wgpuBufferUnmap(p->readback);
     }
     p->used = 0;
+}
+
+bool wg_profiling(const wgml_ctx *ctx) { return ctx->prof.on; }
+
+void wg_profile_tag(wgml_ctx *ctx, double *sink, int tag)
+{
+    if (!ctx->prof.on)
+        return;
+    ctx->prof.tag_ns = sink;
+    ctx->prof.cur_tag = sink ? tag : -1;
 }
 
 static int by_time(const void *a, const void *b)

@@ -24,7 +24,20 @@ struct wg_record {
     int nb;
     size_t psize;
     size_t params_at;     /* offset of the parameter bytes in r->params */
+    int tag;              /* r->tag when appended */
     wg_binding b[WG_MAX_BUFFERS];
+};
+
+/* wg_recording_compile's state: the parameters of record i at i * slot in
+ * `params`, and a bind group per record (records with the same layout and
+ * bindings share one: the parameter offset is dynamic). */
+struct wg_replay {
+    WGPUBuffer params;
+    uint32_t slot;
+    WGPUBindGroup *bg;    /* per record (shared ones are released once) */
+    WGPUBindGroup *own;   /* the distinct ones */
+    size_t n_own;
+    bool binds_errword;
 };
 
 /* Grows *p (of *cap elements of `size` bytes) to hold `need`, doubling. */
@@ -56,6 +69,7 @@ static wgml_status record_append(wgml_ctx *ctx, void *data, const wg_cmd *c)
     rec->nb = c->nb;
     rec->psize = c->psize;
     rec->params_at = r->params_used;
+    rec->tag = r->tag;
     if (c->psize)
         memcpy(r->params + r->params_used, c->params, c->psize);
     r->params_used += c->psize;
@@ -91,7 +105,30 @@ wgml_status wg_recorder_end(wgml_ctx *ctx)
     return WGML_OK;
 }
 
-wgml_status wg_recording_replay(wgml_ctx *ctx, const wg_recording *r)
+static wgml_status replay_fast(wgml_ctx *ctx, const wg_recording *r, size_t from, size_t to)
+{
+    const wg_replay *c = r->compiled;
+    WGPUComputePassEncoder pass = wg_stream_pass(ctx);
+    WGPUComputePipeline last = NULL;
+    for (size_t i = from; i < to; i++) {
+        const wg_record *rec = &r->recs[i];
+        if (rec->kernel->pipeline != last) /* dependent chains often repeat one kernel */
+            wgpuComputePassEncoderSetPipeline(pass, last = rec->kernel->pipeline);
+        uint32_t off = (uint32_t)(i * c->slot);
+        wgpuComputePassEncoderSetBindGroup(pass, 0, c->bg[i], 1, &off);
+        wgpuComputePassEncoderDispatchWorkgroups(pass, rec->grid[0], rec->grid[1], rec->grid[2]);
+    }
+    if (to > from) {
+        ctx->stats.dispatches += to - from;
+        ctx->stream.pending += (uint32_t)(to - from);
+        ctx->last_dispatch = r->recs[to - 1].kernel->name;
+        if (c->binds_errword)
+            ctx->errw.dirty = true;
+    }
+    return wg_check(ctx);
+}
+
+wgml_status wg_recording_replay_range(wgml_ctx *ctx, const wg_recording *r, size_t from, size_t to)
 {
     wgml_status st = wg_check(ctx);
     if (st != WGML_OK)
@@ -100,14 +137,145 @@ wgml_status wg_recording_replay(wgml_ctx *ctx, const wg_recording *r)
         return wg_fail(WGML_ERR_INVALID_ARG, "wg_recording_replay: recording is NULL or from another context");
     if (ctx->target_data == r) /* appending to itself would never end */
         return wg_fail(WGML_ERR_INVALID_ARG, "wg_recording_replay: the recording is being recorded");
-    for (size_t i = 0; i < r->n; i++) {
+    if (from > to || to > r->n)
+        return wg_fail(WGML_ERR_INVALID_ARG, "wg_recording_replay: range [%zu, %zu) of %zu records", from, to, r->n);
+    if (r->compiled && !ctx->prof.on && !wg_recording_active(ctx))
+        return replay_fast(ctx, r, from, to);
+    for (size_t i = from; i < to; i++) {
         const wg_record *rec = &r->recs[i];
         wg_cmd c = {rec->kernel, rec->b, rec->nb, r->params + rec->params_at, rec->psize,
                     {rec->grid[0], rec->grid[1], rec->grid[2]}};
+        if (r->tag_sink)
+            wg_profile_tag(ctx, r->tag_sink, rec->tag);
         if ((st = wg_stream_put(ctx, &c)) != WGML_OK)
             return wg_failp(st, "replaying record %zu of %zu ('%s')", i, r->n, rec->kernel->name);
     }
+    if (r->tag_sink)
+        wg_profile_tag(ctx, NULL, -1);
     return WGML_OK;
+}
+
+wgml_status wg_recording_replay(wgml_ctx *ctx, const wg_recording *r)
+{
+    return wg_recording_replay_range(ctx, r, 0, r ? r->n : 0);
+}
+
+static void replay_free(wg_replay *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->n_own; i++)
+        wgpuBindGroupRelease(c->own[i]);
+    if (c->params)
+        wgpuBufferRelease(c->params);
+    free(c->own);
+    free(c->bg);
+    free(c);
+}
+
+static bool same_bindings(const wg_record *a, const wg_record *b)
+{
+    if (a->kernel->bgl != b->kernel->bgl || a->nb != b->nb)
+        return false;
+    for (int i = 0; i < a->nb; i++)
+        if (a->b[i].buffer != b->b[i].buffer || a->b[i].offset != b->b[i].offset || a->b[i].size != b->b[i].size)
+            return false;
+    return true;
+}
+
+wgml_status wg_recording_compile(wgml_ctx *ctx, wg_recording *r)
+{
+    wgml_status st = wg_check(ctx);
+    if (st != WGML_OK)
+        return st;
+    if (!r || r->ctx != ctx)
+        return wg_fail(WGML_ERR_INVALID_ARG, "wg_recording_compile: recording is NULL or from another context");
+    replay_free(r->compiled);
+    r->compiled = NULL;
+    if (r->n == 0)
+        return WGML_OK;
+    wg_replay *c = calloc(1, sizeof *c);
+    uint32_t slot = (uint32_t)wg_align_up(WG_PARAMS_MAX, ctx->limits.minUniformBufferOffsetAlignment);
+    uint8_t *host = c ? calloc(r->n, slot) : NULL;
+    if (c) {
+        c->slot = slot;
+        c->bg = calloc(r->n, sizeof *c->bg);
+        c->own = calloc(r->n, sizeof *c->own);
+    }
+    if (!c || !host || !c->bg || !c->own) {
+        free(host);
+        replay_free(c);
+        return wg_fail(WGML_ERR_OOM, "out of host memory compiling a recording of %zu dispatches", r->n);
+    }
+    /* Each slot is bound as WG_PARAMS_MAX bytes at its dynamic offset:
+     * the buffer holds n slots (the last one whole). */
+    WGPUBufferDescriptor bd = {0};
+    bd.label = (WGPUStringView){"wgml replay params", WGPU_STRLEN};
+    bd.size = (uint64_t)r->n * slot;
+    bd.usage = WGPUBufferUsage_Uniform | WGPUBufferUsage_CopyDst;
+    wg_scope_push(ctx);
+    c->params = wgpuDeviceCreateBuffer(ctx->device, &bd);
+    if ((st = wg_scope_pop(ctx, WGML_ERR_OOM, "the parameter buffer of a recording")) != WGML_OK || !c->params) {
+        free(host);
+        replay_free(c);
+        return st != WGML_OK ? st : wg_fail(WGML_ERR_OOM, "could not create a recording's parameter buffer");
+    }
+    /* Bind groups are shared between records with equal bindings; a small
+     * hash table keeps compiling linear in the number of records. */
+    size_t hcap = 64;
+    while (hcap < 2 * r->n)
+        hcap *= 2;
+    size_t *table = malloc(hcap * sizeof *table);
+    if (!table) {
+        free(host);
+        replay_free(c);
+        return wg_fail(WGML_ERR_OOM, "out of host memory compiling a recording");
+    }
+    for (size_t i = 0; i < hcap; i++)
+        table[i] = SIZE_MAX;
+    for (size_t i = 0; i < r->n; i++) {
+        const wg_record *rec = &r->recs[i];
+        if (rec->psize)
+            memcpy(host + i * slot, r->params + rec->params_at, rec->psize);
+        uint64_t h = wg_hash_bytes(WG_HASH_SEED, &rec->kernel->bgl, sizeof rec->kernel->bgl);
+        for (int j = 0; j < rec->nb; j++) {
+            h = wg_hash_bytes(h, &rec->b[j].buffer->id, 8);
+            h = wg_hash_bytes(h, &rec->b[j].offset, 8);
+            h = wg_hash_bytes(h, &rec->b[j].size, 8);
+            if (rec->b[j].buffer == ctx->errw.buf)
+                c->binds_errword = true;
+        }
+        size_t at = (size_t)h & (hcap - 1);
+        while (table[at] != SIZE_MAX && !same_bindings(&r->recs[table[at]], rec))
+            at = (at + 1) & (hcap - 1);
+        if (table[at] != SIZE_MAX) {
+            c->bg[i] = c->bg[table[at]];
+            continue;
+        }
+        table[at] = i;
+        WGPUBindGroupEntry ent[WG_MAX_BUFFERS + 1];
+        memset(ent, 0, sizeof ent);
+        ent[0].buffer = c->params;
+        ent[0].size = WG_PARAMS_MAX;
+        for (int j = 0; j < rec->nb; j++) {
+            ent[j + 1].binding = (uint32_t)j + 1;
+            ent[j + 1].buffer = rec->b[j].buffer->buf;
+            ent[j + 1].offset = rec->b[j].offset;
+            ent[j + 1].size = rec->b[j].size;
+        }
+        WGPUBindGroupDescriptor d = {0};
+        d.layout = rec->kernel->bgl;
+        d.entryCount = (size_t)rec->nb + 1;
+        d.entries = ent;
+        c->bg[i] = c->own[c->n_own++] = wgpuDeviceCreateBindGroup(ctx->device, &d);
+    }
+    free(table);
+    /* The last slot need not be whole in the host copy's use, but the
+     * buffer is n * slot bytes, so writing all of it is in range. */
+    wgpuQueueWriteBuffer(ctx->queue, c->params, 0, host, (uint64_t)r->n * slot);
+    free(host);
+    r->compiled = c;
+    return wg_check(ctx);
 }
 
 void wg_recording_free(wg_recording *r)
@@ -119,6 +287,7 @@ void wg_recording_free(wg_recording *r)
     for (size_t i = 0; i < r->n; i++)
         for (int j = 0; j < r->recs[i].nb; j++)
             wgml_buffer_destroy(r->recs[i].b[j].buffer);
+    replay_free(r->compiled);
     free(r->recs);
     free(r->params);
     memset(r, 0, sizeof *r);

@@ -102,12 +102,16 @@ void wg_split_grid(uint32_t max_dim, uint64_t groups, uint32_t out[3]);
  * the caller's.  Free recordings before their context.
  */
 typedef struct wg_record wg_record;
+typedef struct wg_replay wg_replay;
 typedef struct wg_recording {
     wgml_ctx *ctx;
     wg_record *recs;
     size_t n, cap;
     uint8_t *params;      /* parameter bytes of all records */
     size_t params_used, params_cap;
+    int tag;              /* stored with each record appended (a graph node) */
+    double *tag_sink;     /* profiling: replayed records add GPU time to tag_sink[tag] */
+    wg_replay *compiled;  /* wg_recording_compile's state, or NULL */
 } wg_recording;
 
 /* Starts recording into r (zeroed here; one recorder at a time). */
@@ -119,6 +123,14 @@ bool wg_recording_active(const wgml_ctx *ctx);
 /* Hands every record to the current target, in order: encodes them into
  * the stream (or appends them to an active recorder). */
 wgml_status wg_recording_replay(wgml_ctx *ctx, const wg_recording *r);
+/* Records [from, to) only (a graph's NaN check runs node by node). */
+wgml_status wg_recording_replay_range(wgml_ctx *ctx, const wg_recording *r, size_t from, size_t to);
+/* Prepares r for fast replay into the stream: every record's parameters go
+ * to one uniform buffer of the recording's own, written once, and each
+ * record gets its bind group now, so a replay encodes only pipeline, bind
+ * group and grid per dispatch (no parameter copy, no cache lookup).  A
+ * replay while profiling, or into a recorder, takes the ordinary path. */
+wgml_status wg_recording_compile(wgml_ctx *ctx, wg_recording *r);
 /* Drops the records and the buffer references; r may be reused. */
 void wg_recording_free(wg_recording *r);
 
@@ -155,6 +167,14 @@ wgml_status wg_errword_arm(wgml_ctx *ctx);
  * "ids"); both must be string literals (kept by pointer).  0 if the small
  * table is full (the message then names no op). */
 uint32_t wg_errword_op(wgml_ctx *ctx, const char *op, const char *what);
+
+/* ---------------------------------------------------------------- profiling */
+
+bool wg_profiling(const wgml_ctx *ctx);
+/* Dispatches encoded after this add their GPU time to sink[tag] when the
+ * timestamps are collected (at the next wait); sink NULL stops tagging.
+ * The sink must live until that wait.  No-op without profiling. */
+void wg_profile_tag(wgml_ctx *ctx, double *sink, int tag);
 
 /* ---------------------------------------------------------------- context */
 

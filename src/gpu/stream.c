@@ -204,6 +204,13 @@ static void open_pass(wgml_ctx *ctx, const WGPUPassTimestampWrites *tw)
     s->pass = wgpuCommandEncoderBeginComputePass(enc, &pd);
 }
 
+WGPUComputePassEncoder wg_stream_pass(wgml_ctx *ctx)
+{
+    if (!ctx->stream.pass)
+        open_pass(ctx, NULL);
+    return ctx->stream.pass;
+}
+
 const char *wg_last_dispatch(const wgml_ctx *ctx) { return ctx->last_dispatch; }
 
 void wg_stream_set_target(wgml_ctx *ctx, wg_cmd_target fn, void *data)

@@ -98,6 +98,12 @@ wgml_status wg_check_out_writable(const char *op, const char *what, const wgml_t
 wgml_status wg_check_writes(const char *op, const char *out_name, const wgml_tensor *out, bool inplace_ok, ...);
 #define WG_END ((const char *)NULL)
 bool wg_tensors_overlap(const wgml_tensor *a, const wgml_tensor *b);
+/* A new handle on t's view and storage. */
+wgml_status wg_tensor_dup(const wgml_tensor *t, wgml_tensor **out);
+/* A contiguous tensor of dt/shape at byte_offset of base's buffer (sharing
+ * its storage): how a graph places its nodes in its arena. */
+wgml_status wg_tensor_alias(const wgml_tensor *base, uint64_t byte_offset, wgml_dtype dt, int ndim,
+                            const int64_t *shape, wgml_tensor **out);
 /* Formats a shape "[2, 3, 4]". */
 const char *wg_shape_str(const wgml_tensor *t, char *buf, size_t n);
 

@@ -8,8 +8,9 @@
  * writes, and an output with a stride-0 (broadcast) dim writes each element
  * many times; both are refused with WGML_ERR_INVALID_ARG rather than run.
  *
- * Two views of one storage have one dtype (views never change it), so the
- * test works in element (or quantised block) units.  It is exact for views
+ * Two views of one storage with one dtype are compared in element (or
+ * quantised block) units; a graph arena's tensors of different dtypes by
+ * byte hulls.  It is exact for views
  * whose strides nest (each stride exceeds the extent of the smaller ones),
  * which every view made by slicing, stepping, permuting or reshaping a
  * contiguous tensor has: the smaller view's elements are enumerated and each
@@ -150,7 +151,8 @@ static bool views_overlap(const wgml_tensor *a, const wgml_tensor *b)
 
 static bool same_view(const wgml_tensor *a, const wgml_tensor *b)
 {
-    if (a->offset != b->offset || a->ndim != b->ndim)
+    if (a->offset != b->offset || a->ndim != b->ndim ||
+        wg_dtype(a->dtype)->block_bytes != wg_dtype(b->dtype)->block_bytes)
         return false;
     for (int i = 0; i < a->ndim; i++)
         if (a->shape[i] != b->shape[i] || (a->shape[i] > 1 && a->strides[i] != b->strides[i]))
@@ -185,7 +187,7 @@ wgml_status wg_check_writes(const char *op, const char *out_name, const wgml_ten
                 st = wg_fail(WGML_ERR_INVALID_ARG, "%s: %s is %s itself, which this op cannot compute in place "
                              "(it reads elements other than the one it writes): use another %s", op, out_name, name,
                              out_name);
-        } else if (views_overlap(x, out)) {
+        } else if (wg_tensors_overlap(x, out)) {
             st = wg_fail(WGML_ERR_INVALID_ARG, "%s: %s overlaps %s in memory without being the same view, so "
                          "results would depend on the order of the GPU's writes: use another %s or copy %s first",
                          op, out_name, name, out_name, name);
@@ -195,7 +197,28 @@ wgml_status wg_check_writes(const char *op, const char *out_name, const wgml_ten
     return st;
 }
 
+/* Byte hull [first, last] of a non-empty view. */
+static void byte_hull(const wgml_tensor *t, uint64_t *first, uint64_t *last)
+{
+    flat_view f = flatten(t);
+    uint64_t bb = wg_dtype(t->dtype)->block_bytes;
+    *first = (uint64_t)f.base * bb;
+    *last = (uint64_t)flat_last(&f) * bb + bb - 1;
+}
+
 bool wg_tensors_overlap(const wgml_tensor *a, const wgml_tensor *b)
 {
-    return a && b && a->st == b->st && views_overlap(a, b);
+    if (!a || !b || a->st != b->st)
+        return false;
+    if (a->dtype == b->dtype)
+        return views_overlap(a, b);
+    /* A graph's arena holds tensors of every dtype in one storage: views
+     * of different dtypes are compared by their byte hulls (conservative:
+     * disjoint arena blocks never meet). */
+    if (!wgml_tensor_nelem(a) || !wgml_tensor_nelem(b))
+        return false;
+    uint64_t a0, a1, b0, b1;
+    byte_hull(a, &a0, &a1);
+    byte_hull(b, &b0, &b1);
+    return a0 <= b1 && b0 <= a1;
 }

@@ -219,6 +219,34 @@ static wgml_status view_new(const wgml_tensor *t, wgml_tensor **out)
     return WGML_OK;
 }
 
+wgml_status wg_tensor_dup(const wgml_tensor *t, wgml_tensor **out) { return view_new(t, out); }
+
+wgml_status wg_tensor_alias(const wgml_tensor *base, uint64_t byte_offset, wgml_dtype dt, int ndim,
+                            const int64_t *shape, wgml_tensor **out)
+{
+    wgml_status st = check_shape("wg_tensor_alias", dt, ndim, shape);
+    if (st != WGML_OK || (st = view_new(base, out)) != WGML_OK)
+        return st;
+    wgml_tensor *v = *out;
+    v->dtype = dt;
+    v->ndim = ndim;
+    for (int i = 0; i < ndim; i++)
+        v->shape[i] = shape[i];
+    set_contiguous(v);
+    const wg_dtype_info *d = wg_dtype(dt);
+    uint64_t bytes = wgml_tensor_nbytes(v);
+    byte_offset += base->offset;
+    if (byte_offset % d->block_bytes || byte_offset + bytes > wgml_buffer_size(base->st->buf)) {
+        wgml_tensor_free(v);
+        *out = NULL;
+        return wg_fail(WGML_ERR_INTERNAL, "wg_tensor_alias: %llu bytes at %llu do not fit a %llu-byte buffer",
+                       (unsigned long long)bytes, (unsigned long long)byte_offset,
+                       (unsigned long long)wgml_buffer_size(base->st->buf));
+    }
+    v->offset = byte_offset;
+    return WGML_OK;
+}
+
 static bool quant_inner_axis(const wgml_tensor *t, int axis)
 {
     return wg_dtype(t->dtype)->kind == WG_KIND_QUANT && axis == t->ndim - 1;

@@ -1,0 +1,360 @@
+/*
+ * The executor.  Compiling plans the graph (plan.c), allocates its arena
+ * and records it at the symbolic dims' maxima; a run binds the node
+ * tensors at the current dims, takes the recording for those dims from a
+ * small cache (recording afresh on a miss: every op's encode with a
+ * recorder as the context's target), and replays it into the stream with
+ * one submit.  Replays use compiled recordings (record.c): no parameter
+ * copies, no bind-group lookups.
+ */
+#include "graph.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ node tensors */
+
+wgml_status wg_node_make_tensor(wgml_node *n)
+{
+    wgml_graph *g = n->g;
+    wgml_tensor_free(n->t);
+    n->t = NULL;
+    int64_t s[WGML_MAX_DIMS];
+    wg_node_concrete(n, s);
+    wgml_status st = WGML_OK;
+    if (g->eager) {
+        for (int i = 0; i < n->d.ndim; i++)
+            if (wg_is_sym(n->d.shape[i]))
+                return wg_fail(WGML_ERR_SHAPE, "eager graph: dim %d is symbolic", i);
+    }
+    switch (n->kind) {
+    case WG_N_TENSOR:
+        st = wg_tensor_dup(n->user, &n->t);
+        break;
+    case WG_N_INPUT:
+    case WG_N_OP:
+        if (n->kind == WG_N_OP && wg_op_def_get(n->op)->updates_input)
+            st = wg_tensor_dup(n->in[0]->t, &n->t);
+        else if (g->eager)
+            st = wgml_tensor_new(g->ctx, n->d.dtype, n->d.ndim, s, &n->t);
+        else
+            st = wg_tensor_alias(g->arena, n->offset, n->d.dtype, n->d.ndim, s, &n->t);
+        break;
+    case WG_N_VIEW: {
+        const wgml_tensor *src = n->in[0]->t;
+        if (n->op == WG_V_RESHAPE) {
+            st = wgml_view_reshape(src, n->d.ndim, s, &n->t);
+        } else if (n->op == WG_V_PERMUTE) {
+            int perm[WGML_MAX_DIMS];
+            for (int i = 0; i < WGML_MAX_DIMS; i++)
+                perm[i] = (int)n->p.a[i];
+            st = wgml_view_permute(src, perm, &n->t);
+        } else if (n->op == WG_V_SLICE) {
+            int64_t stop = wg_graph_dim_value(g, n->p.a[0], false);
+            st = wgml_view_slice(src, n->p.axis, n->p.k, stop, n->p.a[1], &n->t);
+        } else {
+            st = wgml_view_broadcast(src, n->d.ndim, s, &n->t);
+        }
+        break;
+    }
+    }
+    return st == WGML_OK ? WGML_OK : wg_graph_fail(n, st, NULL);
+}
+
+wgml_status wg_node_encode(wgml_node *n)
+{
+    const wgml_tensor *in[WG_OP_MAX_IN] = {0};
+    for (int i = 0; i < n->nin; i++)
+        in[i] = n->in[i] ? n->in[i]->t : NULL;
+    wgml_status st = wg_op_def_get(n->op)->encode(&n->p, in, n->nin, n->t);
+    return st == WGML_OK ? WGML_OK : wg_graph_fail(n, st, NULL);
+}
+
+void wg_graph_drop_bindings(wgml_graph *g)
+{
+    for (size_t i = 0; i < g->n; i++) {
+        wgml_tensor_free(g->nodes[i]->t);
+        g->nodes[i]->t = NULL;
+    }
+    g->tensors_valid = false;
+}
+
+static void dims_key(const wgml_graph *g, int64_t key[WGML_MAX_GRAPH_DIMS])
+{
+    memset(key, 0, sizeof(int64_t) * WGML_MAX_GRAPH_DIMS);
+    for (int i = 0; i < g->ndims; i++)
+        key[i] = g->dims[i].value;
+}
+
+/* Node tensors at the current dims (remade only when a dim changed). */
+static wgml_status bind_tensors(wgml_graph *g)
+{
+    int64_t key[WGML_MAX_GRAPH_DIMS];
+    dims_key(g, key);
+    if (g->tensors_valid && !memcmp(key, g->tensors_key, sizeof key))
+        return WGML_OK;
+    wg_graph_drop_bindings(g);
+    for (size_t i = 0; i < g->n_order; i++) {
+        wgml_status st = wg_node_make_tensor(g->order[i]);
+        if (st != WGML_OK) {
+            wg_graph_drop_bindings(g);
+            return st;
+        }
+    }
+    memcpy(g->tensors_key, key, sizeof key);
+    g->tensors_valid = true;
+    return WGML_OK;
+}
+
+/* ------------------------------------------------------------ recordings */
+
+static wgml_status record(wgml_graph *g, wg_cached *c)
+{
+    wg_recording_free(&c->rec);
+    free(c->ranges);
+    c->ranges = calloc(g->n ? g->n : 1, sizeof *c->ranges);
+    if (!c->ranges)
+        return wg_fail(WGML_ERR_OOM, "out of host memory recording the graph");
+    wgml_status st = wg_recorder_begin(g->ctx, &c->rec);
+    if (st != WGML_OK)
+        return st;
+    for (size_t i = 0; i < g->n_order && st == WGML_OK; i++) {
+        wgml_node *x = g->order[i];
+        if (x->kind != WG_N_OP)
+            continue;
+        c->rec.tag = x->id;
+        c->ranges[x->id][0] = c->rec.n;
+        st = wg_node_encode(x);
+        c->ranges[x->id][1] = c->rec.n;
+    }
+    wg_recorder_end(g->ctx);
+    if (st == WGML_OK)
+        st = wg_recording_compile(g->ctx, &c->rec);
+    if (st != WGML_OK) {
+        wg_recording_free(&c->rec);
+        c->used = false;
+        return st;
+    }
+    c->rec.tag_sink = g->node_ns;
+    g->recordings++;
+    return WGML_OK;
+}
+
+/* The recording for the current dims: cached, or made now (LRU slot). */
+static wgml_status current_recording(wgml_graph *g)
+{
+    int64_t key[WGML_MAX_GRAPH_DIMS];
+    dims_key(g, key);
+    wg_cached *victim = &g->cache[0];
+    for (int i = 0; i < WG_CACHE_SLOTS; i++) {
+        wg_cached *c = &g->cache[i];
+        if (c->used && !memcmp(c->key, key, sizeof key)) {
+            c->tick = ++g->tick;
+            g->cur = c;
+            return WGML_OK;
+        }
+        if (!c->used || (victim->used && c->tick < victim->tick))
+            victim = c;
+    }
+    /* The victim's recording may still be running: the stream keeps the
+     * buffers alive, and its bind groups are released only by WebGPU's
+     * reference counting once the work is done. */
+    wgml_status st = record(g, victim);
+    if (st != WGML_OK)
+        return st;
+    victim->used = true;
+    memcpy(victim->key, key, sizeof key);
+    victim->tick = ++g->tick;
+    g->cur = victim;
+    return WGML_OK;
+}
+
+static bool env_is(const char *name, const char *v)
+{
+    const char *e = getenv(name);
+    return e && !strcmp(e, v);
+}
+
+wgml_status wgml_graph_compile(wgml_graph *g, const wgml_graph_options *opts)
+{
+    if (!g)
+        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_graph_compile: graph is NULL");
+    wgml_status st = wg_check(g->ctx);
+    if (st != WGML_OK)
+        return st;
+    if (g->eager)
+        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_graph_compile: an eager graph runs as it is built");
+    if (g->compiled)
+        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_graph_compile: compiled already");
+    if (opts)
+        g->opt = *opts;
+    g->nancheck = env_is("WGML_GRAPH_NANCHECK", "1");
+    if ((st = wg_graph_plan(g)) != WGML_OK)
+        return st;
+    int64_t one = 1, len = g->arena_bytes ? (int64_t)g->arena_bytes : 1;
+    (void)one;
+    if ((st = wgml_tensor_new(g->ctx, WGML_U8, 1, &len, &g->arena)) != WGML_OK)
+        return wg_failp(st, "graph arena of %lld bytes", (long long)len);
+    free(g->node_ns);
+    g->node_ns = wg_profiling(g->ctx) ? calloc(g->n ? g->n : 1, sizeof *g->node_ns) : NULL;
+    /* Record at the maxima: every shape error shows now, not at a run. */
+    int64_t saved[WGML_MAX_GRAPH_DIMS];
+    bool bound[WGML_MAX_GRAPH_DIMS];
+    for (int i = 0; i < g->ndims; i++) {
+        saved[i] = g->dims[i].value, bound[i] = g->dims[i].bound;
+        g->dims[i].value = g->dims[i].max, g->dims[i].bound = true;
+    }
+    g->compiled = true;
+    st = bind_tensors(g);
+    if (st == WGML_OK)
+        st = current_recording(g);
+    for (int i = 0; i < g->ndims; i++)
+        g->dims[i].value = saved[i], g->dims[i].bound = bound[i];
+    if (st != WGML_OK) {
+        g->compiled = false;
+        wg_graph_drop_bindings(g);
+        wgml_tensor_free(g->arena);
+        g->arena = NULL;
+    }
+    return st;
+}
+
+wgml_status wgml_graph_bind_dim(wgml_graph *g, int64_t dim, int64_t value)
+{
+    if (!g || !wg_is_sym(dim) || wg_sym_id(dim) >= g->ndims)
+        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_graph_bind_dim: NULL graph or not one of its symbolic dims");
+    wg_gdim *d = &g->dims[wg_sym_id(dim)];
+    if (value < 0 || value > d->max)
+        return wg_fail(WGML_ERR_SHAPE, "wgml_graph_bind_dim: '%s' = %lld is over its bound 0..%lld", d->name,
+                       (long long)value, (long long)d->max);
+    d->value = value;
+    d->bound = true;
+    return WGML_OK;
+}
+
+static wgml_status ready(wgml_graph *g, const char *fn)
+{
+    if (!g)
+        return wg_fail(WGML_ERR_INVALID_ARG, "%s: graph is NULL", fn);
+    wgml_status st = wg_check(g->ctx);
+    if (st != WGML_OK)
+        return st;
+    if (g->eager)
+        return WGML_OK;
+    if (!g->compiled)
+        return wg_fail(WGML_ERR_INVALID_ARG, "%s: compile the graph first", fn);
+    for (int i = 0; i < g->ndims; i++)
+        if (!g->dims[i].bound)
+            return wg_fail(WGML_ERR_SHAPE, "%s: symbolic dim '%s' is not bound (wgml_graph_bind_dim)", fn,
+                           g->dims[i].name);
+    return bind_tensors(g);
+}
+
+wgml_status wgml_node_tensor(wgml_node *n, wgml_tensor **out)
+{
+    if (!n || !out)
+        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_node_tensor: NULL argument");
+    wgml_status st = ready(n->g, "wgml_node_tensor");
+    if (st != WGML_OK)
+        return st;
+    if (!n->t)
+        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_node_tensor: the node has no tensor");
+    return wg_tensor_dup(n->t, out);
+}
+
+static wgml_status readable(wgml_node *n, const char *fn)
+{
+    if (n->g->eager || n->output || n->kind == WG_N_INPUT || n->kind == WG_N_TENSOR)
+        return WGML_OK;
+    char lab[160];
+    return wg_fail(WGML_ERR_INVALID_ARG, "%s: %s is not an output: its memory is reused (wgml_graph_output)", fn,
+                   wg_node_label(n, lab, sizeof lab));
+}
+
+wgml_status wgml_graph_write(wgml_graph *g, wgml_node *n, const void *src, uint64_t bytes)
+{
+    wgml_status st = ready(g, "wgml_graph_write");
+    if (st != WGML_OK)
+        return st;
+    if (!n || n->g != g || (n->kind != WG_N_INPUT && n->kind != WG_N_TENSOR))
+        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_graph_write: not an input or tensor node of this graph");
+    return wgml_tensor_upload(n->t, src, bytes);
+}
+
+wgml_status wgml_graph_read(wgml_graph *g, wgml_node *n, void *dst, uint64_t bytes)
+{
+    wgml_status st = ready(g, "wgml_graph_read");
+    if (st != WGML_OK)
+        return st;
+    if (!n || n->g != g)
+        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_graph_read: not a node of this graph");
+    if ((st = readable(n, "wgml_graph_read")) != WGML_OK)
+        return st;
+    return wgml_tensor_download(n->t, dst, bytes);
+}
+
+/* WGML_GRAPH_NANCHECK=1: node by node, stop at the first float output
+ * holding a NaN or an Inf. */
+static wgml_status run_checked(wgml_graph *g)
+{
+    const wg_cached *c = g->cur;
+    for (size_t i = 0; i < g->n_order; i++) {
+        wgml_node *x = g->order[i];
+        if (x->kind != WG_N_OP)
+            continue;
+        wgml_status st = wg_recording_replay_range(g->ctx, &c->rec, c->ranges[x->id][0], c->ranges[x->id][1]);
+        if (st != WGML_OK || (st = wgml_ctx_sync(g->ctx)) != WGML_OK)
+            return wg_graph_fail(x, st, NULL);
+        if (!wg_dtype_is_float(x->d.dtype) || !wgml_tensor_nelem(x->t))
+            continue;
+        int64_t ne = wgml_tensor_nelem(x->t);
+        wgml_tensor *f32 = NULL;
+        float *h = malloc((size_t)ne * sizeof *h);
+        if (!h)
+            return wg_fail(WGML_ERR_OOM, "out of host memory for the NaN check");
+        st = wgml_tensor_new(g->ctx, WGML_F32, x->t->ndim, x->t->shape, &f32);
+        if (st == WGML_OK)
+            st = wgml_cast(x->t, f32);
+        if (st == WGML_OK)
+            st = wgml_tensor_download(f32, h, (uint64_t)ne * 4);
+        wgml_tensor_free(f32);
+        int64_t bad = -1;
+        for (int64_t k = 0; st == WGML_OK && k < ne && bad < 0; k++)
+            if (!isfinite(h[k]))
+                bad = k;
+        float v = bad >= 0 ? h[bad] : 0;
+        free(h);
+        if (st != WGML_OK)
+            return wg_graph_fail(x, st, NULL);
+        if (bad >= 0) {
+            char lab[160];
+            return wg_fail(WGML_ERR_INVALID_ARG, "WGML_GRAPH_NANCHECK: %s is the first node with a non-finite "
+                           "output: element %lld is %g", wg_node_label(x, lab, sizeof lab), (long long)bad, (double)v);
+        }
+    }
+    return WGML_OK;
+}
+
+wgml_status wgml_graph_run(wgml_graph *g)
+{
+    wgml_status st = ready(g, "wgml_graph_run");
+    if (st != WGML_OK)
+        return st;
+    if (g->eager)
+        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_graph_run: an eager graph ran as it was built");
+    if ((st = current_recording(g)) != WGML_OK)
+        return st;
+    if (g->nancheck)
+        return run_checked(g);
+    if ((st = wg_recording_replay(g->ctx, &g->cur->rec)) != WGML_OK)
+        return st;
+    return wgml_ctx_flush(g->ctx);
+}
+
+wgml_status wgml_graph_wait(wgml_graph *g)
+{
+    if (!g)
+        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_graph_wait: graph is NULL");
+    return wgml_ctx_sync(g->ctx);
+}

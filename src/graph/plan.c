@@ -1,0 +1,339 @@
+/*
+ * The planner: the run's order (a topological sort that keeps build order
+ * where it can), each memory root's lifetime in that order, and one arena
+ * with best-fit offset reuse for every intermediate and input; then a
+ * verifier that proves no two live tensors share a byte.
+ *
+ * Memory roots: an op node owns its output unless it updates its input in
+ * place (set_rows, scatter_add: its root is the input's); a view's root is
+ * its source's; inputs and op outputs live in the arena, tensors given
+ * with wgml_graph_tensor outside it.  A root is live from its node's
+ * position to the last position that reads it or any alias of it; inputs
+ * and outputs for the whole run (an input may be run twice without being
+ * written again, an output is read after the run).
+ *
+ * Ordering of in-place updates: every other reader of the version an
+ * update consumes runs before the update (an edge reader -> update), so a
+ * node built later that still reads the old version sees it; a reader that
+ * also depends on the update makes a cycle, refused like any other.
+ */
+#include "graph.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define ALIGN 256 /* minStorageBufferOffsetAlignment on every device we know; vec4 kernels need 16 */
+
+static uint64_t node_bytes_at_max(const wgml_node *n)
+{
+    int64_t s[WGML_MAX_DIMS];
+    uint64_t e = 1;
+    for (int i = 0; i < n->d.ndim; i++) {
+        s[i] = wg_graph_dim_value(n->g, n->d.shape[i], true);
+        e *= (uint64_t)s[i];
+    }
+    const wg_dtype_info *d = wg_dtype(n->d.dtype);
+    return e / d->block_elems * d->block_bytes;
+}
+
+/* ------------------------------------------------------------ order */
+
+/* Extra ordering edges: readers of a version consumed by an update. */
+static bool extra_dep(const wgml_node *u, const wgml_node *r)
+{
+    /* Does r have to run before u (u updates a version r reads)? */
+    if (u->kind != WG_N_OP || !wg_op_def_get(u->op)->updates_input || r == u)
+        return false;
+    for (int i = 0; i < r->nin; i++)
+        if (r->in[i] == u->in[0])
+            return true;
+    return false;
+}
+
+static wgml_status topo_order(wgml_graph *g)
+{
+    size_t n = g->n;
+    int *indeg = calloc(n ? n : 1, sizeof *indeg);
+    wgml_node **order = malloc((n ? n : 1) * sizeof *order);
+    bool *done = calloc(n ? n : 1, sizeof *done);
+    if (!indeg || !order || !done) {
+        free(indeg), free(order), free(done);
+        return wg_fail(WGML_ERR_OOM, "out of host memory planning the graph");
+    }
+    for (size_t i = 0; i < n; i++) {
+        wgml_node *x = g->nodes[i];
+        for (int j = 0; j < x->nin; j++)
+            indeg[i] += x->in[j] != NULL;
+        if (x->kind == WG_N_OP && wg_op_def_get(x->op)->updates_input)
+            for (size_t k = 0; k < n; k++)
+                indeg[i] += extra_dep(x, g->nodes[k]);
+    }
+    /* Repeated sweeps in id order: each picks every ready node, so the
+     * order is build order whenever build order is valid.  O(n * depth)
+     * in the worst case; graphs are built in order, so one sweep. */
+    size_t placed = 0;
+    bool progress = true;
+    while (placed < n && progress) {
+        progress = false;
+        for (size_t i = 0; i < n; i++) {
+            if (done[i] || indeg[i])
+                continue;
+            wgml_node *x = g->nodes[i];
+            done[i] = true;
+            progress = true;
+            x->order = (int)placed;
+            order[placed++] = x;
+            for (size_t k = 0; k < n; k++) {
+                wgml_node *y = g->nodes[k];
+                if (done[k])
+                    continue;
+                for (int j = 0; j < y->nin; j++)
+                    indeg[k] -= y->in[j] == x;
+                indeg[k] -= extra_dep(y, x);
+            }
+        }
+    }
+    free(indeg);
+    if (placed < n) {
+        wgml_node *stuck = NULL;
+        for (size_t i = 0; i < n && !stuck; i++)
+            if (!done[i])
+                stuck = g->nodes[i];
+        free(order);
+        free(done);
+        return wg_graph_fail(stuck, wg_fail(WGML_ERR_INVALID_ARG, "is on a cycle (its inputs depend on it)"), NULL);
+    }
+    free(done);
+    free(g->order);
+    g->order = order;
+    g->n_order = n;
+    return WGML_OK;
+}
+
+/* ------------------------------------------------------------ lifetimes */
+
+static void find_roots(wgml_graph *g)
+{
+    for (size_t i = 0; i < g->n_order; i++) {
+        wgml_node *x = g->order[i];
+        bool alias = x->kind == WG_N_VIEW || (x->kind == WG_N_OP && wg_op_def_get(x->op)->updates_input);
+        x->root = alias ? x->in[0]->root : x;
+        x->inplace_of = NULL;
+        x->in_arena = x->root == x && (x->kind == WG_N_INPUT || x->kind == WG_N_OP);
+        x->bytes = x->in_arena ? node_bytes_at_max(x) : 0;
+        x->last_use = x->order;
+    }
+    int end = (int)g->n_order;
+    for (size_t i = 0; i < g->n_order; i++) {
+        wgml_node *x = g->order[i];
+        for (int j = 0; j < x->nin; j++)
+            if (x->in[j] && x->in[j]->root->last_use < x->order)
+                x->in[j]->root->last_use = x->order;
+        /* A view or an update keeps its root alive as long as itself. */
+        if (x->root != x && x->root->last_use < x->order)
+            x->root->last_use = x->order;
+        if (x->output || x->kind == WG_N_INPUT)
+            x->root->last_use = end;
+    }
+    /* Views' last uses reach their root (a view read late keeps it). */
+    for (size_t i = g->n_order; i-- > 0;) {
+        wgml_node *x = g->order[i];
+        if (x->root != x && x->last_use > x->root->last_use)
+            x->root->last_use = x->last_use;
+    }
+}
+
+static int def_of(const wgml_node *x) { return x->kind == WG_N_INPUT ? -1 : x->order; }
+
+/* ------------------------------------------------------------ arena */
+
+typedef struct blk { uint64_t off, size; } blk;
+typedef struct freelist { blk *b; size_t n, cap; uint64_t end; } freelist;
+
+static uint64_t fl_alloc(freelist *f, uint64_t size)
+{
+    size_t best = SIZE_MAX;
+    for (size_t i = 0; i < f->n; i++)
+        if (f->b[i].size >= size && (best == SIZE_MAX || f->b[i].size < f->b[best].size))
+            best = i;
+    if (best != SIZE_MAX) {
+        uint64_t off = f->b[best].off;
+        f->b[best].off += size;
+        f->b[best].size -= size;
+        if (f->b[best].size == 0)
+            memmove(&f->b[best], &f->b[best + 1], (--f->n - best) * sizeof *f->b);
+        return off;
+    }
+    /* No block fits: grow the arena, starting inside a free tail block. */
+    if (f->n && f->b[f->n - 1].off + f->b[f->n - 1].size == f->end) {
+        uint64_t off = f->b[--f->n].off;
+        f->end = off + size;
+        return off;
+    }
+    uint64_t off = f->end;
+    f->end += size;
+    return off;
+}
+
+static bool fl_free(freelist *f, uint64_t off, uint64_t size)
+{
+    if (size == 0)
+        return true;
+    if (f->n == f->cap) {
+        size_t cap = f->cap ? 2 * f->cap : 32;
+        blk *q = realloc(f->b, cap * sizeof *q);
+        if (!q)
+            return false;
+        f->b = q;
+        f->cap = cap;
+    }
+    size_t at = 0;
+    while (at < f->n && f->b[at].off < off)
+        at++;
+    memmove(&f->b[at + 1], &f->b[at], (f->n - at) * sizeof *f->b);
+    f->b[at] = (blk){off, size};
+    f->n++;
+    /* merge with the next, then the previous */
+    if (at + 1 < f->n && f->b[at].off + f->b[at].size == f->b[at + 1].off) {
+        f->b[at].size += f->b[at + 1].size;
+        memmove(&f->b[at + 1], &f->b[at + 2], (f->n - at - 2) * sizeof *f->b);
+        f->n--;
+    }
+    if (at > 0 && f->b[at - 1].off + f->b[at - 1].size == f->b[at].off) {
+        f->b[at - 1].size += f->b[at].size;
+        memmove(&f->b[at], &f->b[at + 1], (f->n - at - 1) * sizeof *f->b);
+        f->n--;
+    }
+    return true;
+}
+
+/* An op may take its input 0's memory when that input is an arena root
+ * of the same size that dies here and the op is correct in place. */
+static wgml_node *inplace_donor(const wgml_graph *g, const wgml_node *x)
+{
+    if (g->opt.no_inplace || x->kind != WG_N_OP || !wg_op_def_get(x->op)->inplace || x->nin < 1 || !x->in[0])
+        return NULL;
+    wgml_node *r = x->in[0];
+    if (r->root != r || !r->in_arena || r->kind == WG_N_INPUT || r->output || r->last_use != x->order)
+        return NULL;
+    if (r->d.ndim != x->d.ndim || memcmp(r->d.shape, x->d.shape, sizeof(int64_t) * (size_t)x->d.ndim) ||
+        wg_dtype(r->d.dtype)->block_bytes != wg_dtype(x->d.dtype)->block_bytes || r->bytes != x->bytes)
+        return NULL;
+    /* Another input of x reading the same memory through a view would be
+     * a shifted alias: only the very view is safe. */
+    for (int i = 1; i < x->nin; i++)
+        if (x->in[i] && x->in[i]->root == r)
+            return NULL;
+    return r;
+}
+
+wgml_status wg_graph_plan(wgml_graph *g)
+{
+    wgml_status st = topo_order(g);
+    if (st != WGML_OK)
+        return st;
+    find_roots(g);
+    freelist f = {0};
+    uint64_t live = 0, peak = 0, sum = 0;
+    bool *donated = calloc(g->n ? g->n : 1, sizeof *donated);
+    if (!donated)
+        return wg_fail(WGML_ERR_OOM, "out of host memory planning the graph");
+    /* Inputs first: they live through the whole run. */
+    for (size_t i = 0; i < g->n_order; i++) {
+        wgml_node *x = g->order[i];
+        if (x->in_arena && x->kind == WG_N_INPUT) {
+            x->offset = fl_alloc(&f, wg_align_up(x->bytes, ALIGN));
+            live += x->bytes;
+            sum += x->bytes;
+        }
+    }
+    peak = live;
+    for (size_t i = 0; i < g->n_order; i++) {
+        wgml_node *x = g->order[i];
+        if (x->in_arena && x->kind == WG_N_OP) {
+            sum += x->bytes;
+            wgml_node *donor = inplace_donor(g, x);
+            if (donor) { /* its block passes to x, not to the free list */
+                x->offset = donor->offset;
+                x->inplace_of = donor;
+                donated[donor->id] = true;
+            } else {
+                x->offset = fl_alloc(&f, wg_align_up(x->bytes, ALIGN));
+                live += x->bytes;
+            }
+            if (live > peak)
+                peak = live;
+        }
+        /* Free every root that dies here (not a donor: its block is x's). */
+        for (int j = -1; j < x->nin; j++) {
+            wgml_node *r = j < 0 ? x : (x->in[j] ? x->in[j]->root : NULL);
+            if (!r || !r->in_arena || r->last_use != (int)i || r->kind == WG_N_INPUT)
+                continue;
+            bool again = false; /* freed already via another input slot */
+            for (int m = -1; m < j; m++) {
+                wgml_node *q = m < 0 ? x : (x->in[m] ? x->in[m]->root : NULL);
+                again = again || q == r;
+            }
+            if (again || donated[r->id])
+                continue;
+            if (!fl_free(&f, r->offset, wg_align_up(r->bytes, ALIGN))) {
+                free(f.b);
+                free(donated);
+                return wg_fail(WGML_ERR_OOM, "out of host memory planning the graph");
+            }
+            live -= r->bytes;
+        }
+    }
+    free(f.b);
+    free(donated);
+    g->arena_bytes = f.end;
+    g->peak = peak;
+    g->inter_bytes = sum;
+    return wg_graph_verify(g);
+}
+
+/* ------------------------------------------------------------ verifier */
+
+wgml_status wg_graph_verify(const wgml_graph *g)
+{
+    for (size_t i = 0; i < g->n_order; i++) {
+        const wgml_node *a = g->order[i];
+        if (!a->in_arena)
+            continue;
+        if (a->offset % ALIGN || a->offset + a->bytes > g->arena_bytes)
+            return wg_graph_fail(a, wg_fail(WGML_ERR_INTERNAL, "planner: [%llu, +%llu) is outside the %llu-byte arena",
+                                            (unsigned long long)a->offset, (unsigned long long)a->bytes,
+                                            (unsigned long long)g->arena_bytes), NULL);
+        for (size_t j = i + 1; j < g->n_order; j++) {
+            const wgml_node *b = g->order[j];
+            if (!b->in_arena || !a->bytes || !b->bytes)
+                continue;
+            int a0 = def_of(a), a1 = a->last_use, b0 = def_of(b), b1 = b->last_use;
+            if (a1 < b0 || b1 < a0)
+                continue; /* never live together */
+            /* An in-place chain shares one block, handing it over at the
+             * node where one dies and the next is made. */
+            const wgml_node *p = b;
+            bool chain = false;
+            while (p && !chain) {
+                chain = p->inplace_of == a;
+                p = p->inplace_of;
+            }
+            p = a;
+            while (p && !chain) {
+                chain = p->inplace_of == b;
+                p = p->inplace_of;
+            }
+            if (chain)
+                continue;
+            if (a->offset < b->offset + b->bytes && b->offset < a->offset + a->bytes) {
+                char la[160], lb[160];
+                return wg_fail(WGML_ERR_INTERNAL, "planner: %s [%llu, +%llu) live %d..%d overlaps %s [%llu, +%llu) "
+                               "live %d..%d", wg_node_label(a, la, sizeof la), (unsigned long long)a->offset,
+                               (unsigned long long)a->bytes, a0, a1, wg_node_label(b, lb, sizeof lb),
+                               (unsigned long long)b->offset, (unsigned long long)b->bytes, b0, b1);
+            }
+        }
+    }
+    return WGML_OK;
+}

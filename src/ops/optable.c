@@ -1,0 +1,709 @@
+/*
+ * The op table (optable.h): a check and an encode per op.  Checks are the
+ * shape inference of each op as wgml.h states it, written once here on
+ * descriptions (no tensors, no GPU); the encodes call the eager functions,
+ * which check the concrete operands again (layout, aliasing, quantised
+ * block rules), so a rule the check does not model still fails at
+ * compile, with the node named there.
+ */
+#include "optable.h"
+#include "elementwise.h"
+
+#include <string.h>
+
+const char *wg_desc_str(const wg_desc *d, const char *const *names, char *buf, size_t n)
+{
+    size_t u = (size_t)snprintf(buf, n, "[");
+    for (int i = 0; i < d->ndim && u < n; i++) {
+        const char *sep = i ? ", " : "";
+        if (wg_is_sym(d->shape[i]) && names && names[wg_sym_id(d->shape[i])])
+            u += (size_t)snprintf(buf + u, n - u, "%s%s", sep, names[wg_sym_id(d->shape[i])]);
+        else if (wg_is_sym(d->shape[i]))
+            u += (size_t)snprintf(buf + u, n - u, "%sdim%d", sep, wg_sym_id(d->shape[i]));
+        else
+            u += (size_t)snprintf(buf + u, n - u, "%s%lld", sep, (long long)d->shape[i]);
+    }
+    if (u < n)
+        snprintf(buf + u, n - u, "]");
+    return buf;
+}
+
+/* ------------------------------------------------------------ helpers */
+
+#define FAIL(code, ...) return wg_fail(code, __VA_ARGS__)
+
+static wgml_status same_as(const wg_desc *x, wg_desc *out)
+{
+    *out = *x;
+    return WGML_OK;
+}
+
+static int axis_of(const wg_desc *d, int axis)
+{
+    if (axis < 0)
+        axis += d->ndim;
+    return axis >= 0 && axis < d->ndim ? axis : -1;
+}
+
+static wgml_status need_fixed(int64_t v, const char *what)
+{
+    if (wg_is_sym(v))
+        FAIL(WGML_ERR_SHAPE, "%s is a symbolic dim: this op needs a fixed size there", what);
+    return WGML_OK;
+}
+
+/* Numpy broadcast of n descriptions (right-aligned); a symbolic dim
+ * broadcasts against 1 and itself only. */
+static wgml_status bcast(const wg_desc *const *d, int n, wg_desc *out)
+{
+    int nd = 0;
+    for (int i = 0; i < n; i++)
+        if (d[i] && d[i]->ndim > nd)
+            nd = d[i]->ndim;
+    out->ndim = nd;
+    for (int k = 0; k < nd; k++) {
+        int64_t v = 1;
+        for (int i = 0; i < n; i++) {
+            if (!d[i])
+                continue;
+            int j = d[i]->ndim - nd + k;
+            if (j < 0)
+                continue;
+            int64_t s = d[i]->shape[j];
+            if (s == v || s == 1)
+                continue;
+            if (v != 1) {
+                char a[96], b[96];
+                FAIL(WGML_ERR_SHAPE, "shapes %s and %s do not broadcast (dim %d)", wg_desc_str(d[0], NULL, a, sizeof a),
+                     wg_desc_str(d[i], NULL, b, sizeof b), k);
+            }
+            v = s;
+        }
+        out->shape[k] = v;
+    }
+    return WGML_OK;
+}
+
+static wgml_status need_dtype(const char *what, wgml_dtype t, uint32_t allowed)
+{
+    if (!(allowed & WG_DT_BIT(t)))
+        FAIL(WGML_ERR_DTYPE, "%s: dtype %s is not supported", what, wgml_dtype_name(t));
+    return WGML_OK;
+}
+
+/* ------------------------------------------------------------ elementwise */
+
+static wgml_status ck_unary(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out)
+{
+    if ((unsigned)p->sub >= WGML_UNARY_COUNT)
+        FAIL(WGML_ERR_INVALID_ARG, "unknown unary op %d", p->sub);
+    wgml_status st = need_dtype("x", in[0]->dtype, wg_unary_dtypes((wgml_unary_op)p->sub));
+    return st != WGML_OK ? st : same_as(in[0], out);
+}
+
+static wgml_status ck_binary(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out)
+{
+    if ((unsigned)p->sub >= WGML_BINARY_COUNT)
+        FAIL(WGML_ERR_INVALID_ARG, "unknown binary op %d", p->sub);
+    if (in[0]->dtype != in[1]->dtype)
+        FAIL(WGML_ERR_DTYPE, "a is %s but b is %s (cast one first)", wgml_dtype_name(in[0]->dtype),
+             wgml_dtype_name(in[1]->dtype));
+    wgml_status st = need_dtype("a", in[0]->dtype, wg_binary_dtypes((wgml_binary_op)p->sub));
+    if (st == WGML_OK)
+        st = bcast(in, 2, out);
+    out->dtype = p->sub >= WGML_EQ ? WGML_BOOL : in[0]->dtype;
+    return st;
+}
+
+static wgml_status ck_where(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out)
+{
+    if (in[0]->dtype != WGML_BOOL)
+        FAIL(WGML_ERR_DTYPE, "cond is %s; it must be bool", wgml_dtype_name(in[0]->dtype));
+    if (in[1]->dtype != in[2]->dtype)
+        FAIL(WGML_ERR_DTYPE, "a is %s but b is %s", wgml_dtype_name(in[1]->dtype), wgml_dtype_name(in[2]->dtype));
+    wgml_status st = bcast(in, 3, out);
+    out->dtype = in[1]->dtype;
+    return st;
+}
+
+static wgml_status ck_cast(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out)
+{
+    if (!wg_dtype(p->dtype) || !wg_dtype_is_plain(p->dtype) || !wg_dtype_is_plain(in[0]->dtype))
+        FAIL(WGML_ERR_DTYPE, "cast from %s to %s: plain dtypes only (dequantize quantised ones)",
+             wgml_dtype_name(in[0]->dtype), wg_dtype(p->dtype) ? wgml_dtype_name(p->dtype) : "?");
+    *out = *in[0];
+    out->dtype = p->dtype;
+    return WGML_OK;
+}
+
+static wgml_status ck_copy(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out)
+{
+    if (!wg_dtype_is_plain(in[0]->dtype))
+        FAIL(WGML_ERR_DTYPE, "copy of a quantised tensor (%s)", wgml_dtype_name(in[0]->dtype));
+    return same_as(in[0], out);
+}
+
+static wgml_status ck_fill(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out)
+{
+    if (!wg_dtype(p->dtype) || !wg_dtype_is_plain(p->dtype))
+        FAIL(WGML_ERR_DTYPE, "fill: plain dtypes only");
+    if (p->ndim < 0 || p->ndim > WGML_MAX_DIMS)
+        FAIL(WGML_ERR_SHAPE, "ndim %d: must be 0..%d", p->ndim, WGML_MAX_DIMS);
+    out->dtype = p->dtype;
+    out->ndim = p->ndim;
+    memcpy(out->shape, p->shape, sizeof out->shape);
+    return WGML_OK;
+}
+
+/* ------------------------------------------------------------ movement */
+
+static wgml_status ck_permute(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out)
+{
+    unsigned seen = 0;
+    *out = *in[0];
+    for (int i = 0; i < in[0]->ndim; i++) {
+        int64_t a = p->a[i];
+        if (a < 0 || a >= in[0]->ndim || (seen >> a & 1))
+            FAIL(WGML_ERR_INVALID_ARG, "perm is not a permutation of 0..%d", in[0]->ndim - 1);
+        seen |= 1u << a;
+        out->shape[i] = in[0]->shape[a];
+    }
+    return WGML_OK;
+}
+
+static wgml_status ck_repeat(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out)
+{
+    const wg_desc *x = in[0];
+    if (p->ndim < x->ndim || p->ndim > WGML_MAX_DIMS)
+        FAIL(WGML_ERR_SHAPE, "repeat to %d dims from %d", p->ndim, x->ndim);
+    for (int i = 0; i < p->ndim; i++) {
+        int j = i - (p->ndim - x->ndim);
+        int64_t s = j < 0 ? 1 : x->shape[j], o = p->shape[i];
+        if (s == o || s == 1)
+            continue;
+        wgml_status st = need_fixed(s, "a repeated dim");
+        if (st == WGML_OK)
+            st = need_fixed(o, "a repeated dim");
+        if (st != WGML_OK)
+            return st;
+        if (s == 0 || o % s)
+            FAIL(WGML_ERR_SHAPE, "dim %d: %lld is not a multiple of %lld", i, (long long)o, (long long)s);
+    }
+    out->dtype = x->dtype;
+    out->ndim = p->ndim;
+    memcpy(out->shape, p->shape, sizeof out->shape);
+    return WGML_OK;
+}
+
+static wgml_status ck_concat(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out)
+{
+    int a = axis_of(in[0], p->axis);
+    if (a < 0)
+        FAIL(WGML_ERR_INDEX, "axis %d out of range for %d dims", p->axis, in[0]->ndim);
+    *out = *in[0];
+    wgml_status st = need_fixed(in[0]->shape[a], "the concat axis");
+    for (int i = 1; i < nin && st == WGML_OK; i++) {
+        if (in[i]->dtype != in[0]->dtype || in[i]->ndim != in[0]->ndim)
+            FAIL(WGML_ERR_SHAPE, "input %d differs from input 0 in dtype or ndim", i);
+        for (int d = 0; d < in[0]->ndim; d++)
+            if (d != a && in[i]->shape[d] != in[0]->shape[d])
+                FAIL(WGML_ERR_SHAPE, "input %d: dim %d differs from input 0's", i, d);
+        if ((st = need_fixed(in[i]->shape[a], "the concat axis")) == WGML_OK)
+            out->shape[a] += in[i]->shape[a];
+    }
+    return st;
+}
+
+static wgml_status ck_pad(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out)
+{
+    *out = *in[0];
+    for (int i = 0; i < in[0]->ndim; i++) {
+        if (p->a[i] < 0 || p->b[i] < 0)
+            FAIL(WGML_ERR_INVALID_ARG, "negative padding on dim %d", i);
+        if (p->a[i] + p->b[i] == 0)
+            continue;
+        wgml_status st = need_fixed(in[0]->shape[i], "a padded dim");
+        if (st != WGML_OK)
+            return st;
+        out->shape[i] += p->a[i] + p->b[i];
+    }
+    return WGML_OK;
+}
+
+static wgml_status ck_same(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out)
+{
+    return same_as(in[0], out);
+}
+
+static wgml_status ck_tri(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out)
+{
+    if (in[0]->ndim < 2)
+        FAIL(WGML_ERR_SHAPE, "tri needs 2 or more dims, x has %d", in[0]->ndim);
+    return same_as(in[0], out);
+}
+
+static wgml_status ck_diag(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out)
+{
+    const wg_desc *x = in[0];
+    *out = *x;
+    if (p->flag) {
+        if (x->ndim < 1 || x->ndim >= WGML_MAX_DIMS)
+            FAIL(WGML_ERR_SHAPE, "diag to a matrix needs 1..%d dims, x has %d", WGML_MAX_DIMS - 1, x->ndim);
+        out->shape[x->ndim] = x->shape[x->ndim - 1];
+        out->ndim++;
+        return WGML_OK;
+    }
+    if (x->ndim < 2 || x->shape[x->ndim - 1] != x->shape[x->ndim - 2])
+        FAIL(WGML_ERR_SHAPE, "diag of a matrix needs square last two dims");
+    out->ndim--;
+    return WGML_OK;
+}
+
+/* ------------------------------------------------------------ indexing */
+
+static wgml_status need_i32(const char *what, const wg_desc *d)
+{
+    if (d->dtype != WGML_I32)
+        FAIL(WGML_ERR_DTYPE, "%s is %s; index tensors are i32", what, wgml_dtype_name(d->dtype));
+    return WGML_OK;
+}
+
+static wgml_status rows_out_dtype(const wg_desc *src, wgml_dtype want, wgml_dtype *dt)
+{
+    *dt = want;
+    if (!wg_dtype_is_plain(src->dtype) ? !wg_dtype_is_float(want) : want != src->dtype && want != WGML_F32)
+        FAIL(WGML_ERR_DTYPE, "out dtype %s: f32%s", wgml_dtype_name(want),
+             wg_dtype_is_plain(src->dtype) ? " or the table's dtype" : ", f16 or bf16 for a quantised table");
+    return WGML_OK;
+}
+
+static wgml_status ck_get_rows(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out)
+{
+    const wg_desc *src = in[0], *idx = in[1];
+    wgml_status st = need_i32("idx", idx);
+    if (st != WGML_OK || (st = rows_out_dtype(src, p->dtype, &out->dtype)) != WGML_OK)
+        return st;
+    int maxd = src->ndim - (wg_dtype_is_plain(src->dtype) ? 0 : 1);
+    if (idx->ndim < 1 || idx->ndim > maxd)
+        FAIL(WGML_ERR_SHAPE, "idx has %d dims; with a %d-D src it needs 1..%d", idx->ndim, src->ndim, maxd);
+    int kb = idx->ndim - 1;
+    for (int d = 0; d < kb; d++)
+        if (idx->shape[d] != src->shape[d])
+            FAIL(WGML_ERR_SHAPE, "batch dim %d of idx differs from src's", d);
+    out->ndim = src->ndim;
+    memcpy(out->shape, src->shape, sizeof out->shape);
+    out->shape[kb] = idx->shape[kb];
+    return WGML_OK;
+}
+
+static wgml_status ck_set_rows(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out)
+{
+    const wg_desc *dst = in[0], *idx = in[1], *src = in[2];
+    wgml_status st = need_i32("idx", idx);
+    if (st != WGML_OK)
+        return st;
+    if (src->ndim != dst->ndim || idx->ndim < 1 || idx->ndim > dst->ndim)
+        FAIL(WGML_ERR_SHAPE, "src must have dst's %d dims and idx 1..%d", dst->ndim, dst->ndim);
+    int kb = idx->ndim - 1;
+    for (int d = 0; d < dst->ndim; d++) {
+        int64_t want = d == kb ? idx->shape[kb] : dst->shape[d];
+        if (src->shape[d] != want)
+            FAIL(WGML_ERR_SHAPE, "src dim %d must be %s", d, d == kb ? "idx's length" : "dst's");
+    }
+    return same_as(dst, out);
+}
+
+static wgml_status ck_gather(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out)
+{
+    if (axis_of(in[0], p->axis) < 0)
+        FAIL(WGML_ERR_INDEX, "axis %d out of range for %d dims", p->axis, in[0]->ndim);
+    wgml_status st = need_i32("idx", in[1]);
+    if (st != WGML_OK)
+        return st;
+    if (in[1]->ndim != in[0]->ndim)
+        FAIL(WGML_ERR_SHAPE, "idx must have src's %d dims", in[0]->ndim);
+    *out = *in[1];
+    out->dtype = in[0]->dtype;
+    return WGML_OK;
+}
+
+static wgml_status ck_scatter_add(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out)
+{
+    if (axis_of(in[0], p->axis) < 0)
+        FAIL(WGML_ERR_INDEX, "axis %d out of range for %d dims", p->axis, in[0]->ndim);
+    wgml_status st = need_i32("idx", in[1]);
+    if (st != WGML_OK)
+        return st;
+    if (in[2]->dtype != in[0]->dtype)
+        FAIL(WGML_ERR_DTYPE, "src is %s, dst %s", wgml_dtype_name(in[2]->dtype), wgml_dtype_name(in[0]->dtype));
+    return same_as(in[0], out);
+}
+
+static wgml_status ck_index_select(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out)
+{
+    int a = axis_of(in[0], p->axis);
+    if (a < 0)
+        FAIL(WGML_ERR_INDEX, "axis %d out of range for %d dims", p->axis, in[0]->ndim);
+    wgml_status st = need_i32("idx", in[1]);
+    if (st != WGML_OK)
+        return st;
+    if (in[1]->ndim != 1)
+        FAIL(WGML_ERR_SHAPE, "idx must be 1-D, it has %d dims", in[1]->ndim);
+    *out = *in[0];
+    out->shape[a] = in[1]->shape[0];
+    return WGML_OK;
+}
+
+static wgml_status ck_one_hot(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out)
+{
+    wgml_status st = need_i32("idx", in[0]);
+    if (st != WGML_OK)
+        return st;
+    if (in[0]->ndim >= WGML_MAX_DIMS)
+        FAIL(WGML_ERR_SHAPE, "idx has %d dims; one_hot adds one (max %d)", in[0]->ndim, WGML_MAX_DIMS);
+    if (!wg_dtype(p->dtype) || !wg_dtype_is_plain(p->dtype))
+        FAIL(WGML_ERR_DTYPE, "one_hot: plain out dtypes only");
+    if (p->shape[0] < 1 && !wg_is_sym(p->shape[0]))
+        FAIL(WGML_ERR_SHAPE, "classes %lld must be >= 1", (long long)p->shape[0]);
+    *out = *in[0];
+    out->shape[out->ndim++] = p->shape[0];
+    out->dtype = p->dtype;
+    return WGML_OK;
+}
+
+static wgml_status ck_embedding(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out)
+{
+    const wg_desc *table = in[0], *ids = in[1];
+    wgml_status st = need_i32("ids", ids);
+    if (st != WGML_OK || (st = rows_out_dtype(table, p->dtype, &out->dtype)) != WGML_OK)
+        return st;
+    if (table->ndim != 2)
+        FAIL(WGML_ERR_SHAPE, "table must be [vocab, dim], it has %d dims", table->ndim);
+    if (ids->ndim >= WGML_MAX_DIMS)
+        FAIL(WGML_ERR_SHAPE, "ids has %d dims; embedding adds one (max %d)", ids->ndim, WGML_MAX_DIMS);
+    out->ndim = ids->ndim + 1;
+    memcpy(out->shape, ids->shape, sizeof out->shape);
+    out->shape[ids->ndim] = table->shape[1];
+    return WGML_OK;
+}
+
+static wgml_status ck_dequantize(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out)
+{
+    if (!wg_dtype_is_float(p->dtype))
+        FAIL(WGML_ERR_DTYPE, "dequantize to %s: f32, f16 or bf16", wg_dtype(p->dtype) ? wgml_dtype_name(p->dtype) : "?");
+    *out = *in[0];
+    out->dtype = p->dtype;
+    return WGML_OK;
+}
+
+/* ------------------------------------------------------------ reductions, sorts */
+
+static wgml_status ck_reduce(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out)
+{
+    if ((unsigned)p->sub >= WGML_REDUCE_COUNT)
+        FAIL(WGML_ERR_INVALID_ARG, "unknown reduce op %d", p->sub);
+    if (p->mask >> in[0]->ndim)
+        FAIL(WGML_ERR_INDEX, "axes mask 0x%x names axes past %d dims", p->mask, in[0]->ndim);
+    bool arg = p->sub == WGML_ARGMAX || p->sub == WGML_ARGMIN;
+    if (arg && (p->mask == 0 || (p->mask & (p->mask - 1))))
+        FAIL(WGML_ERR_INVALID_ARG, "argmax/argmin reduce exactly one axis (mask 0x%x)", p->mask);
+    *out = *in[0];
+    for (int i = 0; i < in[0]->ndim; i++)
+        if (p->mask >> i & 1)
+            out->shape[i] = 1;
+    out->dtype = arg ? WGML_I32 : in[0]->dtype;
+    return WGML_OK;
+}
+
+static wgml_status ck_cumsum(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out)
+{
+    if (axis_of(in[0], p->axis) < 0)
+        FAIL(WGML_ERR_INDEX, "axis %d out of range for %d dims", p->axis, in[0]->ndim);
+    return same_as(in[0], out);
+}
+
+static wgml_status ck_argsort(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out)
+{
+    if (in[0]->ndim < 1)
+        FAIL(WGML_ERR_SHAPE, "argsort of a scalar");
+    *out = *in[0];
+    out->dtype = WGML_I32;
+    return WGML_OK;
+}
+
+static wgml_status ck_top_k(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out)
+{
+    const wg_desc *x = in[0];
+    if (x->ndim < 1)
+        FAIL(WGML_ERR_SHAPE, "top_k of a scalar");
+    wgml_status st = need_fixed(x->shape[x->ndim - 1], "top_k's row");
+    if (st != WGML_OK)
+        return st;
+    if (p->k < 1 || p->k > x->shape[x->ndim - 1])
+        FAIL(WGML_ERR_INVALID_ARG, "k = %lld: must be 1..%lld", (long long)p->k, (long long)x->shape[x->ndim - 1]);
+    *out = *x;
+    out->shape[x->ndim - 1] = p->k;
+    out->dtype = p->flag ? WGML_I32 : x->dtype;
+    return WGML_OK;
+}
+
+/* ------------------------------------------------------------ rows */
+
+static wgml_status ck_softmax(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out)
+{
+    if (!wg_dtype_is_float(in[0]->dtype))
+        FAIL(WGML_ERR_DTYPE, "x is %s; softmax needs a float dtype", wgml_dtype_name(in[0]->dtype));
+    if (axis_of(in[0], p->softmax.axis) < 0)
+        FAIL(WGML_ERR_INDEX, "axis %d out of range for %d dims", p->softmax.axis, in[0]->ndim);
+    if (nin > 1 && in[1]) {
+        wg_desc b;
+        const wg_desc *pair[2] = {in[0], in[1]};
+        wgml_status st = bcast(pair, 2, &b);
+        if (st != WGML_OK)
+            return st;
+        for (int i = 0; i < b.ndim; i++)
+            if (b.ndim != in[0]->ndim || b.shape[i] != in[0]->shape[i])
+                FAIL(WGML_ERR_SHAPE, "the mask must broadcast to x's shape");
+    }
+    return same_as(in[0], out);
+}
+
+static wgml_status ck_norm(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out)
+{
+    if ((unsigned)p->norm.kind > WGML_BATCH_NORM)
+        FAIL(WGML_ERR_INVALID_ARG, "unknown norm kind %d", (int)p->norm.kind);
+    if (!wg_dtype_is_float(in[0]->dtype))
+        FAIL(WGML_ERR_DTYPE, "x is %s; norms need a float dtype", wgml_dtype_name(in[0]->dtype));
+    if (nin > 3 && in[3]) { /* residual: x's shape exactly */
+        if (in[3]->ndim != in[0]->ndim || memcmp(in[3]->shape, in[0]->shape, sizeof(int64_t) * (size_t)in[0]->ndim))
+            FAIL(WGML_ERR_SHAPE, "residual must have x's shape");
+    }
+    return same_as(in[0], out);
+}
+
+static wgml_status ck_rope(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out)
+{
+    if (in[0]->ndim < 3)
+        FAIL(WGML_ERR_SHAPE, "rope needs x [..., seq, heads, head_dim], x has %d dims", in[0]->ndim);
+    wgml_status st = need_i32("pos", in[1]);
+    if (st != WGML_OK)
+        return st;
+    return same_as(in[0], out);
+}
+
+static wgml_status ck_glu(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out)
+{
+    if ((unsigned)p->sub > WGML_REGLU)
+        FAIL(WGML_ERR_INVALID_ARG, "unknown glu kind %d", p->sub);
+    const wg_desc *x = in[0];
+    if (x->ndim < 1)
+        FAIL(WGML_ERR_SHAPE, "glu of a scalar");
+    *out = *x;
+    if (nin > 1 && in[1]) {
+        if (in[1]->ndim != x->ndim || memcmp(in[1]->shape, x->shape, sizeof(int64_t) * (size_t)x->ndim))
+            FAIL(WGML_ERR_SHAPE, "gate must have x's shape");
+        return WGML_OK;
+    }
+    int64_t n = x->shape[x->ndim - 1];
+    wgml_status st = need_fixed(n, "glu's last dim");
+    if (st != WGML_OK)
+        return st;
+    if (n % 2)
+        FAIL(WGML_ERR_SHAPE, "x's last dim %lld is odd: it holds two halves", (long long)n);
+    out->shape[x->ndim - 1] = n / 2;
+    return WGML_OK;
+}
+
+static wgml_status ck_sample(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out)
+{
+    if (in[0]->ndim != 2 || in[0]->dtype != WGML_F32)
+        FAIL(WGML_ERR_SHAPE, "logits must be f32 [rows, vocab]");
+    out->dtype = WGML_I32;
+    out->ndim = 1;
+    out->shape[0] = in[0]->shape[0];
+    return WGML_OK;
+}
+
+/* ------------------------------------------------------------ encodes */
+
+#define T(i) (in[i])
+
+static wgml_status en_unary(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+{
+    return wgml_unary((wgml_unary_op)p->sub, T(0), out, p->f[0], p->f[1]);
+}
+static wgml_status en_binary(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+{
+    return wgml_binary((wgml_binary_op)p->sub, T(0), T(1), out);
+}
+static wgml_status en_where(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+{
+    return wgml_where(T(0), T(1), T(2), out);
+}
+static wgml_status en_cast(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+{
+    return wgml_cast(T(0), out);
+}
+static wgml_status en_copy(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+{
+    return wgml_copy(T(0), out);
+}
+static wgml_status en_fill(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+{
+    return wgml_fill(out, p->value);
+}
+static wgml_status en_permute(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+{
+    int perm[WGML_MAX_DIMS];
+    for (int i = 0; i < WGML_MAX_DIMS; i++)
+        perm[i] = (int)p->a[i];
+    return wgml_permute(T(0), perm, out);
+}
+static wgml_status en_repeat(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+{
+    return wgml_repeat(T(0), out);
+}
+static wgml_status en_concat(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+{
+    return wgml_concat(in, nin, p->axis, out);
+}
+static wgml_status en_pad(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+{
+    return wgml_pad(T(0), p->a, p->b, (wgml_pad_mode)p->sub, p->value, out);
+}
+static wgml_status en_flip(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+{
+    return wgml_flip(T(0), p->mask, out);
+}
+static wgml_status en_roll(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+{
+    return wgml_roll(T(0), p->a, out);
+}
+static wgml_status en_tri(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+{
+    return wgml_tri(T(0), p->flag, p->k, out);
+}
+static wgml_status en_diag(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+{
+    return wgml_diag(T(0), out);
+}
+static wgml_status en_get_rows(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+{
+    return wgml_get_rows(T(0), T(1), out);
+}
+/* In-place updates: out is a view of input 0 (the graph binds it so). */
+static wgml_status en_set_rows(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+{
+    return wgml_set_rows(out, T(1), T(2));
+}
+static wgml_status en_gather(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+{
+    return wgml_gather(T(0), p->axis, T(1), out);
+}
+static wgml_status en_scatter_add(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+{
+    return wgml_scatter_add(out, p->axis, T(1), T(2));
+}
+static wgml_status en_index_select(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+{
+    return wgml_index_select(T(0), p->axis, T(1), out);
+}
+static wgml_status en_one_hot(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+{
+    return wgml_one_hot(T(0), out);
+}
+static wgml_status en_embedding(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+{
+    return wgml_embedding(T(0), T(1), out);
+}
+static wgml_status en_dequantize(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+{
+    return wgml_dequantize(T(0), out);
+}
+static wgml_status en_reduce(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+{
+    return wgml_reduce((wgml_reduce_op)p->sub, T(0), p->mask, p->f[0], out);
+}
+static wgml_status en_cumsum(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+{
+    return wgml_cumsum(T(0), p->axis, p->flag, out);
+}
+static wgml_status en_argsort(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+{
+    return wgml_argsort(T(0), p->flag, out);
+}
+static wgml_status en_top_k(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+{
+    return wgml_top_k(T(0), p->k, p->flag ? NULL : out, p->flag ? out : NULL);
+}
+static wgml_status en_softmax(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+{
+    return wgml_softmax(T(0), nin > 1 ? T(1) : NULL, nin > 2 ? T(2) : NULL, &p->softmax, out);
+}
+static wgml_status en_norm(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+{
+    wgml_norm_params q = p->norm;
+    q.weight = nin > 1 ? T(1) : NULL;
+    q.bias = nin > 2 ? T(2) : NULL;
+    q.residual = nin > 3 ? T(3) : NULL;
+    q.mean = q.var = NULL;
+    q.sum_out = NULL;
+    return wgml_norm(T(0), &q, out);
+}
+static wgml_status en_rope(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+{
+    wgml_rope_params q = p->rope;
+    q.freq_factors = nin > 2 ? T(2) : NULL;
+    return wgml_rope(T(0), T(1), &q, out);
+}
+static wgml_status en_glu(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+{
+    return wgml_glu((wgml_glu_kind)p->sub, T(0), nin > 1 ? T(1) : NULL, p->flag, out);
+}
+static wgml_status en_sample(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+{
+    return wgml_sample(T(0), &p->sample, out);
+}
+
+/* ------------------------------------------------------------ the table */
+
+#define ROW(id, nm, lo, hi, ip, up, ck, en) [id] = {nm, lo, hi, ip, up, ck, en}
+static const wg_op_def table[] = {
+    ROW(WG_OP_UNARY, "unary", 1, 1, true, false, ck_unary, en_unary),
+    ROW(WG_OP_BINARY, "binary", 2, 2, true, false, ck_binary, en_binary),
+    ROW(WG_OP_WHERE, "where", 3, 3, false, false, ck_where, en_where),
+    ROW(WG_OP_CAST, "cast", 1, 1, false, false, ck_cast, en_cast),
+    ROW(WG_OP_COPY, "copy", 1, 1, false, false, ck_copy, en_copy),
+    ROW(WG_OP_FILL, "fill", 0, 0, false, false, ck_fill, en_fill),
+    ROW(WG_OP_PERMUTE, "permute", 1, 1, false, false, ck_permute, en_permute),
+    ROW(WG_OP_REPEAT, "repeat", 1, 1, false, false, ck_repeat, en_repeat),
+    ROW(WG_OP_CONCAT, "concat", 1, WG_OP_MAX_IN, false, false, ck_concat, en_concat),
+    ROW(WG_OP_PAD, "pad", 1, 1, false, false, ck_pad, en_pad),
+    ROW(WG_OP_FLIP, "flip", 1, 1, false, false, ck_same, en_flip),
+    ROW(WG_OP_ROLL, "roll", 1, 1, false, false, ck_same, en_roll),
+    ROW(WG_OP_TRI, "tri", 1, 1, true, false, ck_tri, en_tri),
+    ROW(WG_OP_DIAG, "diag", 1, 1, false, false, ck_diag, en_diag),
+    ROW(WG_OP_GET_ROWS, "get_rows", 2, 2, false, false, ck_get_rows, en_get_rows),
+    ROW(WG_OP_SET_ROWS, "set_rows", 3, 3, false, true, ck_set_rows, en_set_rows),
+    ROW(WG_OP_GATHER, "gather", 2, 2, false, false, ck_gather, en_gather),
+    ROW(WG_OP_SCATTER_ADD, "scatter_add", 3, 3, false, true, ck_scatter_add, en_scatter_add),
+    ROW(WG_OP_INDEX_SELECT, "index_select", 2, 2, false, false, ck_index_select, en_index_select),
+    ROW(WG_OP_ONE_HOT, "one_hot", 1, 1, false, false, ck_one_hot, en_one_hot),
+    ROW(WG_OP_EMBEDDING, "embedding", 2, 2, false, false, ck_embedding, en_embedding),
+    ROW(WG_OP_DEQUANTIZE, "dequantize", 1, 1, false, false, ck_dequantize, en_dequantize),
+    ROW(WG_OP_REDUCE, "reduce", 1, 1, false, false, ck_reduce, en_reduce),
+    ROW(WG_OP_CUMSUM, "cumsum", 1, 1, true, false, ck_cumsum, en_cumsum),
+    ROW(WG_OP_ARGSORT, "argsort", 1, 1, false, false, ck_argsort, en_argsort),
+    ROW(WG_OP_TOP_K, "top_k", 1, 1, false, false, ck_top_k, en_top_k),
+    ROW(WG_OP_SOFTMAX, "softmax", 1, 3, true, false, ck_softmax, en_softmax),
+    ROW(WG_OP_NORM, "norm", 1, 4, true, false, ck_norm, en_norm),
+    ROW(WG_OP_ROPE, "rope", 2, 3, true, false, ck_rope, en_rope),
+    ROW(WG_OP_GLU, "glu", 1, 2, false, false, ck_glu, en_glu),
+    ROW(WG_OP_SAMPLE, "sample", 1, 1, false, false, ck_sample, en_sample),
+};
+_Static_assert(sizeof table / sizeof *table == WG_OP_COUNT, "the op table and enum wg_op are out of step");
+
+const wg_op_def *wg_op_def_get(int op)
+{
+    return op >= 0 && op < WG_OP_COUNT && table[op].check ? &table[op] : NULL;
+}

@@ -1,0 +1,85 @@
+/*
+ * The op table: one row per op with a pure *check* (operand descriptions
+ * and parameters -> output description, or an error with a message; no
+ * GPU, no allocation) and an *encode* (bound tensors -> dispatches into the
+ * context's current target, which may be a recorder).  The graph layer
+ * builds nodes with check alone and records encodes once at compile; an
+ * eager graph (wgml_graph_create_eager) runs both per node and is how a
+ * caller lets wgml make an op's output.
+ *
+ * Shapes in a check may hold symbolic dims (sentinels from
+ * wgml_graph_dim, WGML_SYMBOLIC_BASE - id): a check compares them for
+ * equality and broadcasts them against 1, and refuses arithmetic on them
+ * (a concat along a symbolic axis) with a message.  Compile binds them and
+ * encodes with concrete shapes, so the eager functions check again there.
+ */
+#ifndef WGML_OPTABLE_H
+#define WGML_OPTABLE_H
+
+#include "ops.h"
+#include "wgml_graph.h"
+
+#define WG_OP_MAX_IN 6
+
+typedef enum wg_op {
+    WG_OP_UNARY, WG_OP_BINARY, WG_OP_WHERE, WG_OP_CAST, WG_OP_COPY, WG_OP_FILL,
+    WG_OP_PERMUTE, WG_OP_REPEAT, WG_OP_CONCAT, WG_OP_PAD, WG_OP_FLIP, WG_OP_ROLL, WG_OP_TRI, WG_OP_DIAG,
+    WG_OP_GET_ROWS, WG_OP_SET_ROWS, WG_OP_GATHER, WG_OP_SCATTER_ADD, WG_OP_INDEX_SELECT, WG_OP_ONE_HOT,
+    WG_OP_EMBEDDING, WG_OP_DEQUANTIZE,
+    WG_OP_REDUCE, WG_OP_CUMSUM, WG_OP_ARGSORT, WG_OP_TOP_K,
+    WG_OP_SOFTMAX, WG_OP_NORM, WG_OP_ROPE, WG_OP_GLU, WG_OP_SAMPLE,
+    WG_OP_COUNT
+} wg_op;
+
+/* What a check sees of an operand: logical shape and dtype (layout is the
+ * encode's business: every eager op takes any strides). */
+typedef struct wg_desc {
+    wgml_dtype dtype;
+    int ndim;
+    int64_t shape[WGML_MAX_DIMS];
+} wg_desc;
+
+/* Parameters of every op, one struct (unused fields zero).  Tensor
+ * operands of the public param structs (norm weight, rope freq_factors)
+ * are inputs instead; their pointers here are ignored. */
+typedef struct wg_op_params {
+    int sub;            /* unary/binary/reduce op, glu kind, pad mode */
+    int axis;
+    int flag;           /* exclusive, descending, upper, swapped, diag direction, top_k output */
+    unsigned mask;      /* reduce axes, flip axes */
+    float f[2];         /* unary p0 p1, reduce p0 */
+    int64_t k;          /* tri diagonal, top_k k */
+    int64_t a[WGML_MAX_DIMS], b[WGML_MAX_DIMS]; /* perm, pad before/after, roll shifts */
+    double value;       /* fill, pad */
+    wgml_dtype dtype;   /* cast, fill, one_hot, get_rows, embedding, dequantize out dtype */
+    int ndim;           /* fill, repeat out shape; one_hot classes in shape[0] */
+    int64_t shape[WGML_MAX_DIMS];
+    wgml_softmax_params softmax;
+    wgml_norm_params norm;
+    wgml_rope_params rope;
+    wgml_sample_params sample;
+} wg_op_params;
+
+typedef struct wg_op_def {
+    const char *name;
+    int min_in, max_in;   /* inputs; those past min_in may be NULL (absent) */
+    /* The output may be the very input 0 view (wgml.h's in-place list):
+     * the planner may give it input 0's memory when input 0 dies here. */
+    bool inplace;
+    /* The op updates input 0 in place and its node is that tensor after
+     * the update (set_rows, scatter_add). */
+    bool updates_input;
+    wgml_status (*check)(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out);
+    wgml_status (*encode)(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out);
+} wg_op_def;
+
+/* The row of op (NULL when out of range). */
+const wg_op_def *wg_op_def_get(int op);
+
+/* Symbolic dims (wgml_graph.h): a sentinel per graph dim id. */
+static inline bool wg_is_sym(int64_t d) { return d <= WGML_SYMBOLIC_BASE && d > WGML_SYMBOLIC_BASE - WGML_MAX_GRAPH_DIMS; }
+static inline int wg_sym_id(int64_t d) { return (int)(WGML_SYMBOLIC_BASE - d); }
+/* "[seq, 4096]" with symbolic dims by name when names is given. */
+const char *wg_desc_str(const wg_desc *d, const char *const *names, char *buf, size_t n);
+
+#endif
