@@ -289,8 +289,416 @@ static void random_graphs(void)
     }
 }
 
+static float *host_f32(int64_t n, double lo, double hi)
+{
+    float *h = malloc((size_t)n * 4);
+    for (int64_t i = 0; i < n; i++)
+        h[i] = (float)t_uniform(lo, hi);
+    return h;
+}
+
+/* Every row of the op table is filled and every op has a builder that a
+ * graph accepts (the random graphs cover most; this names the table). */
+static void op_table_complete(void)
+{
+    for (int i = 0; i < WG_OP_COUNT; i++) {
+        const wg_op_def *d = wg_op_def_get(i);
+        CHECK(d && d->name && d->check && d->encode && d->min_in <= d->max_in && d->max_in <= WG_OP_MAX_IN,
+              "op table row %d is incomplete", i);
+        for (int j = 0; d && j < i; j++)
+            CHECK(strcmp(wg_op_def_get(j)->name, d->name), "op table: '%s' twice", d->name);
+    }
+    CHECK(wg_op_def_get(WG_OP_COUNT) == NULL && wg_op_def_get(-1) == NULL, "rows past the table");
+}
+
+/* Symbolic dims: one compile at the maxima, then runs at other lengths
+ * match an eager run at that length and compile no kernel. */
+static void symbolic_dims_rebind_without_compiling(void)
+{
+    wgml_graph *g = NULL;
+    CHECK_OK(wgml_graph_create(t_ctx, &g));
+    int64_t seq;
+    CHECK_OK(wgml_graph_dim(g, "seq", 40, &seq));
+    const int64_t D = 48;
+    wgml_node *x, *w, *n, *sm, *y, *sum;
+    CHECK_OK(wgml_graph_input(g, "x", WGML_F32, 2, (int64_t[]){seq, D}, &x));
+    CHECK_OK(wgml_graph_input(g, "w", WGML_F32, 1, (int64_t[]){D}, &w));
+    wgml_norm_params np = {WGML_RMS_NORM, 1e-6f, 0, 0, 0, 0, 0, 0, 0};
+    CHECK_OK(wgml_g_norm(g, x, &np, w, NULL, NULL, &n));
+    CHECK_OK(wgml_g_softmax(g, n, NULL, NULL, NULL, &sm));
+    CHECK_OK(wgml_g_binary(g, WGML_ADD, sm, x, &y));
+    CHECK_OK(wgml_g_reduce(g, WGML_SUM, y, 1, 0, &sum));
+    CHECK_OK(wgml_graph_output(g, y));
+    CHECK_OK(wgml_graph_output(g, sum));
+    CHECK(wgml_node_dim(x, 0) == seq, "before compile a symbolic dim reads as its sentinel");
+    CHECK_OK(wgml_graph_compile(g, NULL));
+    wgml_ctx_stats s0, s1;
+    float *wh = host_f32(D, 0.5, 1.5);
+    const int64_t lens[] = {5, 1, 40, 17, 5, 0, 33};
+    for (size_t k = 0; k < sizeof lens / sizeof *lens; k++) {
+        int64_t L = lens[k];
+        CHECK_OK(wgml_ctx_stats_get(t_ctx, &s0));
+        CHECK_OK(wgml_graph_bind_dim(g, seq, L));
+        CHECK(wgml_node_dim(x, 0) == L, "bound dim reads %lld", (long long)wgml_node_dim(x, 0));
+        float *xh = host_f32(L * D + 1, -2, 2);
+        CHECK_OK(wgml_graph_write(g, x, xh, (uint64_t)(L * D) * 4));
+        CHECK_OK(wgml_graph_write(g, w, wh, D * 4));
+        CHECK_OK(wgml_graph_run(g));
+        float *got = malloc((size_t)(L * D + 1) * 4), *gs = malloc((size_t)D * 4);
+        CHECK_OK(wgml_graph_read(g, y, got, (uint64_t)(L * D) * 4));
+        CHECK_OK(wgml_graph_read(g, sum, gs, D * 4));
+        CHECK_OK(wgml_ctx_stats_get(t_ctx, &s1));
+        CHECK(s1.pipelines_compiled == s0.pipelines_compiled, "binding seq = %lld compiled %llu kernels",
+              (long long)L, (unsigned long long)(s1.pipelines_compiled - s0.pipelines_compiled));
+        /* the same ops eagerly at this length */
+        wgml_graph *e = NULL;
+        wgml_node *ex, *ew, *en, *esm, *ey, *esum;
+        CHECK_OK(wgml_graph_create_eager(t_ctx, &e));
+        CHECK_OK(wgml_graph_input(e, "x", WGML_F32, 2, (int64_t[]){L, D}, &ex));
+        CHECK_OK(wgml_graph_write(e, ex, xh, (uint64_t)(L * D) * 4));
+        CHECK_OK(wgml_graph_input(e, "w", WGML_F32, 1, (int64_t[]){D}, &ew));
+        CHECK_OK(wgml_graph_write(e, ew, wh, D * 4));
+        CHECK_OK(wgml_g_norm(e, ex, &np, ew, NULL, NULL, &en));
+        CHECK_OK(wgml_g_softmax(e, en, NULL, NULL, NULL, &esm));
+        CHECK_OK(wgml_g_binary(e, WGML_ADD, esm, ex, &ey));
+        CHECK_OK(wgml_g_reduce(e, WGML_SUM, ey, 1, 0, &esum));
+        float *want = malloc((size_t)(L * D + 1) * 4), *ws = malloc((size_t)D * 4);
+        CHECK_OK(wgml_graph_read(e, ey, want, (uint64_t)(L * D) * 4));
+        CHECK_OK(wgml_graph_read(e, esum, ws, D * 4));
+        CHECK(!memcmp(got, want, (size_t)(L * D) * 4) && !memcmp(gs, ws, (size_t)D * 4),
+              "seq = %lld: graph and eager differ", (long long)L);
+        wgml_graph_free(e);
+        free(xh), free(got), free(gs), free(want), free(ws);
+    }
+    wgml_graph_stats gs;
+    CHECK_OK(wgml_graph_stats_get(g, &gs));
+    CHECK(gs.recordings == 6, "recordings %llu: 1 at compile + 5 new lengths (5 again is cached)",
+          (unsigned long long)gs.recordings);
+    free(wh);
+    wgml_graph_free(g);
+}
+
+/* Pure graph runs at new lengths after warm-up compile nothing at all. */
+static void rebinding_compiles_no_pipeline(void)
+{
+    wgml_graph *g = NULL;
+    CHECK_OK(wgml_graph_create(t_ctx, &g));
+    int64_t seq, kv;
+    CHECK_OK(wgml_graph_dim(g, "seq", 64, &seq));
+    CHECK_OK(wgml_graph_dim(g, "kv", 64, &kv));
+    wgml_node *x, *m, *sc, *a, *b, *sm, *r, *pos, *cache, *c1, *view, *red;
+    wgml_tensor *kvt = NULL;
+    CHECK_OK(wgml_tensor_new(t_ctx, WGML_F32, 2, (int64_t[]){64, 32}, &kvt));
+    CHECK_OK(wgml_graph_input(g, "x", WGML_F32, 2, (int64_t[]){seq, 32}, &x));
+    CHECK_OK(wgml_graph_input(g, "pos", WGML_I32, 1, (int64_t[]){seq}, &pos));
+    CHECK_OK(wgml_graph_input(g, "scores", WGML_F32, 2, (int64_t[]){seq, kv}, &sc));
+    CHECK_OK(wgml_graph_input(g, "mask", WGML_F32, 2, (int64_t[]){seq, kv}, &m));
+    CHECK_OK(wgml_graph_tensor(g, "kv_cache", kvt, &cache));
+    CHECK_OK(wgml_g_set_rows(g, cache, pos, x, &c1));
+    CHECK_OK(wgml_g_slice(g, c1, 0, 0, kv, 1, &view));
+    CHECK_OK(wgml_g_reduce(g, WGML_SUM, view, 1, 0, &red));
+    wgml_softmax_params sp = {-1, 0.125f, 0, 0};
+    CHECK_OK(wgml_g_softmax(g, sc, m, NULL, &sp, &sm));
+    CHECK_OK(wgml_g_unary(g, WGML_SILU, x, 0, 0, &a));
+    CHECK_OK(wgml_g_glu(g, WGML_SWIGLU, a, x, 0, &b));
+    CHECK_OK(wgml_g_binary(g, WGML_ADD, b, x, &r));
+    CHECK_OK(wgml_graph_output(g, r));
+    CHECK_OK(wgml_graph_output(g, sm));
+    CHECK_OK(wgml_graph_output(g, red));
+    CHECK_OK(wgml_graph_compile(g, NULL));
+    wgml_ctx_stats s0, s1;
+    CHECK_OK(wgml_ctx_stats_get(t_ctx, &s0));
+    for (int64_t L = 1, K = 1; L <= 64; L = L * 3 + 1, K = K * 2 + 3) {
+        CHECK_OK(wgml_graph_bind_dim(g, seq, L));
+        CHECK_OK(wgml_graph_bind_dim(g, kv, K > 64 ? 64 : K));
+        int32_t *p = malloc((size_t)L * 4);
+        for (int64_t i = 0; i < L; i++)
+            p[i] = (int32_t)i;
+        CHECK_OK(wgml_graph_write(g, pos, p, (uint64_t)L * 4));
+        CHECK_OK(wgml_graph_run(g));
+        CHECK_OK(wgml_graph_wait(g));
+        free(p);
+    }
+    CHECK_OK(wgml_ctx_stats_get(t_ctx, &s1));
+    CHECK(s1.pipelines_compiled == s0.pipelines_compiled, "rebinding dims compiled %llu pipelines",
+          (unsigned long long)(s1.pipelines_compiled - s0.pipelines_compiled));
+    wgml_graph_free(g);
+    wgml_tensor_free(kvt);
+}
+
+/* A KV cache across runs: each decode step writes its rows at positions
+ * and reads the cache up to the current length, nothing through the host. */
+static void state_persists_across_runs(void)
+{
+    enum { MAXCTX = 16, D = 8 };
+    wgml_tensor *kvt = NULL;
+    CHECK_OK(wgml_tensor_new(t_ctx, WGML_F32, 2, (int64_t[]){MAXCTX, D}, &kvt));
+    wgml_graph *g = NULL;
+    CHECK_OK(wgml_graph_create(t_ctx, &g));
+    int64_t seq, kv;
+    CHECK_OK(wgml_graph_dim(g, "seq", MAXCTX, &seq));
+    CHECK_OK(wgml_graph_dim(g, "kv", MAXCTX, &kv));
+    wgml_node *x, *pos, *cache, *c1, *view, *sum;
+    CHECK_OK(wgml_graph_input(g, "x", WGML_F32, 2, (int64_t[]){seq, D}, &x));
+    CHECK_OK(wgml_graph_input(g, "pos", WGML_I32, 1, (int64_t[]){seq}, &pos));
+    CHECK_OK(wgml_graph_tensor(g, "cache", kvt, &cache));
+    CHECK_OK(wgml_g_set_rows(g, cache, pos, x, &c1));
+    CHECK_OK(wgml_g_slice(g, c1, 0, 0, kv, 1, &view));
+    CHECK_OK(wgml_g_reduce(g, WGML_SUM, view, 1, 0, &sum));
+    CHECK_OK(wgml_graph_output(g, sum));
+    CHECK_OK(wgml_graph_compile(g, NULL));
+    double want[MAXCTX][D] = {{0}};
+    int64_t at = 0;
+    const int64_t steps[] = {3, 1, 1, 4, 1};
+    for (size_t k = 0; k < sizeof steps / sizeof *steps; k++) {
+        int64_t L = steps[k];
+        float xh[MAXCTX * D];
+        int32_t ph[MAXCTX];
+        for (int64_t i = 0; i < L; i++) {
+            ph[i] = (int32_t)(at + i);
+            for (int j = 0; j < D; j++)
+                want[at + i][j] = xh[i * D + j] = (float)(k * 100 + i * 10 + j);
+        }
+        CHECK_OK(wgml_graph_bind_dim(g, seq, L));
+        CHECK_OK(wgml_graph_bind_dim(g, kv, at + L));
+        CHECK_OK(wgml_graph_write(g, x, xh, (uint64_t)(L * D) * 4));
+        CHECK_OK(wgml_graph_write(g, pos, ph, (uint64_t)L * 4));
+        CHECK_OK(wgml_graph_run(g));
+        at += L;
+        float got[D];
+        CHECK_OK(wgml_graph_read(g, sum, got, sizeof got));
+        for (int j = 0; j < D; j++) {
+            double s = 0;
+            for (int64_t i = 0; i < at; i++)
+                s += want[i][j];
+            CHECK(got[j] == (float)s, "step %zu: sum[%d] = %g, want %g", k, j, (double)got[j], s);
+        }
+    }
+    float all[MAXCTX * D];
+    CHECK_OK(wgml_tensor_download(kvt, all, sizeof all));
+    for (int64_t i = 0; i < MAXCTX; i++)
+        for (int j = 0; j < D; j++)
+            CHECK(all[i * D + j] == (float)(i < at ? want[i][j] : 0), "cache[%lld][%d]", (long long)i, j);
+    wgml_graph_free(g);
+    wgml_tensor_free(kvt);
+}
+
+/* A get_rows with a bad index inside a graph: WGML_ERR_INDEX at the next
+ * read, naming the op, and its output keeps its last contents. */
+static void bad_index_in_graph(void)
+{
+    wgml_graph *g = NULL;
+    CHECK_OK(wgml_graph_create(t_ctx, &g));
+    wgml_node *tab, *idx, *rows, *y;
+    CHECK_OK(wgml_graph_input(g, "table", WGML_F32, 2, (int64_t[]){5, 4}, &tab));
+    CHECK_OK(wgml_graph_input(g, "idx", WGML_I32, 1, (int64_t[]){3}, &idx));
+    CHECK_OK(wgml_g_get_rows(g, tab, idx, WGML_F32, &rows));
+    CHECK_OK(wgml_g_unary(g, WGML_NEG, rows, 0, 0, &y));
+    CHECK_OK(wgml_graph_output(g, rows));
+    CHECK_OK(wgml_graph_output(g, y));
+    CHECK_OK(wgml_graph_compile(g, NULL));
+    float th[20];
+    for (int i = 0; i < 20; i++)
+        th[i] = (float)i;
+    int32_t good[3] = {4, 0, 2}, bad[3] = {1, 7, 0};
+    CHECK_OK(wgml_graph_write(g, tab, th, sizeof th));
+    CHECK_OK(wgml_graph_write(g, idx, good, sizeof good));
+    CHECK_OK(wgml_graph_run(g));
+    float before[12], after[12];
+    CHECK_OK(wgml_graph_read(g, rows, before, sizeof before));
+    CHECK(before[0] == 16 && before[4] == 0 && before[8] == 8, "good indices gave wrong rows");
+    CHECK_OK(wgml_graph_write(g, idx, bad, sizeof bad));
+    CHECK_OK(wgml_graph_run(g));
+    wgml_status st = wgml_graph_read(g, rows, after, sizeof after);
+    CHECK(st == WGML_ERR_INDEX && strstr(wgml_last_error(), "get_rows") && strstr(wgml_last_error(), "7"),
+          "bad index: %s: %s", wgml_status_name(st), wgml_last_error());
+    CHECK_OK(wgml_graph_read(g, rows, after, sizeof after));
+    CHECK(!memcmp(before, after, sizeof after), "the bad get_rows wrote its output");
+    wgml_graph_free(g);
+}
+
+static void expect(wgml_status got, wgml_status want, const char *needle, const char *what)
+{
+    const char *m = wgml_last_error();
+    printf("    %s: %s\n", what, m);
+    CHECK(got == want && strstr(m, needle), "%s: %s (%s), want %s with '%s'", what, wgml_status_name(got), m,
+          wgml_status_name(want), needle);
+}
+
+static void bad_graphs_name_the_node(void)
+{
+    wgml_graph *g = NULL;
+    CHECK_OK(wgml_graph_create(t_ctx, &g));
+    int64_t seq, other;
+    CHECK_OK(wgml_graph_dim(g, "seq", 8, &seq));
+    CHECK_OK(wgml_graph_dim(g, "other", 8, &other));
+    wgml_node *a, *b, *c, *u1, *u2, *u3, *bad = NULL;
+    CHECK_OK(wgml_graph_input(g, "a", WGML_F32, 2, (int64_t[]){3, 4}, &a));
+    CHECK_OK(wgml_graph_input(g, "b", WGML_F32, 2, (int64_t[]){5, 4}, &b));
+    CHECK_OK(wgml_graph_input(g, "c", WGML_F32, 2, (int64_t[]){seq, 4}, &c));
+    expect(wgml_g_binary(g, WGML_ADD, a, b, &bad), WGML_ERR_SHAPE, "node 3 (binary)", "shape mismatch");
+    CHECK(bad == NULL, "a failed builder returned a node");
+    wgml_node *d = NULL;
+    CHECK_OK(wgml_graph_input(g, "d", WGML_F32, 2, (int64_t[]){other, 4}, &d));
+    expect(wgml_g_binary(g, WGML_MUL, c, d, &bad), WGML_ERR_SHAPE, "do not broadcast", "two symbolic dims");
+    wgml_node *i32 = NULL;
+    CHECK_OK(wgml_graph_input(g, "i", WGML_I32, 2, (int64_t[]){3, 4}, &i32));
+    expect(wgml_g_binary(g, WGML_ADD, a, i32, &bad), WGML_ERR_DTYPE, "(binary)", "dtype mismatch");
+    wgml_node *cc[2] = {c, c};
+    expect(wgml_g_concat(g, cc, 2, 0, &bad), WGML_ERR_SHAPE, "symbolic", "concat along a symbolic axis");
+    expect(wgml_graph_bind_dim(g, seq, 9), WGML_ERR_SHAPE, "over its bound", "dim over its bound");
+    CHECK_OK(wgml_g_unary(g, WGML_EXP, a, 0, 0, &u1));
+    CHECK_OK(wgml_g_unary(g, WGML_NEG, u1, 0, 0, &u2));
+    CHECK_OK(wgml_g_unary(g, WGML_ABS, c, 0, 0, &u3));
+    CHECK_OK(wgml_node_set_name(u1, "first"));
+    CHECK_OK(wgml_graph_output(g, u2));
+    CHECK_OK(wgml_graph_output(g, u3));
+    CHECK_OK(wgml_node_set_input(u1, 0, u2)); /* u1 <- u2 <- u1 */
+    expect(wgml_graph_compile(g, NULL), WGML_ERR_INVALID_ARG, "'first' (unary)", "cycle");
+    wgml_graph_free(g);
+
+    CHECK_OK(wgml_graph_create(t_ctx, &g));
+    CHECK_OK(wgml_graph_dim(g, "seq", 8, &seq));
+    CHECK_OK(wgml_graph_input(g, "c", WGML_F32, 2, (int64_t[]){seq, 4}, &c));
+    CHECK_OK(wgml_g_unary(g, WGML_ABS, c, 0, 0, &u3));
+    CHECK_OK(wgml_graph_output(g, u3));
+    expect(wgml_graph_run(g), WGML_ERR_INVALID_ARG, "compile", "run before compile");
+    CHECK_OK(wgml_graph_compile(g, NULL));
+    expect(wgml_graph_run(g), WGML_ERR_SHAPE, "'seq' is not bound", "unbound dim");
+    float tmp[4];
+    expect(wgml_g_unary(g, WGML_ABS, c, 0, 0, &bad), WGML_ERR_INVALID_ARG, "compiled", "build after compile");
+    CHECK_OK(wgml_graph_bind_dim(g, seq, 1));
+    CHECK_OK(wgml_graph_run(g));
+    expect(wgml_graph_read(g, u3, tmp, 8), WGML_ERR_SHAPE, "8 bytes given", "read of the wrong size");
+    wgml_graph_free(g);
+}
+
+/* The verifier proves a plan, and a plan it must refuse is refused. */
+static void verifier_can_fail(void)
+{
+    wgml_graph *g = NULL;
+    CHECK_OK(wgml_graph_create(t_ctx, &g));
+    wgml_node *x, *a, *b, *c;
+    CHECK_OK(wgml_graph_input(g, "x", WGML_F32, 2, (int64_t[]){16, 16}, &x));
+    CHECK_OK(wgml_g_unary(g, WGML_EXP, x, 0, 0, &a));
+    CHECK_OK(wgml_g_unary(g, WGML_NEG, x, 0, 0, &b));
+    CHECK_OK(wgml_g_binary(g, WGML_ADD, a, b, &c));
+    CHECK_OK(wgml_graph_output(g, c));
+    CHECK_OK(wgml_graph_compile(g, NULL));
+    CHECK_OK(wg_graph_verify(g));
+    uint64_t keep_off = b->offset;
+    b->offset = a->offset; /* a and b are live together */
+    wgml_status st = wg_graph_verify(g);
+    CHECK(st == WGML_ERR_INTERNAL && strstr(wgml_last_error(), "overlaps"), "verifier missed an overlap: %s",
+          wgml_last_error());
+    b->offset = keep_off;
+    wgml_graph_free(g);
+}
+
+/* A chain of in-place-capable ops runs in one block; with in-place reuse
+ * off, in two alternating ones. */
+static void arena_reuse(void)
+{
+    for (int noinp = 0; noinp < 2; noinp++) {
+        wgml_graph *g = NULL;
+        CHECK_OK(wgml_graph_create(t_ctx, &g));
+        wgml_node *x, *y;
+        CHECK_OK(wgml_graph_input(g, "x", WGML_F32, 2, (int64_t[]){64, 64}, &x));
+        y = x;
+        for (int i = 0; i < 40; i++)
+            CHECK_OK(wgml_g_unary(g, i % 2 ? WGML_NEG : WGML_ABS, y, 0, 0, &y));
+        CHECK_OK(wgml_graph_output(g, y));
+        wgml_graph_options o = {0, noinp};
+        CHECK_OK(wgml_graph_compile(g, &o));
+        wgml_graph_stats s;
+        CHECK_OK(wgml_graph_stats_get(g, &s));
+        uint64_t one = 64 * 64 * 4;
+        printf("    in place %s: arena %llu bytes for 41 tensors of %llu\n", noinp ? "off" : "on",
+               (unsigned long long)s.arena_bytes, (unsigned long long)one);
+        CHECK(s.arena_bytes == (noinp ? 3 : 2) * one, "arena %llu", (unsigned long long)s.arena_bytes);
+        CHECK(s.intermediate_bytes == 41 * one, "sum of intermediates %llu", (unsigned long long)s.intermediate_bytes);
+        float *h = host_f32(64 * 64, -3, 3), *o2 = malloc(64 * 64 * 4);
+        CHECK_OK(wgml_graph_write(g, x, h, 64 * 64 * 4));
+        CHECK_OK(wgml_graph_run(g));
+        CHECK_OK(wgml_graph_read(g, y, o2, 64 * 64 * 4));
+        for (int i = 0; i < 64 * 64; i++)
+            CHECK(o2[i] == -fabsf(h[i]), "element %d", i);
+        free(h), free(o2);
+        wgml_graph_free(g);
+    }
+}
+
+/* Eager graphs: wgml makes each output from the op's check. */
+static void eager_makes_outputs(void)
+{
+    wgml_graph *e = NULL;
+    CHECK_OK(wgml_graph_create_eager(t_ctx, &e));
+    wgml_node *x, *t, *y;
+    CHECK_OK(wgml_graph_input(e, "x", WGML_F32, 2, (int64_t[]){3, 5}, &x));
+    float h[15];
+    for (int i = 0; i < 15; i++)
+        h[i] = (float)i;
+    CHECK_OK(wgml_graph_write(e, x, h, sizeof h));
+    CHECK_OK(wgml_g_transpose(e, x, 0, 1, &t));
+    CHECK_OK(wgml_g_reduce(e, WGML_ARGMAX, t, 2, 0, &y));
+    CHECK(wgml_node_dtype(y) == WGML_I32 && wgml_node_ndim(y) == 2 && wgml_node_dim(y, 0) == 5 &&
+          wgml_node_dim(y, 1) == 1, "argmax output made wrong");
+    wgml_tensor *yt = NULL;
+    CHECK_OK(wgml_node_tensor(y, &yt));
+    int32_t got[5];
+    CHECK_OK(wgml_tensor_download(yt, got, sizeof got));
+    for (int i = 0; i < 5; i++)
+        CHECK(got[i] == 2, "argmax[%d] = %d", i, got[i]);
+    wgml_tensor_free(yt);
+    wgml_node *bad = NULL;
+    expect(wgml_graph_compile(e, NULL), WGML_ERR_INVALID_ARG, "eager", "compile of an eager graph");
+    expect(wgml_g_glu(e, WGML_SWIGLU, x, NULL, 0, &bad), WGML_ERR_SHAPE, "odd", "glu of an odd row");
+    wgml_graph_free(e);
+}
+
+static void dump_and_nancheck(void)
+{
+    wgml_graph *g = NULL;
+    CHECK_OK(wgml_graph_create(t_ctx, &g));
+    wgml_node *x, *l, *y;
+    CHECK_OK(wgml_graph_input(g, "x", WGML_F32, 1, (int64_t[]){8}, &x));
+    CHECK_OK(wgml_g_unary(g, WGML_LOG, x, 0, 0, &l));
+    CHECK_OK(wgml_node_set_name(l, "the_log"));
+    CHECK_OK(wgml_g_unary(g, WGML_ABS, l, 0, 0, &y));
+    CHECK_OK(wgml_graph_output(g, y));
+    setenv("WGML_GRAPH_NANCHECK", "1", 1);
+    CHECK_OK(wgml_graph_compile(g, NULL));
+    unsetenv("WGML_GRAPH_NANCHECK");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    CHECK_OK(wgml_graph_dump(g, f, 0));
+    CHECK_OK(wgml_graph_dump(g, f, 1));
+    fclose(f);
+    CHECK(strstr(buf, "the_log") && strstr(buf, "digraph wgml") && strstr(buf, "n1 -> n2") && strstr(buf, "arena ["),
+          "dump lacks names, edges or places:\n%s", buf);
+    free(buf);
+    float h[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    CHECK_OK(wgml_graph_write(g, x, h, sizeof h));
+    CHECK_OK(wgml_graph_run(g));
+    h[5] = -1; /* log(-1) = NaN */
+    CHECK_OK(wgml_graph_write(g, x, h, sizeof h));
+    expect(wgml_graph_run(g), WGML_ERR_INVALID_ARG, "'the_log' (unary) is the first node", "NaN check");
+    wgml_graph_free(g);
+}
+
 static const t_case cases[] = {
+    {"op_table_complete", op_table_complete},
     {"random_graphs_equal_eager", random_graphs},
+    {"symbolic_dims_rebind_without_compiling", symbolic_dims_rebind_without_compiling},
+    {"rebinding_compiles_no_pipeline", rebinding_compiles_no_pipeline},
+    {"state_persists_across_runs", state_persists_across_runs},
+    {"bad_index_in_graph", bad_index_in_graph},
+    {"bad_graphs_name_the_node", bad_graphs_name_the_node},
+    {"verifier_can_fail", verifier_can_fail},
+    {"arena_reuse", arena_reuse},
+    {"eager_makes_outputs", eager_makes_outputs},
+    {"dump_and_nancheck", dump_and_nancheck},
 };
 
 int main(int argc, char **argv)
