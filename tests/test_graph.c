@@ -73,7 +73,7 @@ static void step(gen *s)
     int xi;
     wgml_node *x = pick(s, &xi), *y = NULL, *t = NULL;
     int64_t r = dim(x, 0), c = dim(x, 1);
-    switch (t_range(0, 17)) {
+    switch (t_range(0, 18)) {
     case 0: {
         static const wgml_unary_op ops[] = {WGML_NEG, WGML_ABS, WGML_TANH, WGML_SIGMOID, WGML_SQR, WGML_SILU,
                                             WGML_SCALE, WGML_GELU_TANH};
@@ -175,6 +175,18 @@ static void step(gen *s)
             CHECK_OK(wgml_g_set_rows(g, st, idx, x, &w));
             s->state = NULL; /* once: a second run rewrites the same rows with the same values */
             CHECK_OK(wgml_g_reduce(g, WGML_SUM, w, 1, 0, &y));
+        }
+        break;
+    case 18: /* rope: pos shares the arena with out (bound read_write there) */
+        if (s->contig[xi] && c % 4 == 0) {
+            wgml_node *q = NULL, *rq = NULL;
+            int64_t ps[2] = {r, 1000};
+            wgml_node *pos = input(s, WGML_I32, 1, ps);
+            wgml_rope_params rp = {t_range(0, 1) ? WGML_ROPE_NEOX : WGML_ROPE_NORMAL, (int)(c / 2), 10000, 1,
+                                   0, 1, 32, 1, 0, {0}, 0};
+            CHECK_OK(wgml_g_reshape(g, x, 3, (int64_t[]){r, 2, c / 2}, &q));
+            CHECK_OK(wgml_g_rope(g, q, pos, &rp, NULL, &rq));
+            CHECK_OK(wgml_g_reshape(g, rq, 2, (int64_t[]){r, c}, &y));
         }
         break;
     }

@@ -10,6 +10,7 @@ int cmd_bench(int argc, char **argv);
 int cmd_ops(int argc, char **argv);
 int bench_ops(wgml_ctx *ctx, int argc, char **argv);
 int bench_variants(wgml_ctx *ctx, int argc, char **argv);
+int bench_graph(wgml_ctx *ctx, int argc, char **argv);
 
 /* Opens a context or prints why not; NULL on failure. */
 wgml_ctx *cli_open(void);

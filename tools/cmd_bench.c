@@ -3,7 +3,8 @@
  *
  *   bench dispatch [n]   n dependent dispatches recorded in one stream and
  *                        waited on once (us per dispatch), then n/10 rounds
- *                        of one dispatch + flush + wait (us per round). */
+ *                        of one dispatch + flush + wait (us per round).
+ *   bench graph [--quick] [--json]   graph replay against eager (bench_graph.c) */
 #include "cli.h"
 
 #include <stdio.h>
@@ -71,16 +72,18 @@ static int bench_dispatch(wgml_ctx *ctx, int n)
 
 int cmd_bench(int argc, char **argv)
 {
-    if (argc >= 2 && (strcmp(argv[1], "ops") == 0 || strcmp(argv[1], "variants") == 0)) {
+    if (argc >= 2 && (!strcmp(argv[1], "ops") || !strcmp(argv[1], "variants") || !strcmp(argv[1], "graph"))) {
         wgml_ctx *ctx = cli_open();
         if (!ctx)
             return 1;
-        int rc = argv[1][0] == 'o' ? bench_ops(ctx, argc - 1, argv + 1) : bench_variants(ctx, argc - 1, argv + 1);
+        int rc = argv[1][0] == 'o'   ? bench_ops(ctx, argc - 1, argv + 1)
+                 : argv[1][0] == 'g' ? bench_graph(ctx, argc - 1, argv + 1)
+                                     : bench_variants(ctx, argc - 1, argv + 1);
         wgml_ctx_destroy(ctx);
         return rc;
     }
     if (argc < 2 || strcmp(argv[1], "dispatch") != 0) {
-        fprintf(stderr, "usage: wgml bench dispatch [n] | wgml bench ops [MiB] [rounds]\n");
+        fprintf(stderr, "usage: wgml bench dispatch [n] | wgml bench ops [MiB] [rounds] | wgml bench graph [--quick] [--json]\n");
         return 2;
     }
     int n = argc > 2 ? atoi(argv[2]) : 10000;

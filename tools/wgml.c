@@ -34,7 +34,8 @@ static const cli_command commands[] = {
     {"bench", cmd_bench,
      "bench dispatch    us per dispatch (10,000 dependent dispatches) and per flush+wait\n"
      "bench ops [MiB] [rounds]  GB/s of add, softmax, rms_norm, rope, cast, get_rows on big tensors\n"
-     "bench variants [MiB]  elementwise kernel shapes compared (a tuning tool)"},
+     "bench variants [MiB]  elementwise kernel shapes compared (a tuning tool)\n"
+     "bench graph [--quick] [--json]  graph replay vs eager: 10,000 dependent dispatches, a transformer block"},
     {"help|-h|--help", cmd_help, "-h, --help        this text"},
     {"version|--version", cmd_version, "--version         wgml's version"},
 };

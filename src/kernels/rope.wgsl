@@ -33,8 +33,10 @@ const HEADS: u32 = {{HEADS}}u;
 
 #tensor x 1 X_DT X_MODE
 #tensor o 2 O_DT O_MODE
-#tensor pos 3 i32 r
-#tensor ff 4 f32 r
+// pos and ff are bound read_write when they share out's buffer (a graph's
+// arena): WebGPU forbids read-only and writable bindings of one buffer.
+#tensor pos 3 i32 POS_MODE
+#tensor ff 4 f32 FF_MODE
 
 // sin and cos of t, both accurate to about one f32 ulp for any |t| up to
 // ~1e5 (WGSL's own sin/cos are only specified to 2^-11 inside [-pi, pi]

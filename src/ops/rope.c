@@ -264,13 +264,12 @@ wgml_status wgml_rope(const wgml_tensor *x, const wgml_tensor *pos, const wgml_r
     /* A buffer written by the dispatch must be bound read_write by every
      * operand that sees it (WebGPU forbids mixing the two). */
     const char *xm = same_buf(x, out) ? "rw" : "r";
-    bool pos_rw = same_buf(pos, out), ff_rw = same_buf(ff, out);
-    if (pos_rw || ff_rw)
-        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_rope: pos and freq_factors must not share out's buffer");
-    char defs[96];
-    snprintf(defs, sizeof defs, "X_DT=%s;X_MODE=%s;O_DT=%s;O_MODE=w;HEADS=%d", wg_dtype(x->dtype)->wgsl, xm,
-             wg_dtype(out->dtype)->wgsl, ROPE_HEADS);
-    unsigned ro = (strcmp(xm, "r") == 0 ? 1u : 0u) | 4u | 8u;
+    bool pos_rw = same_buf(pos, out), ff_rw = ff ? same_buf(ff, out) : pos_rw; /* no ff: pos is bound twice */
+    char defs[128];
+    snprintf(defs, sizeof defs, "X_DT=%s;X_MODE=%s;O_DT=%s;O_MODE=w;HEADS=%d;POS_MODE=%s;FF_MODE=%s",
+             wg_dtype(x->dtype)->wgsl, xm, wg_dtype(out->dtype)->wgsl, ROPE_HEADS, pos_rw ? "rw" : "r",
+             ff_rw ? "rw" : "r");
+    unsigned ro = (strcmp(xm, "r") == 0 ? 1u : 0u) | (pos_rw ? 0u : 4u) | (ff_rw ? 0u : 8u);
     wg_kernel_ref ref = {"rope.wgsl", "rope", defs, 4, ro};
     wgml_kernel *k = NULL;
     if ((st = wg_kernel_get(x->ctx, &ref, &k)) != WGML_OK)
