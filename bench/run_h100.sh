@@ -3,7 +3,7 @@
 # call of the device tool does everything.  Expects the tree with the
 # git-ignored folders .gl (Vulkan loader debs), third_party (wgpu-native)
 # and .devbuild (a Release build made here) carried along.
-#   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops
+#   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph profile variants
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -76,6 +76,10 @@ for s in $sections; do
       WGML_PROFILE=1 $B/wgml bench ops 256 2>&1 | tail -n 16 ;;
     profile3) # GPU time per kernel over 3 rounds in one process
       WGML_PROFILE=1 $B/wgml bench ops 256 3 2>&1 | grep -v "^\[" | tail -n 32 ;;
+    graph) # replay vs eager, and the PyTorch peer in the same run
+      $B/wgml bench graph
+      $B/wgml bench graph --json
+      python3 bench/torch_graph.py 2>&1 | tail -n 4 ;;
     variants)
       $B/wgml bench variants 256 ;;
     ops)
