@@ -73,7 +73,7 @@ static void step(gen *s)
     int xi;
     wgml_node *x = pick(s, &xi), *y = NULL, *t = NULL;
     int64_t r = dim(x, 0), c = dim(x, 1);
-    switch (t_range(0, 18)) {
+    switch (t_range(0, 21)) {
     case 0: {
         static const wgml_unary_op ops[] = {WGML_NEG, WGML_ABS, WGML_TANH, WGML_SIGMOID, WGML_SQR, WGML_SILU,
                                             WGML_SCALE, WGML_GELU_TANH};
@@ -177,6 +177,43 @@ static void step(gen *s)
             CHECK_OK(wgml_g_reduce(g, WGML_SUM, w, 1, 0, &y));
         }
         break;
+    case 19: { /* a chain only its end of which is kept: fusion folds it */
+        static const wgml_unary_op ops[] = {WGML_TANH, WGML_SCALE, WGML_SILU, WGML_ABS, WGML_SIGMOID, WGML_NEG};
+        t = x;
+        for (int k = (int)t_range(2, 8); k > 0; k--)
+            CHECK_OK(wgml_g_unary(g, ops[t_range(0, 5)], t, 0.5f, -0.25f, &t));
+        y = t;
+        break;
+    }
+    case 20: { /* softmax(scale(x) + mask), the mask a same-shaped node or a column */
+        wgml_node *m = NULL, *u = NULL;
+        if (t_range(0, 1))
+            CHECK_OK(wgml_g_reduce(g, WGML_RMAX, x, 2, 0, &m));
+        else
+            m = s->f[t_range(0, 1)];
+        if (dim(m, 0) != r || (dim(m, 1) != c && dim(m, 1) != 1))
+            break;
+        CHECK_OK(wgml_g_unary(g, WGML_SCALE, x, 0.5f, 0, &t));
+        CHECK_OK(wgml_g_binary(g, WGML_ADD, t, m, &u));
+        CHECK_OK(wgml_g_softmax(g, u, NULL, NULL, NULL, &y));
+        break;
+    }
+    case 21: { /* norm(a + b), the sum kept for later use half the time */
+        wgml_node *b = NULL, *h = NULL;
+        for (int k = 0; k < s->nf && !b; k++)
+            if (dim(s->f[k], 0) == r && dim(s->f[k], 1) == c && k != xi)
+                b = s->f[k];
+        if (!b)
+            break;
+        int64_t ws[1] = {c};
+        wgml_node *w = input(s, WGML_F32, 1, ws);
+        wgml_norm_params p = {t_range(0, 1) ? WGML_RMS_NORM : WGML_LAYER_NORM, 1e-5f, 0, 0, 0, 0, 0, 0, 0};
+        CHECK_OK(wgml_g_binary(g, WGML_ADD, x, b, &h));
+        CHECK_OK(wgml_g_norm(g, h, &p, w, NULL, NULL, &y));
+        if (t_range(0, 1))
+            keep(s, h, true);
+        break;
+    }
     case 18: /* rope: pos shares the arena with out (bound read_write there) */
         if (s->contig[xi] && c % 4 == 0) {
             wgml_node *q = NULL, *rq = NULL;
@@ -269,7 +306,7 @@ static void random_graphs(void)
         build(&c, seed, steps); /* the same draws */
         t_rng_state = resume;
         CHECK(e.ninputs == c.ninputs && e.nouts == c.nouts && e.nf == c.nf, "graph %d: the two builds differ", k);
-        wgml_graph_options opt = {0, (int)(k % 3 == 2)};
+        wgml_graph_options opt = {1, (int)(k % 3 == 2)}; /* unfused: bit for bit with eager */
         CHECK_OK(wgml_graph_compile(c.g, &opt));
         write_inputs(&c);
         CHECK_OK(wgml_graph_run(c.g));
@@ -566,7 +603,8 @@ static void bad_graphs_name_the_node(void)
     CHECK_OK(wgml_graph_output(g, u2));
     CHECK_OK(wgml_graph_output(g, u3));
     CHECK_OK(wgml_node_set_input(u1, 0, u2)); /* u1 <- u2 <- u1 */
-    expect(wgml_graph_compile(g, NULL), WGML_ERR_INVALID_ARG, "'first' (unary)", "cycle");
+    wgml_graph_options nofuse = {1, 0};
+    expect(wgml_graph_compile(g, &nofuse), WGML_ERR_INVALID_ARG, "'first' (unary)", "cycle");
     wgml_graph_free(g);
 
     CHECK_OK(wgml_graph_create(t_ctx, &g));
@@ -620,7 +658,7 @@ static void arena_reuse(void)
         for (int i = 0; i < 40; i++)
             CHECK_OK(wgml_g_unary(g, i % 2 ? WGML_NEG : WGML_ABS, y, 0, 0, &y));
         CHECK_OK(wgml_graph_output(g, y));
-        wgml_graph_options o = {0, noinp};
+        wgml_graph_options o = {1, noinp}; /* unfused: 40 dispatches, 41 tensors */
         CHECK_OK(wgml_graph_compile(g, &o));
         wgml_graph_stats s;
         CHECK_OK(wgml_graph_stats_get(g, &s));
@@ -679,7 +717,8 @@ static void dump_and_nancheck(void)
     CHECK_OK(wgml_g_unary(g, WGML_ABS, l, 0, 0, &y));
     CHECK_OK(wgml_graph_output(g, y));
     setenv("WGML_GRAPH_NANCHECK", "1", 1);
-    CHECK_OK(wgml_graph_compile(g, NULL));
+    wgml_graph_options nofuse = {1, 0};
+    CHECK_OK(wgml_graph_compile(g, &nofuse));
     unsetenv("WGML_GRAPH_NANCHECK");
     char *buf = NULL;
     size_t len = 0;
@@ -699,9 +738,144 @@ static void dump_and_nancheck(void)
     wgml_graph_free(g);
 }
 
+/* Fused and unfused runs of a graph agree within f32 rounding.  Chains and
+ * the residual norm are identical (both keep f32); softmax with a folded
+ * scale and mask rounds scale * x + mask once (maybe as one fma) where the
+ * unfused graph rounds twice: a logit moves by up to ulp(|v|) <= 2^-23 * 16
+ * for the generator's logits (|v| < 16), its softmax output relatively by
+ * twice that (4e-6), and one later op of condition <= 4 makes it 1.6e-5:
+ * 2e-5 relative, NaN where NaN. */
+static int close_f32(const float *a, const float *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (isnan(a[i]) || isnan(b[i])) {
+            if (isnan(a[i]) != isnan(b[i]))
+                return (int)i;
+            continue;
+        }
+        if (fabs((double)a[i] - b[i]) > 2e-5 * fabs((double)b[i]) + 1e-37)
+            return (int)i;
+    }
+    return -1;
+}
+
+static void random_graphs_fused_equal_unfused(void)
+{
+    uint64_t fused_total = 0;
+    for (int k = 0; k < 16 && !t_failed_checks; k++) {
+        uint64_t seed = t_rand() | 1, resume = t_rng_state;
+        int steps = (int)t_range(6, 30);
+        gen v[2] = {{0}, {0}};
+        wgml_tensor *st[2] = {NULL, NULL};
+        for (int f = 0; f < 2; f++) {
+            CHECK_OK(wgml_tensor_new(t_ctx, WGML_F32, 2, (int64_t[]){16, 64}, &st[f]));
+            v[f].state = st[f];
+            CHECK_OK(wgml_graph_create(t_ctx, &v[f].g));
+            build(&v[f], seed, steps);
+            wgml_graph_options o = {f == 0, 0};
+            CHECK_OK(wgml_graph_compile(v[f].g, &o));
+            write_inputs(&v[f]);
+            CHECK_OK(wgml_graph_run(v[f].g));
+        }
+        t_rng_state = resume;
+        for (int i = 0; i < v[0].nouts && i < v[1].nouts; i++) {
+            uint64_t b0 = 0, b1 = 0;
+            void *h0 = read_node(v[0].g, v[0].outs[i], &b0), *h1 = read_node(v[1].g, v[1].outs[i], &b1);
+            int bad = b0 == b1 && wgml_node_dtype(v[0].outs[i]) == WGML_F32 ? close_f32(h1, h0, b0 / 4)
+                      : (b0 == b1 && !memcmp(h0, h1, b0)) ? -1 : 0;
+            CHECK(bad < 0, "graph %d: output %d (node %d) differs fused vs unfused at %d: %.9g vs %.9g", k, i,
+                  v[1].outs[i]->id, bad, bad >= 0 ? ((float *)h1)[bad] : 0.0, bad >= 0 ? ((float *)h0)[bad] : 0.0);
+            free(h0), free(h1);
+        }
+        wgml_graph_stats s0, s1;
+        CHECK_OK(wgml_graph_stats_get(v[0].g, &s0));
+        CHECK_OK(wgml_graph_stats_get(v[1].g, &s1));
+        CHECK(s0.fused_nodes == 0 && s1.dispatches + s1.fused_nodes >= s0.dispatches,
+              "graph %d: fused %llu nodes, %llu dispatches vs %llu", k, (unsigned long long)s1.fused_nodes,
+              (unsigned long long)s1.dispatches, (unsigned long long)s0.dispatches);
+        fused_total += s1.fused_nodes;
+        if (t_failed_checks)
+            wgml_graph_dump(v[1].g, stdout, 0);
+        for (int f = 0; f < 2; f++) {
+            gen_free(&v[f]);
+            wgml_tensor_free(st[f]);
+        }
+    }
+    printf("    %llu nodes fused over 16 graphs\n", (unsigned long long)fused_total);
+}
+
+/* The three fusions on a block-like graph: counts, and values against the
+ * unfused graph. */
+static void fusions_fold_what_they_should(void)
+{
+    enum { S = 6, D = 40 };
+    float *xh = host_f32(S * D, -2, 2), *yh = host_f32(S * D, -2, 2), *wh = host_f32(D, 0.5, 1.5);
+    float *sh = host_f32(S * S, -4, 4), *mh = host_f32(S * S, -1, 0);
+    float out[2][3][S * D];
+    uint64_t disp[2], fused[2];
+    for (int f = 0; f < 2; f++) {
+        wgml_graph *g = NULL;
+        CHECK_OK(wgml_graph_create(t_ctx, &g));
+        wgml_node *x, *y, *w, *sc, *m, *h, *n, *r, *a, *b, *c, *t, *sm, *u;
+        CHECK_OK(wgml_graph_input(g, "x", WGML_F32, 2, (int64_t[]){S, D}, &x));
+        CHECK_OK(wgml_graph_input(g, "y", WGML_F32, 2, (int64_t[]){S, D}, &y));
+        CHECK_OK(wgml_graph_input(g, "w", WGML_F32, 1, (int64_t[]){D}, &w));
+        CHECK_OK(wgml_graph_input(g, "scores", WGML_F32, 2, (int64_t[]){S, S}, &sc));
+        CHECK_OK(wgml_graph_input(g, "mask", WGML_F32, 2, (int64_t[]){S, S}, &m));
+        wgml_norm_params np = {WGML_RMS_NORM, 1e-6f, 0, 0, 0, 0, 0, 0, 0};
+        CHECK_OK(wgml_g_binary(g, WGML_ADD, x, y, &h));           /* residual stream */
+        CHECK_OK(wgml_g_norm(g, h, &np, w, NULL, NULL, &n));      /* -> norm(x, residual y), sum_out h */
+        CHECK_OK(wgml_g_unary(g, WGML_SILU, n, 0, 0, &a));         /* a chain of 3 */
+        CHECK_OK(wgml_g_unary(g, WGML_SCALE, a, 0.75f, 0.125f, &b));
+        CHECK_OK(wgml_g_unary(g, WGML_TANH, b, 0, 0, &c));
+        CHECK_OK(wgml_g_binary(g, WGML_ADD, c, h, &r));           /* h read after the norm */
+        CHECK_OK(wgml_g_unary(g, WGML_SCALE, sc, 0.125f, 0, &t));  /* softmax(scale(s) + mask) */
+        CHECK_OK(wgml_g_binary(g, WGML_ADD, t, m, &u));
+        CHECK_OK(wgml_g_softmax(g, u, NULL, NULL, NULL, &sm));
+        CHECK_OK(wgml_graph_output(g, r));
+        CHECK_OK(wgml_graph_output(g, sm));
+        CHECK_OK(wgml_graph_output(g, h));
+        wgml_graph_options o = {f == 0, 0};
+        CHECK_OK(wgml_graph_compile(g, &o));
+        CHECK_OK(wgml_graph_write(g, x, xh, S * D * 4));
+        CHECK_OK(wgml_graph_write(g, y, yh, S * D * 4));
+        CHECK_OK(wgml_graph_write(g, w, wh, D * 4));
+        CHECK_OK(wgml_graph_write(g, sc, sh, S * S * 4));
+        CHECK_OK(wgml_graph_write(g, m, mh, S * S * 4));
+        CHECK_OK(wgml_graph_run(g));
+        CHECK_OK(wgml_graph_read(g, r, out[f][0], S * D * 4));
+        CHECK_OK(wgml_graph_read(g, sm, out[f][1], S * S * 4));
+        CHECK_OK(wgml_graph_read(g, h, out[f][2], S * D * 4));
+        wgml_graph_stats s;
+        CHECK_OK(wgml_graph_stats_get(g, &s));
+        disp[f] = s.dispatches;
+        fused[f] = s.fused_nodes;
+        if (f == 1) {
+            wgml_graph_dump(g, stdout, 0);
+            CHECK(n->sum_out == h && h->produced_by == n && n->in[0] == x && n->in[3] == y,
+                  "residual add not folded into the norm");
+            CHECK(c->op == WG_OP_EW_CHAIN && c->p.chain_n == 3 && a->fused_into && b->fused_into == c,
+                  "the unary chain was not fused");
+            CHECK(sm->in[0] == sc && sm->in[1] == m && sm->p.softmax.scale == 0.125f && t->fused_into == sm &&
+                  u->fused_into == sm, "scale and mask not folded into the softmax");
+        }
+        wgml_graph_free(g);
+    }
+    printf("    unfused %llu dispatches; fused %llu (%llu nodes folded)\n", (unsigned long long)disp[0],
+           (unsigned long long)disp[1], (unsigned long long)fused[1]);
+    CHECK(fused[0] == 0 && fused[1] == 5 && disp[1] + 5 == disp[0], "fusion counts");
+    int bad;
+    CHECK((bad = close_f32(out[1][0], out[0][0], S * D)) < 0, "r differs at %d", bad);
+    CHECK((bad = close_f32(out[1][1], out[0][1], S * S)) < 0, "softmax differs at %d", bad);
+    CHECK(!memcmp(out[1][2], out[0][2], S * D * 4), "the residual sum written by the norm differs");
+    free(xh), free(yh), free(wh), free(sh), free(mh);
+}
+
 static const t_case cases[] = {
     {"op_table_complete", op_table_complete},
     {"random_graphs_equal_eager", random_graphs},
+    {"random_graphs_fused_equal_unfused", random_graphs_fused_equal_unfused},
+    {"fusions_fold_what_they_should", fusions_fold_what_they_should},
     {"symbolic_dims_rebind_without_compiling", symbolic_dims_rebind_without_compiling},
     {"rebinding_compiles_no_pipeline", rebinding_compiles_no_pipeline},
     {"state_persists_across_runs", state_persists_across_runs},

@@ -15,9 +15,22 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
-typedef struct res { double graph_us, eager_us; uint64_t dispatches; int ok; } res;
+typedef struct res { double graph_us, host_us, eager_us, maxdiff; uint64_t dispatches; int ok; } res;
+
+/* Largest |a - b| / (1 + |b|) over n floats (NaN where one is NaN and not the other). */
+static double max_rel_diff(const float *a, const float *b, size_t n)
+{
+    double m = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)a[i] - b[i]) / (1 + fabs((double)b[i]));
+        if (d > m || (d != d && (a[i] == a[i] || b[i] == b[i])))
+            m = d != d ? 1e30 : d;
+    }
+    return m;
+}
 
 static int fail(const char *what, wgml_status st) { return cli_error(what, st); }
 
@@ -43,10 +56,13 @@ static res bench_chain(wgml_ctx *ctx, int n, int *rc)
     for (int rep = 0; rep < 6 && st == WGML_OK; rep++) {
         double t0 = cli_now();
         st = wgml_graph_run(g);
+        double t1 = cli_now();
         if (st == WGML_OK) st = wgml_graph_wait(g);
-        double us = (cli_now() - t0) * 1e6 / n;
+        double us = (cli_now() - t0) * 1e6 / n, hus = (t1 - t0) * 1e6 / n;
         if (rep && (r.graph_us == 0 || us < r.graph_us))
             r.graph_us = us;
+        if (rep && (r.host_us == 0 || hus < r.host_us))
+            r.host_us = hus;
     }
     if (st == WGML_OK) st = wgml_graph_read(g, y, out_g, sizeof out_g);
     wgml_graph_stats gs;
@@ -68,7 +84,8 @@ static res bench_chain(wgml_ctx *ctx, int n, int *rc)
             r.eager_us = us;
     }
     if (st == WGML_OK) st = wgml_tensor_download(n % 2 ? b : a, out_e, sizeof out_e);
-    r.ok = st == WGML_OK && !memcmp(out_g, out_e, sizeof out_g);
+    r.maxdiff = max_rel_diff(out_g, out_e, 64);
+    r.ok = st == WGML_OK && r.maxdiff == 0;
     wgml_tensor_free(a);
     wgml_tensor_free(b);
     wgml_graph_free(g);
@@ -163,10 +180,13 @@ static res bench_block(wgml_ctx *ctx, int64_t seq, int *rc)
     for (int rep = 0; rep < 6 && st == WGML_OK; rep++) {
         double t0 = cli_now();
         st = wgml_graph_run(g);
+        double t1 = cli_now();
         if (st == WGML_OK) st = wgml_graph_wait(g);
         double us = (cli_now() - t0) * 1e6;
         if (rep && (r.graph_us == 0 || us < r.graph_us))
             r.graph_us = us;
+        if (rep && (r.host_us == 0 || (t1 - t0) * 1e6 < r.host_us))
+            r.host_us = (t1 - t0) * 1e6;
     }
     wgml_graph_stats gs = {0};
     if (st == WGML_OK) st = wgml_graph_stats_get(g, &gs);
@@ -187,7 +207,8 @@ static res bench_block(wgml_ctx *ctx, int64_t seq, int *rc)
             r.eager_us = us;
     }
     if (st == WGML_OK) st = wgml_graph_read(e, eout[0], oe, (uint64_t)(seq * D) * 4);
-    r.ok = st == WGML_OK && !memcmp(og, oe, (size_t)(seq * D) * 4);
+    r.maxdiff = max_rel_diff(og, oe, (size_t)(seq * D));
+    r.ok = st == WGML_OK && r.maxdiff <= 1e-5; /* the block's reductions may differ in order with layout */
     fprintf(stderr, "  block seq %lld: arena %.1f MiB (peak live %.1f, no reuse %.1f)\n", (long long)seq,
             gs.arena_bytes / 1048576.0, gs.peak_live_bytes / 1048576.0, gs.intermediate_bytes / 1048576.0);
     wgml_graph_free(e);
@@ -218,23 +239,25 @@ int bench_graph(wgml_ctx *ctx, int argc, char **argv)
     if (rc)
         return rc;
     if (json) {
-        printf("{\"chain\": {\"n\": %d, \"graph_us_per_dispatch\": %.3f, \"eager_us_per_dispatch\": %.3f, \"ok\": %d},\n"
+        printf("{\"chain\": {\"n\": %d, \"graph_us_per_dispatch\": %.3f, \"host_us_per_dispatch\": %.3f, "
+               "\"eager_us_per_dispatch\": %.3f, \"ok\": %d},\n"
                " \"block_decode\": {\"dispatches\": %llu, \"graph_us\": %.1f, \"eager_us\": %.1f, \"ok\": %d}",
-               n, c.graph_us, c.eager_us, c.ok, (unsigned long long)d.dispatches, d.graph_us, d.eager_us, d.ok);
+               n, c.graph_us, c.host_us, c.eager_us, c.ok, (unsigned long long)d.dispatches, d.graph_us, d.eager_us, d.ok);
         if (!quick)
             printf(",\n \"block_prefill128\": {\"dispatches\": %llu, \"graph_us\": %.1f, \"eager_us\": %.1f, \"ok\": %d}",
                    (unsigned long long)p.dispatches, p.graph_us, p.eager_us, p.ok);
         printf("}\n");
     } else {
-        printf("graph chain: %d dependent dispatches: replay %.2f us/dispatch, eager %.2f us/dispatch (x%.2f) %s\n", n,
-               c.graph_us, c.eager_us, c.eager_us / c.graph_us, c.ok ? "verified" : "WRONG");
-        printf("block decode (seq 1): %llu dispatches: replay %.1f us, eager %.1f us (x%.2f) %s\n",
-               (unsigned long long)d.dispatches, d.graph_us, d.eager_us, d.eager_us / d.graph_us,
-               d.ok ? "verified" : "WRONG");
+        printf("graph chain: %d dependent dispatches: replay %.2f us/dispatch (host encode+submit %.2f), eager "
+               "%.2f us/dispatch (x%.2f) %s\n", n, c.graph_us, c.host_us, c.eager_us, c.eager_us / c.graph_us,
+               c.ok ? "verified" : "WRONG");
+        printf("block decode (seq 1): %llu dispatches: replay %.1f us (host %.1f), eager %.1f us (x%.2f) %s "
+               "(max rel diff %.2g)\n", (unsigned long long)d.dispatches, d.graph_us, d.host_us, d.eager_us,
+               d.eager_us / d.graph_us, d.ok ? "verified" : "WRONG", d.maxdiff);
         if (!quick)
-            printf("block prefill (seq 128): %llu dispatches: replay %.1f us, eager %.1f us (x%.2f) %s\n",
-                   (unsigned long long)p.dispatches, p.graph_us, p.eager_us, p.eager_us / p.graph_us,
-                   p.ok ? "verified" : "WRONG");
+            printf("block prefill (seq 128): %llu dispatches: replay %.1f us (host %.1f), eager %.1f us (x%.2f) %s "
+                   "(max rel diff %.2g)\n", (unsigned long long)p.dispatches, p.graph_us, p.host_us, p.eager_us,
+                   p.eager_us / p.graph_us, p.ok ? "verified" : "WRONG", p.maxdiff);
     }
     return c.ok && d.ok && p.ok ? 0 : 1;
 }

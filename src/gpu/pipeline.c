@@ -47,11 +47,16 @@ static void sb_put(strbuf *b, const char *s, size_t n)
     b->p[b->n] = 0;
 }
 
-#define MAX_DEFINES 32
+#define MAX_DEFINES 48
+/* Values live in one pool: a graph's fused chain passes an expression of
+ * several hundred characters as one define. */
 typedef struct defines {
     int n;
+    bool overflow;            /* a define did not fit: expanding fails */
     char key[MAX_DEFINES][48];
-    char val[MAX_DEFINES][64];
+    const char *val[MAX_DEFINES];
+    char pool[2048];
+    size_t used;
 } defines;
 
 static const char *def_get(const defines *d, const char *k, size_t klen)
@@ -64,13 +69,17 @@ static const char *def_get(const defines *d, const char *k, size_t klen)
 
 static void def_set(defines *d, const char *k, size_t kl, const char *v, size_t vl)
 {
-    if (d->n >= MAX_DEFINES || kl >= sizeof d->key[0] || vl >= sizeof d->val[0])
+    if (d->n >= MAX_DEFINES || kl >= sizeof d->key[0] || vl + 1 > sizeof d->pool - d->used) {
+        d->overflow = true;
         return;
+    }
     memcpy(d->key[d->n], k, kl);
     d->key[d->n][kl] = 0;
-    memcpy(d->val[d->n], v, vl);
-    d->val[d->n][vl] = 0;
-    d->n++;
+    char *at = d->pool + d->used;
+    memcpy(at, v, vl);
+    at[vl] = 0;
+    d->used += vl + 1;
+    d->val[d->n++] = at;
 }
 
 static void def_parse(defines *d, const char *s)
@@ -256,6 +265,11 @@ char *wg_template_expand(wgml_ctx *ctx, const char *file, const char *defs)
     if (wg_has(ctx, WGML_FEATURE_SUBGROUPS))
         def_set(&d, "HAS_SUBGROUPS", 13, "1", 1);
     def_parse(&d, defs);
+    if (d.overflow) {
+        wg_fail(WGML_ERR_INTERNAL, "kernel template %s: more than %d defines or %zu bytes of them: %.120s", file,
+                MAX_DEFINES, sizeof d.pool, defs ? defs : "");
+        return NULL;
+    }
     strbuf out = {0};
     xstate x = {0};
     x.native_f16 = wg_has(ctx, WGML_FEATURE_F16);

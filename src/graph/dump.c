@@ -16,6 +16,7 @@ wgml_status wgml_graph_stats_get(const wgml_graph *g, wgml_graph_stats *out)
     out->nodes = g->n;
     for (size_t i = 0; i < g->n; i++)
         out->op_nodes += g->nodes[i]->kind == WG_N_OP;
+    out->fused_nodes = g->fused;
     out->dispatches = g->cur ? g->cur->rec.n : 0;
     out->arena_bytes = g->arena_bytes;
     out->peak_live_bytes = g->peak;
@@ -31,15 +32,17 @@ static double node_us(const wgml_graph *g, const wgml_node *n)
 
 static void place_str(const wgml_graph *g, const wgml_node *n, char *buf, size_t size)
 {
-    if (!g->compiled || !n->root)
+    if (n->fused_into)
+        snprintf(buf, size, "fused into node %d", n->fused_into->id);
+    else if (!g->compiled || !n->root)
         snprintf(buf, size, "-");
     else if (n->kind == WG_N_TENSOR || n->root->kind == WG_N_TENSOR)
         snprintf(buf, size, "persistent");
     else if (n->root != n)
         snprintf(buf, size, "alias of node %d", n->root->id);
     else
-        snprintf(buf, size, "arena [%llu, +%llu)%s", (unsigned long long)n->offset, (unsigned long long)n->bytes,
-                 n->inplace_of ? " in place" : "");
+        snprintf(buf, size, "arena [%llu, +%llu)%s%s", (unsigned long long)n->offset, (unsigned long long)n->bytes,
+                 n->inplace_of ? " in place" : "", n->produced_by ? " written by its norm" : "");
 }
 
 wgml_status wgml_graph_dump(const wgml_graph *g, FILE *f, int format)

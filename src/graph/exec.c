@@ -67,7 +67,7 @@ wgml_status wg_node_encode(wgml_node *n)
     const wgml_tensor *in[WG_OP_MAX_IN] = {0};
     for (int i = 0; i < n->nin; i++)
         in[i] = n->in[i] ? n->in[i]->t : NULL;
-    wgml_status st = wg_op_def_get(n->op)->encode(&n->p, in, n->nin, n->t);
+    wgml_status st = wg_op_def_get(n->op)->encode(&n->p, in, n->nin, n->t, n->sum_out ? n->sum_out->t : NULL);
     return st == WGML_OK ? WGML_OK : wg_graph_fail(n, st, NULL);
 }
 
@@ -121,7 +121,7 @@ static wgml_status record(wgml_graph *g, wg_cached *c)
         return st;
     for (size_t i = 0; i < g->n_order && st == WGML_OK; i++) {
         wgml_node *x = g->order[i];
-        if (x->kind != WG_N_OP)
+        if (x->kind != WG_N_OP || x->produced_by)
             continue;
         c->rec.tag = x->id;
         c->ranges[x->id][0] = c->rec.n;
@@ -190,6 +190,7 @@ wgml_status wgml_graph_compile(wgml_graph *g, const wgml_graph_options *opts)
     if (opts)
         g->opt = *opts;
     g->nancheck = env_is("WGML_GRAPH_NANCHECK", "1");
+    wg_graph_fuse(g);
     if ((st = wg_graph_plan(g)) != WGML_OK)
         return st;
     int64_t one = 1, len = g->arena_bytes ? (int64_t)g->arena_bytes : 1;
@@ -301,7 +302,7 @@ static wgml_status run_checked(wgml_graph *g)
     const wg_cached *c = g->cur;
     for (size_t i = 0; i < g->n_order; i++) {
         wgml_node *x = g->order[i];
-        if (x->kind != WG_N_OP)
+        if (x->kind != WG_N_OP || x->produced_by)
             continue;
         wgml_status st = wg_recording_replay_range(g->ctx, &c->rec, c->ranges[x->id][0], c->ranges[x->id][1]);
         if (st != WGML_OK || (st = wgml_ctx_sync(g->ctx)) != WGML_OK)

@@ -27,6 +27,11 @@ struct wgml_node {
     bool output;
     wgml_tensor *user;        /* WG_N_TENSOR: the caller's */
 
+    /* fusion (fuse.c) */
+    wgml_node *fused_into;    /* folded into that node: no dispatch, no memory */
+    wgml_node *produced_by;   /* its memory is written by that node (a norm's sum_out): no dispatch */
+    wgml_node *sum_out;       /* norm: the fused residual add whose sum it writes */
+
     /* planning (plan.c) */
     wgml_node *root;          /* the node whose memory this is (itself for roots) */
     wgml_node *inplace_of;    /* an op given its dying input's memory */
@@ -76,7 +81,7 @@ struct wgml_graph {
     bool tensors_valid;
     wg_cached cache[WG_CACHE_SLOTS];
     wg_cached *cur;
-    uint64_t tick, recordings;
+    uint64_t tick, recordings, fused;
     bool nancheck;
     double *node_ns;          /* per node GPU time (profiling) */
 };
@@ -88,6 +93,10 @@ const char *wg_node_kind_name(const wgml_node *n);
 /* The node's description at the graph's current dim values. */
 void wg_node_concrete(const wgml_node *n, int64_t shape[WGML_MAX_DIMS]);
 int64_t wg_graph_dim_value(const wgml_graph *g, int64_t v, bool at_max);
+
+/* fuse.c: rewrites the graph before planning (unary chains, residual add
+ * + norm, scale and mask into softmax); returns nodes fused. */
+size_t wg_graph_fuse(wgml_graph *g);
 
 /* plan.c: order, lifetimes, arena placement, verifier. */
 wgml_status wg_graph_plan(wgml_graph *g);

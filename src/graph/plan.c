@@ -38,76 +38,142 @@ static uint64_t node_bytes_at_max(const wgml_node *n)
 
 /* ------------------------------------------------------------ order */
 
-/* Extra ordering edges: readers of a version consumed by an update. */
-static bool extra_dep(const wgml_node *u, const wgml_node *r)
+/* Must r run before u?  Yes when u updates a version r reads (set_rows,
+ * scatter_add).  Must r run after u?  Yes when r reads memory u writes for
+ * another node (a fused residual add's sum, written by the norm). */
+static bool must_precede(const wgml_node *u, const wgml_node *r)
 {
-    /* Does r have to run before u (u updates a version r reads)? */
-    if (u->kind != WG_N_OP || !wg_op_def_get(u->op)->updates_input || r == u)
+    if (r == u)
         return false;
+    bool upd = u->kind == WG_N_OP && wg_op_def_get(u->op)->updates_input;
     for (int i = 0; i < r->nin; i++)
-        if (r->in[i] == u->in[0])
+        if (upd && r->in[i] == u->in[0])
             return true;
     return false;
 }
 
+static bool must_follow(const wgml_node *u, const wgml_node *r)
+{
+    if (r == u)
+        return false;
+    for (int i = 0; i < r->nin; i++)
+        if (r->in[i] && r->in[i]->produced_by == u)
+            return true;
+    return false;
+}
+
+/* A min-heap of node positions in `live`: Kahn's algorithm taking the
+ * lowest-numbered ready node keeps build order whenever it is valid. */
+typedef struct heap { size_t *v, n; } heap;
+static void heap_push(heap *h, size_t x)
+{
+    size_t i = h->n++;
+    h->v[i] = x;
+    while (i && h->v[(i - 1) / 2] > h->v[i]) {
+        size_t p = (i - 1) / 2, t = h->v[p];
+        h->v[p] = h->v[i], h->v[i] = t, i = p;
+    }
+}
+static size_t heap_pop(heap *h)
+{
+    size_t top = h->v[0], i = 0;
+    h->v[0] = h->v[--h->n];
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < h->n && h->v[l] < h->v[m])
+            m = l;
+        if (r < h->n && h->v[r] < h->v[m])
+            m = r;
+        if (m == i)
+            return top;
+        size_t t = h->v[m];
+        h->v[m] = h->v[i], h->v[i] = t, i = m;
+    }
+}
+
 static wgml_status topo_order(wgml_graph *g)
 {
-    size_t n = g->n;
-    int *indeg = calloc(n ? n : 1, sizeof *indeg);
-    wgml_node **order = malloc((n ? n : 1) * sizeof *order);
-    bool *done = calloc(n ? n : 1, sizeof *done);
-    if (!indeg || !order || !done) {
-        free(indeg), free(order), free(done);
+    size_t n = 0, ne = 0;
+    wgml_status st = WGML_OK;
+    wgml_node **live = malloc((g->n ? g->n : 1) * sizeof *live);
+    int *pos = malloc((g->n ? g->n : 1) * sizeof *pos); /* node id -> position in live */
+    if (!live || !pos) {
+        free(live), free(pos);
         return wg_fail(WGML_ERR_OOM, "out of host memory planning the graph");
     }
-    for (size_t i = 0; i < n; i++) {
-        wgml_node *x = g->nodes[i];
-        for (int j = 0; j < x->nin; j++)
-            indeg[i] += x->in[j] != NULL;
-        if (x->kind == WG_N_OP && wg_op_def_get(x->op)->updates_input)
-            for (size_t k = 0; k < n; k++)
-                indeg[i] += extra_dep(x, g->nodes[k]);
-    }
-    /* Repeated sweeps in id order: each picks every ready node, so the
-     * order is build order whenever build order is valid.  O(n * depth)
-     * in the worst case; graphs are built in order, so one sweep. */
-    size_t placed = 0;
-    bool progress = true;
-    while (placed < n && progress) {
-        progress = false;
-        for (size_t i = 0; i < n; i++) {
-            if (done[i] || indeg[i])
-                continue;
-            wgml_node *x = g->nodes[i];
-            done[i] = true;
-            progress = true;
-            x->order = (int)placed;
-            order[placed++] = x;
-            for (size_t k = 0; k < n; k++) {
-                wgml_node *y = g->nodes[k];
-                if (done[k])
-                    continue;
-                for (int j = 0; j < y->nin; j++)
-                    indeg[k] -= y->in[j] == x;
-                indeg[k] -= extra_dep(y, x);
-            }
+    for (size_t i = 0; i < g->n; i++) {
+        g->nodes[i]->order = -1;
+        pos[i] = -1;
+        if (!g->nodes[i]->fused_into) {
+            pos[i] = (int)n;
+            live[n++] = g->nodes[i];
         }
     }
-    free(indeg);
+    bool extra = false; /* update or produced_by nodes: their edges are found by a quadratic scan */
+    for (size_t i = 0; i < n; i++)
+        extra = extra || live[i]->produced_by ||
+                (live[i]->kind == WG_N_OP && wg_op_def_get(live[i]->op)->updates_input);
+    /* Edges x -> y as (from, to) pairs; then successor lists (CSR). */
+    size_t cap = 8 * n + 8;
+    size_t (*e)[2] = malloc(cap * sizeof *e);
+    for (size_t i = 0; e && i < n; i++) {
+        for (int j = 0; j < live[i]->nin && e; j++) {
+            const wgml_node *x = live[i]->in[j];
+            if (!x || pos[x->id] < 0)
+                continue;
+            if (ne == cap && !(e = realloc(e, (cap *= 2) * sizeof *e)))
+                break;
+            e[ne][0] = (size_t)pos[x->id], e[ne++][1] = i;
+        }
+        for (size_t k = 0; extra && e && k < n; k++)
+            if (must_precede(live[i], live[k]) || must_follow(live[k], live[i])) {
+                if (ne == cap && !(e = realloc(e, (cap *= 2) * sizeof *e)))
+                    break;
+                e[ne][0] = k, e[ne++][1] = i;
+            }
+    }
+    size_t *first = calloc(n + 1, sizeof *first), *succ = malloc((ne ? ne : 1) * sizeof *succ);
+    size_t *fill = calloc(n ? n : 1, sizeof *fill);
+    int *indeg = calloc(n ? n : 1, sizeof *indeg);
+    wgml_node **order = malloc((n ? n : 1) * sizeof *order);
+    heap h = {malloc((n ? n : 1) * sizeof(size_t)), 0};
+    if (!e || !first || !succ || !fill || !indeg || !order || !h.v) {
+        st = wg_fail(WGML_ERR_OOM, "out of host memory planning the graph");
+        goto out;
+    }
+    for (size_t k = 0; k < ne; k++)
+        first[e[k][0] + 1]++, indeg[e[k][1]]++;
+    for (size_t i = 0; i < n; i++)
+        first[i + 1] += first[i];
+    for (size_t k = 0; k < ne; k++)
+        succ[first[e[k][0]] + fill[e[k][0]]++] = e[k][1];
+    for (size_t i = 0; i < n; i++)
+        if (!indeg[i])
+            heap_push(&h, i);
+    size_t placed = 0;
+    while (h.n) {
+        size_t i = heap_pop(&h);
+        live[i]->order = (int)placed;
+        order[placed++] = live[i];
+        for (size_t k = first[i]; k < first[i + 1]; k++)
+            if (--indeg[succ[k]] == 0)
+                heap_push(&h, succ[k]);
+    }
     if (placed < n) {
         wgml_node *stuck = NULL;
         for (size_t i = 0; i < n && !stuck; i++)
-            if (!done[i])
-                stuck = g->nodes[i];
-        free(order);
-        free(done);
-        return wg_graph_fail(stuck, wg_fail(WGML_ERR_INVALID_ARG, "is on a cycle (its inputs depend on it)"), NULL);
+            if (live[i]->order < 0)
+                stuck = live[i];
+        st = wg_graph_fail(stuck, wg_fail(WGML_ERR_INVALID_ARG, "is on a cycle (its inputs depend on it)"), NULL);
+        goto out;
     }
-    free(done);
     free(g->order);
     g->order = order;
+    order = NULL;
     g->n_order = n;
-    return WGML_OK;
+out:
+    free(e), free(first), free(succ), free(fill), free(indeg), free(order), free(h.v), free(live), free(pos);
+    return st;
 }
 
 /* ------------------------------------------------------------ lifetimes */

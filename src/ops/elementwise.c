@@ -89,6 +89,56 @@ static wgml_status need_plain(const char *op, const wgml_tensor *t, uint32_t all
 
 /* ------------------------------------------------------------ unary */
 
+/* A float literal that WGSL reads back bit for bit. */
+static int f32_literal(char *buf, size_t n, float v)
+{
+    if (v == 0 && !signbit(v))
+        return snprintf(buf, n, "0.0");
+    uint32_t u;
+    memcpy(&u, &v, 4);
+    return snprintf(buf, n, "bitcast<f32>(0x%08xu)", u);
+}
+
+wgml_status wg_unary_chain(const wgml_unary_op *ops, const float (*prm)[2], int n, const wgml_tensor *x,
+                           wgml_tensor *out)
+{
+    const char *name = "unary chain";
+    wgml_status st = wg_check_tensor(name, "x", x);
+    if (st != WGML_OK)
+        return st;
+    if (n < 1 || n > WG_CHAIN_MAX)
+        return wg_fail(WGML_ERR_INVALID_ARG, "%s: %d ops (1..%d)", name, n, WG_CHAIN_MAX);
+    if (!wg_dtype_is_float(x->dtype))
+        return wg_fail(WGML_ERR_DTYPE, "%s: x is %s; chains are float only", name, wgml_dtype_name(x->dtype));
+    for (int i = 0; i < n; i++)
+        if ((unsigned)ops[i] >= WGML_UNARY_COUNT || ops[i] == WGML_NOT)
+            return wg_fail(WGML_ERR_INVALID_ARG, "%s: op %d is not a float unary op", name, (int)ops[i]);
+    if ((st = wg_check_out(name, out, x->dtype, x->ndim, x->shape)) != WGML_OK)
+        return st;
+    if ((st = wg_check_writes(name, "out", out, true, "x", x, WG_END)) != WGML_OK)
+        return st;
+    /* CHAIN = u_OPn(...u_OP1(x, p0, p1)..., p0, p1); no ';' may appear in
+     * a define's value, and none does. */
+    char expr[640] = "x", tmp[640], defs[1024];
+    int dn = snprintf(defs, sizeof defs, "FLOAT;VEC4OK");
+    uint64_t seen = 0;
+    for (int i = 0; i < n; i++) {
+        char a[40], b[40];
+        f32_literal(a, sizeof a, prm[i][0]);
+        f32_literal(b, sizeof b, prm[i][1]);
+        snprintf(tmp, sizeof tmp, "u_%s(%s, %s, %s)", wg_unary_name(ops[i]), expr, a, b);
+        memcpy(expr, tmp, sizeof expr);
+        if (!(seen >> ops[i] & 1))
+            dn += snprintf(defs + dn, sizeof defs - (size_t)dn, ";U_%s", wg_unary_name(ops[i]));
+        seen |= 1ull << ops[i];
+    }
+    snprintf(defs + dn, sizeof defs - (size_t)dn, ";CHAIN=%s", expr);
+    int64_t iter[4];
+    wg_shape4(out, iter);
+    wg_operand o[2] = {{x, wg_view4_of(x), "a", false}, {out, wg_view4_of(out), "o", true}};
+    return wg_ew_launch(x->ctx, "ew_unary.wgsl", "ew_main", defs, o, 2, iter, NULL, NULL);
+}
+
 wgml_status wgml_unary(wgml_unary_op op, const wgml_tensor *x, wgml_tensor *out, float p0, float p1)
 {
     char name[48];
@@ -111,8 +161,10 @@ wgml_status wgml_unary(wgml_unary_op op, const wgml_tensor *x, wgml_tensor *out,
     int64_t iter[4];
     wg_shape4(out, iter);
     wg_operand ops[2] = {{x, wg_view4_of(x), "a", false}, {out, wg_view4_of(out), "o", true}};
-    char defs[128];
+    char defs[160];
     int dn = snprintf(defs, sizeof defs, "OP_%s;%s;VEC4OK", wg_unary_name(op), kind_defines(x->dtype));
+    if (wg_dtype_is_float(x->dtype)) /* the op's function in ew_unary_fns.wgsl */
+        dn += snprintf(defs + dn, sizeof defs - (size_t)dn, ";UOP=%s;U_%s", wg_unary_name(op), wg_unary_name(op));
     if (op == WGML_SCALE && !wg_dtype_is_float(x->dtype)) { /* saturates to the dtype's range */
         char lo[16], hi[16];
         int_bounds(x->dtype, lo, hi, sizeof lo);

@@ -18,6 +18,12 @@ double wg_cast_ref(double x, wgml_dtype from, wgml_dtype to);
 /* Integer dtypes: v reduced modulo 2^bits into the type's range. */
 double wg_wrap_int(double v, wgml_dtype t);
 
+/* out = op[n-1](... op[0](x)) in one kernel, each op with its (p0, p1),
+ * intermediates in f32 (a graph's fused chain; float dtypes, no NOT). */
+#define WG_CHAIN_MAX 6
+wgml_status wg_unary_chain(const wgml_unary_op *ops, const float (*prm)[2], int n, const wgml_tensor *x,
+                           wgml_tensor *out);
+
 wg_op_table wg_elementwise_ops(void);
 
 #endif

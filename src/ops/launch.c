@@ -119,7 +119,7 @@ wgml_status wg_ew_launch(wgml_ctx *ctx, const char *file, const char *entry, con
 {
     if (wg_nelem4(iter) == 0)
         return wg_check(ctx);
-    char defs[512];
+    char defs[1536]; /* a fused chain's expression is long (wg_unary_chain) */
     size_t u = 0;
     bool contig = true;
     unsigned ro = 0;

@@ -514,6 +514,18 @@ static wgml_status ck_glu(const wg_op_params *p, const wg_desc *const *in, int n
     return WGML_OK;
 }
 
+static wgml_status ck_ew_chain(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out)
+{
+    if (p->chain_n < 1 || p->chain_n > WG_CHAIN_MAX)
+        FAIL(WGML_ERR_INVALID_ARG, "a chain of %d ops (1..%d)", p->chain_n, WG_CHAIN_MAX);
+    for (int i = 0; i < p->chain_n; i++)
+        if ((unsigned)p->chain_op[i] >= WGML_UNARY_COUNT || p->chain_op[i] == WGML_NOT)
+            FAIL(WGML_ERR_INVALID_ARG, "chain op %d is not a float unary op", p->chain_op[i]);
+    if (!wg_dtype_is_float(in[0]->dtype))
+        FAIL(WGML_ERR_DTYPE, "x is %s; chains are float only", wgml_dtype_name(in[0]->dtype));
+    return same_as(in[0], out);
+}
+
 static wgml_status ck_sample(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out)
 {
     if (in[0]->ndim != 2 || in[0]->dtype != WGML_F32)
@@ -528,139 +540,147 @@ static wgml_status ck_sample(const wg_op_params *p, const wg_desc *const *in, in
 
 #define T(i) (in[i])
 
-static wgml_status en_unary(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+static wgml_status en_unary(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
     return wgml_unary((wgml_unary_op)p->sub, T(0), out, p->f[0], p->f[1]);
 }
-static wgml_status en_binary(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+static wgml_status en_binary(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
     return wgml_binary((wgml_binary_op)p->sub, T(0), T(1), out);
 }
-static wgml_status en_where(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+static wgml_status en_where(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
     return wgml_where(T(0), T(1), T(2), out);
 }
-static wgml_status en_cast(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+static wgml_status en_cast(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
     return wgml_cast(T(0), out);
 }
-static wgml_status en_copy(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+static wgml_status en_copy(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
     return wgml_copy(T(0), out);
 }
-static wgml_status en_fill(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+static wgml_status en_fill(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
     return wgml_fill(out, p->value);
 }
-static wgml_status en_permute(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+static wgml_status en_permute(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
     int perm[WGML_MAX_DIMS];
     for (int i = 0; i < WGML_MAX_DIMS; i++)
         perm[i] = (int)p->a[i];
     return wgml_permute(T(0), perm, out);
 }
-static wgml_status en_repeat(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+static wgml_status en_repeat(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
     return wgml_repeat(T(0), out);
 }
-static wgml_status en_concat(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+static wgml_status en_concat(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
     return wgml_concat(in, nin, p->axis, out);
 }
-static wgml_status en_pad(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+static wgml_status en_pad(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
     return wgml_pad(T(0), p->a, p->b, (wgml_pad_mode)p->sub, p->value, out);
 }
-static wgml_status en_flip(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+static wgml_status en_flip(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
     return wgml_flip(T(0), p->mask, out);
 }
-static wgml_status en_roll(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+static wgml_status en_roll(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
     return wgml_roll(T(0), p->a, out);
 }
-static wgml_status en_tri(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+static wgml_status en_tri(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
     return wgml_tri(T(0), p->flag, p->k, out);
 }
-static wgml_status en_diag(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+static wgml_status en_diag(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
     return wgml_diag(T(0), out);
 }
-static wgml_status en_get_rows(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+static wgml_status en_get_rows(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
     return wgml_get_rows(T(0), T(1), out);
 }
 /* In-place updates: out is a view of input 0 (the graph binds it so). */
-static wgml_status en_set_rows(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+static wgml_status en_set_rows(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
     return wgml_set_rows(out, T(1), T(2));
 }
-static wgml_status en_gather(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+static wgml_status en_gather(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
     return wgml_gather(T(0), p->axis, T(1), out);
 }
-static wgml_status en_scatter_add(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+static wgml_status en_scatter_add(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
     return wgml_scatter_add(out, p->axis, T(1), T(2));
 }
-static wgml_status en_index_select(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+static wgml_status en_index_select(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
     return wgml_index_select(T(0), p->axis, T(1), out);
 }
-static wgml_status en_one_hot(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+static wgml_status en_one_hot(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
     return wgml_one_hot(T(0), out);
 }
-static wgml_status en_embedding(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+static wgml_status en_embedding(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
     return wgml_embedding(T(0), T(1), out);
 }
-static wgml_status en_dequantize(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+static wgml_status en_dequantize(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
     return wgml_dequantize(T(0), out);
 }
-static wgml_status en_reduce(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+static wgml_status en_reduce(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
     return wgml_reduce((wgml_reduce_op)p->sub, T(0), p->mask, p->f[0], out);
 }
-static wgml_status en_cumsum(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+static wgml_status en_cumsum(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
     return wgml_cumsum(T(0), p->axis, p->flag, out);
 }
-static wgml_status en_argsort(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+static wgml_status en_argsort(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
     return wgml_argsort(T(0), p->flag, out);
 }
-static wgml_status en_top_k(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+static wgml_status en_top_k(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
     return wgml_top_k(T(0), p->k, p->flag ? NULL : out, p->flag ? out : NULL);
 }
-static wgml_status en_softmax(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+static wgml_status en_softmax(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
     return wgml_softmax(T(0), nin > 1 ? T(1) : NULL, nin > 2 ? T(2) : NULL, &p->softmax, out);
 }
-static wgml_status en_norm(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+static wgml_status en_norm(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
     wgml_norm_params q = p->norm;
     q.weight = nin > 1 ? T(1) : NULL;
     q.bias = nin > 2 ? T(2) : NULL;
     q.residual = nin > 3 ? T(3) : NULL;
     q.mean = q.var = NULL;
-    q.sum_out = NULL;
+    q.sum_out = out2; /* a fused residual add's sum (graph fusion) */
     return wgml_norm(T(0), &q, out);
 }
-static wgml_status en_rope(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+static wgml_status en_rope(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
     wgml_rope_params q = p->rope;
     q.freq_factors = nin > 2 ? T(2) : NULL;
     return wgml_rope(T(0), T(1), &q, out);
 }
-static wgml_status en_glu(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+static wgml_status en_glu(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
     return wgml_glu((wgml_glu_kind)p->sub, T(0), nin > 1 ? T(1) : NULL, p->flag, out);
 }
-static wgml_status en_sample(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out)
+static wgml_status en_ew_chain(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out,
+                               wgml_tensor *out2)
+{
+    wgml_unary_op ops[WG_CHAIN_MAX];
+    for (int i = 0; i < p->chain_n && i < WG_CHAIN_MAX; i++)
+        ops[i] = (wgml_unary_op)p->chain_op[i];
+    return wg_unary_chain(ops, p->chain_p, p->chain_n, T(0), out);
+}
+static wgml_status en_sample(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
     return wgml_sample(T(0), &p->sample, out);
 }
@@ -700,6 +720,7 @@ static const wg_op_def table[] = {
     ROW(WG_OP_ROPE, "rope", 2, 3, true, false, ck_rope, en_rope),
     ROW(WG_OP_GLU, "glu", 1, 2, false, false, ck_glu, en_glu),
     ROW(WG_OP_SAMPLE, "sample", 1, 1, false, false, ck_sample, en_sample),
+    ROW(WG_OP_EW_CHAIN, "unary_chain", 1, 1, true, false, ck_ew_chain, en_ew_chain),
 };
 _Static_assert(sizeof table / sizeof *table == WG_OP_COUNT, "the op table and enum wg_op are out of step");
 

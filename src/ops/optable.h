@@ -17,6 +17,7 @@
 #define WGML_OPTABLE_H
 
 #include "ops.h"
+#include "elementwise.h"
 #include "wgml_graph.h"
 
 #define WG_OP_MAX_IN 6
@@ -28,6 +29,7 @@ typedef enum wg_op {
     WG_OP_EMBEDDING, WG_OP_DEQUANTIZE,
     WG_OP_REDUCE, WG_OP_CUMSUM, WG_OP_ARGSORT, WG_OP_TOP_K,
     WG_OP_SOFTMAX, WG_OP_NORM, WG_OP_ROPE, WG_OP_GLU, WG_OP_SAMPLE,
+    WG_OP_EW_CHAIN, /* fused float unary ops: made by graph fusion only */
     WG_OP_COUNT
 } wg_op;
 
@@ -58,6 +60,9 @@ typedef struct wg_op_params {
     wgml_norm_params norm;
     wgml_rope_params rope;
     wgml_sample_params sample;
+    int chain_n;        /* WG_OP_EW_CHAIN: ops applied in order */
+    int chain_op[WG_CHAIN_MAX];
+    float chain_p[WG_CHAIN_MAX][2];
 } wg_op_params;
 
 typedef struct wg_op_def {
@@ -70,7 +75,9 @@ typedef struct wg_op_def {
      * the update (set_rows, scatter_add). */
     bool updates_input;
     wgml_status (*check)(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out);
-    wgml_status (*encode)(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out);
+    /* out2: a second output for ops fusion gives one (norm's sum_out), else NULL. */
+    wgml_status (*encode)(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out,
+                          wgml_tensor *out2);
 } wg_op_def;
 
 /* The row of op (NULL when out of range). */

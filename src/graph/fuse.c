@@ -1,0 +1,171 @@
+/*
+ * Fusion, before planning (off with wgml_graph_options.no_fuse or
+ * WGML_GRAPH_FUSE=0).  Three rewrites, each saving dispatches and the
+ * memory traffic of an intermediate:
+ *
+ *   unary chains    float unary ops feeding only each other become one
+ *                   generated kernel (WG_OP_EW_CHAIN, up to WG_CHAIN_MAX ops:
+ *                   u_OPn(... u_OP1(x)), intermediates kept in f32);
+ *   residual + norm a LAYER/RMS/L2 norm of add(a, b) (same shapes) reads a
+ *                   and b itself (wgml_norm's residual); when the sum is
+ *                   used elsewhere too, the norm writes it (sum_out) and
+ *                   the add's node keeps its memory but runs no kernel;
+ *   softmax         softmax(add(scale(x, k), mask)) and its parts become
+ *                   one softmax with scale k and the mask.
+ *
+ * A node is folded only when nothing else reads it (no other consumer, not
+ * an output).  Results may differ from the unfused graph by rounding: the
+ * fused kernels keep f32 where the unfused ones stored the dtype, and may
+ * contract a multiply-add.
+ */
+#include "graph.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static bool live_op(const wgml_node *n, int op)
+{
+    return n && n->kind == WG_N_OP && n->op == op && !n->fused_into && !n->produced_by;
+}
+
+static bool same_desc(const wg_desc *a, const wg_desc *b)
+{
+    return a->dtype == b->dtype && a->ndim == b->ndim && !memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)a->ndim);
+}
+
+/* A float unary op usable in a chain. */
+static bool chain_op(const wgml_node *n)
+{
+    return (live_op(n, WG_OP_UNARY) && n->p.sub != WGML_NOT && wg_dtype_is_float(n->d.dtype)) ||
+           live_op(n, WG_OP_EW_CHAIN);
+}
+
+static void fold(wgml_graph *g, wgml_node *gone, wgml_node *into, size_t *uses)
+{
+    gone->fused_into = into;
+    g->fused++;
+    for (int i = 0; i < gone->nin; i++) /* its inputs are read by `into` now (rewired by the caller) */
+        if (gone->in[i])
+            uses[gone->in[i]->id]--;
+}
+
+static void fuse_chains(wgml_graph *g, size_t *uses)
+{
+    for (size_t i = 0; i < g->n; i++) {
+        wgml_node *n = g->nodes[i], *x = n->in[0];
+        if (!chain_op(n) || !chain_op(x) || uses[x->id] != 1 || x->output || x->d.dtype != n->d.dtype)
+            continue;
+        int nx = x->op == WG_OP_EW_CHAIN ? x->p.chain_n : 1, nn = n->op == WG_OP_EW_CHAIN ? n->p.chain_n : 1;
+        if (nx + nn > WG_CHAIN_MAX)
+            continue;
+        wg_op_params p = {0};
+        for (int k = 0; k < nx + nn; k++) {
+            const wgml_node *s = k < nx ? x : n;
+            int j = k < nx ? k : k - nx;
+            bool one = s->op == WG_OP_UNARY;
+            p.chain_op[k] = one ? s->p.sub : s->p.chain_op[j];
+            p.chain_p[k][0] = one ? s->p.f[0] : s->p.chain_p[j][0];
+            p.chain_p[k][1] = one ? s->p.f[1] : s->p.chain_p[j][1];
+        }
+        p.chain_n = nx + nn;
+        n->op = WG_OP_EW_CHAIN;
+        n->p = p;
+        n->in[0] = x->in[0];
+        uses[x->in[0]->id]++;
+        fold(g, x, n, uses);
+    }
+}
+
+static void fuse_softmax(wgml_graph *g, size_t *uses)
+{
+    for (size_t i = 0; i < g->n; i++) {
+        wgml_node *s = g->nodes[i];
+        if (!live_op(s, WG_OP_SOFTMAX) || (s->nin > 1 && s->in[1]) || (s->nin > 2 && s->in[2]) ||
+            s->p.softmax.max_bias != 0)
+            continue;
+        float scale = s->p.softmax.scale == 0 ? 1 : s->p.softmax.scale;
+        wgml_node *y = s->in[0], *x = y, *mask = NULL;
+        bool sole = uses[y->id] == 1 && !y->output;
+        /* add(t, mask) with t of the softmax's shape: the mask is the other */
+        if (sole && scale == 1 && live_op(y, WG_OP_BINARY) && y->p.sub == WGML_ADD) {
+            int t = same_desc(&y->in[0]->d, &y->d) ? 0 : same_desc(&y->in[1]->d, &y->d) ? 1 : -1;
+            if (t >= 0) {
+                x = y->in[t];
+                mask = y->in[1 - t];
+            }
+        }
+        wgml_node *inner = mask ? x : y;
+        bool inner_sole = inner == y ? sole : uses[inner->id] == 1 && !inner->output;
+        float k = 1;
+        if (inner_sole && live_op(inner, WG_OP_UNARY) && inner->p.sub == WGML_SCALE && inner->p.f[1] == 0 &&
+            wg_dtype_is_float(inner->d.dtype)) {
+            k = inner->p.f[0];
+            x = inner->in[0];
+        } else if (!mask) {
+            continue; /* nothing to fold */
+        } else {
+            inner = NULL;
+        }
+        s->in[0] = x;
+        uses[x->id]++;
+        if (mask) {
+            s->in[1] = mask;
+            s->nin = s->nin < 2 ? 2 : s->nin;
+            uses[mask->id]++;
+            if (inner)
+                fold(g, inner, s, uses);
+            fold(g, y, s, uses);
+        } else {
+            fold(g, inner, s, uses);
+        }
+        s->p.softmax.scale = scale * k;
+    }
+}
+
+static void fuse_residual_norm(wgml_graph *g, size_t *uses)
+{
+    for (size_t i = 0; i < g->n; i++) {
+        wgml_node *nm = g->nodes[i], *h = nm->in[0];
+        if (!live_op(nm, WG_OP_NORM) || nm->p.norm.kind > WGML_L2_NORM || (nm->nin > 3 && nm->in[3]) ||
+            !live_op(h, WG_OP_BINARY) || h->p.sub != WGML_ADD || !wg_dtype_is_float(h->d.dtype) ||
+            !same_desc(&h->in[0]->d, &h->d) || !same_desc(&h->in[1]->d, &h->d))
+            continue;
+        wgml_node *a = h->in[0], *b = h->in[1];
+        for (int k = nm->nin; k < 4; k++)
+            nm->in[k] = NULL;
+        nm->nin = 4;
+        nm->in[0] = a;
+        nm->in[3] = b;
+        uses[a->id]++, uses[b->id]++;
+        if (uses[h->id] == 1 && !h->output) {
+            fold(g, h, nm, uses);
+        } else { /* the sum is read elsewhere: the norm writes it */
+            uses[h->id]--;
+            nm->sum_out = h;
+            h->produced_by = nm;
+            g->fused++;
+            for (int k = 0; k < 2; k++)
+                uses[h->in[k]->id]--;
+        }
+    }
+}
+
+size_t wg_graph_fuse(wgml_graph *g)
+{
+    const char *e = getenv("WGML_GRAPH_FUSE");
+    if (g->opt.no_fuse || (e && !strcmp(e, "0")))
+        return 0;
+    size_t *uses = calloc(g->n ? g->n : 1, sizeof *uses);
+    if (!uses)
+        return 0; /* fusion is an optimisation: without memory, run unfused */
+    for (size_t i = 0; i < g->n; i++)
+        for (int j = 0; j < g->nodes[i]->nin; j++)
+            if (g->nodes[i]->in[j])
+                uses[g->nodes[i]->in[j]->id]++;
+    /* Softmax first: its SCALE is not a chain's to take. */
+    fuse_softmax(g, uses);
+    fuse_residual_norm(g, uses);
+    fuse_chains(g, uses);
+    free(uses);
+    return g->fused;
+}
