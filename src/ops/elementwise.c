@@ -119,14 +119,16 @@ wgml_status wg_unary_chain(const wgml_unary_op *ops, const float (*prm)[2], int 
         return st;
     /* CHAIN = u_OPn(...u_OP1(x, p0, p1)..., p0, p1); no ';' may appear in
      * a define's value, and none does. */
-    char expr[640] = "x", tmp[640], defs[1024];
+    char expr[640] = "x", tmp[720], defs[1024];
     int dn = snprintf(defs, sizeof defs, "FLOAT;VEC4OK");
     uint64_t seen = 0;
     for (int i = 0; i < n; i++) {
         char a[40], b[40];
         f32_literal(a, sizeof a, prm[i][0]);
         f32_literal(b, sizeof b, prm[i][1]);
-        snprintf(tmp, sizeof tmp, "u_%s(%s, %s, %s)", wg_unary_name(ops[i]), expr, a, b);
+        int w = snprintf(tmp, sizeof tmp, "u_%s(%s, %s, %s)", wg_unary_name(ops[i]), expr, a, b);
+        if (w < 0 || (size_t)w >= sizeof expr) /* 6 ops of at most ~100 characters each fit */
+            return wg_fail(WGML_ERR_INTERNAL, "%s: the chain's expression is too long", name);
         memcpy(expr, tmp, sizeof expr);
         if (!(seen >> ops[i] & 1))
             dn += snprintf(defs + dn, sizeof defs - (size_t)dn, ";U_%s", wg_unary_name(ops[i]));
