@@ -42,8 +42,7 @@ wg_binding wg_win_bind(const wg_win *w, const int64_t iter[4], uint32_t *off)
     return b;
 }
 
-int64_t wg_win_most(const wgml_ctx *ctx, const wg_win *w, int n, const int64_t iter[4], int d,
-                          uint64_t max_elems)
+int64_t wg_win_most(const wgml_ctx *ctx, const wg_win *w, int n, const int64_t iter[4], int d, uint64_t max_elems)
 {
     uint64_t cap = wg_window_cap(ctx);
     int64_t one[4] = {iter[0], iter[1], iter[2], iter[3]};
