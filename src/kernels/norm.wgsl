@@ -71,6 +71,8 @@ fn b4(base: u32, c: vec4<u32>) -> vec4<f32> {
     let i = c * p.st[3].w + vec4<u32>(base);
     return vec4<f32>(b_ld(i.x), b_ld(i.y), b_ld(i.z), b_ld(i.w));
 }
+#ifndef PARTIAL
+// (PARTIAL binds the mean/var slots write-only, for its partials.)
 fn mn4(base: u32, c: vec4<u32>) -> vec4<f32> {
     let i = c * p.st[4].w + vec4<u32>(base);
     return vec4<f32>(mn_ld(i.x), mn_ld(i.y), mn_ld(i.z), mn_ld(i.w));
@@ -79,6 +81,7 @@ fn vr4(base: u32, c: vec4<u32>) -> vec4<f32> {
     let i = c * p.st[5].w + vec4<u32>(base);
     return vec4<f32>(vr_ld(i.x), vr_ld(i.y), vr_ld(i.z), vr_ld(i.w));
 }
+#endif
 
 // Chan's merge of two (count, mean, M2) partial statistics.
 fn merge(a: vec3<f32>, b: vec3<f32>) -> vec3<f32> {
@@ -129,7 +132,7 @@ fn row_stats(li: u32, lane: u32, acc: vec3<f32>) -> vec3<f32> {
 
 // Four elements per thread are loaded before any is used, so the loads
 // overlap; lanes past the row (live = false) are skipped.
-fn layer_stats(li: u32, lane: u32, xb: u32, rb: u32, n: u32, eps: f32) -> vec2<f32> {
+fn layer_acc(li: u32, xb: u32, rb: u32, n: u32) -> vec3<f32> {
     var acc = vec3<f32>(0.0, 0.0, 0.0);
     for (var base = li; base < n; base = base + WG * K) {
         let v = values(xb, rb, base, n);
@@ -143,19 +146,46 @@ fn layer_stats(li: u32, lane: u32, xb: u32, rb: u32, n: u32, eps: f32) -> vec2<f
             }
         }
     }
-    let t = row_stats(li, lane, acc);
+    return acc;
+}
+
+// (mean, scale) from the row's (count, mean, M2) over n elements.
+fn layer_scale(t: vec3<f32>, n: u32, eps: f32) -> vec2<f32> {
     return vec2<f32>(t.y, nan_scale(inverseSqrt(t.z / f32(n) + eps), is_nan(t.y) || is_nan(t.z)));
 }
 
-// RMS (rms = true) or L2 scale from the row's sum of squares.
-fn sumsq_scale(li: u32, lane: u32, xb: u32, rb: u32, n: u32, eps: f32, rms: bool) -> f32 {
+// This thread's sum of squares.
+fn sumsq_acc(li: u32, xb: u32, rb: u32, n: u32) -> f32 {
     var ss = 0.0;
     for (var base = li; base < n; base = base + WG * K) {
         let v = select(vec4<f32>(0.0), values(xb, rb, base, n), chunk(base) < vec4<u32>(n));
         ss = ss + dot(v, v);
     }
-    return ss_scale(row_sum(li, lane, ss), n, eps, rms);
+    return ss;
 }
+
+#ifdef CHUNKED
+// The (mean, scale) of a row from its chunks' partials (COMBINE), read
+// from the mean/var slots: a chunk's (mean, M2) for LAYER, with its count
+// from the chunk length, or its sum of squares for RMS/L2.
+fn combined(li: u32, lane: u32, r: vec3<u32>, kind: u32, eps: f32) -> vec2<f32> {
+    let a0 = row_base(4u, r);
+    let b0 = row_base(5u, r);
+    if (kind == 0u) {
+        var acc = vec3<f32>(0.0, 0.0, 0.0);
+        for (var k = li; k < p.chunk.x; k = k + WG) {
+            let cnt = f32(min(p.chunk.y, p.chunk.z - k * p.chunk.y));
+            acc = merge(acc, vec3<f32>(cnt, mn_ld(a0 + k), vr_ld(b0 + k)));
+        }
+        return layer_scale(row_stats(li, lane, acc), p.chunk.z, eps);
+    }
+    var ss = 0.0;
+    for (var k = li; k < p.chunk.x; k = k + WG) {
+        ss = ss + mn_ld(a0 + k);
+    }
+    return vec2<f32>(0.0, ss_scale(row_sum(li, lane, ss), p.chunk.z, eps, kind == 1u));
+}
+#endif
 
 #ifdef ROWS4
 // LAYER/RMS/L2 over rows of contiguous, aligned vectors (the launcher's
@@ -234,11 +264,30 @@ fn row_kernel(li: u32, lane: u32, r: vec3<u32>) {
     // (mean, 1 / scale) of the row; batch norm reads its statistics later.
     var ms = vec2<f32>(0.0, 1.0);
     let kind = p.ip.z;
+#if PARTIAL
+    // this chunk's statistics only (kinds 0..2; BATCH is never chunked)
     if (kind == 0u) {
-        ms = layer_stats(li, lane, xb, rb, n, eps);
-    } else if (kind < 3u) {
-        ms = vec2<f32>(0.0, sumsq_scale(li, lane, xb, rb, n, eps, kind == 1u));
+        let t = row_stats(li, lane, layer_acc(li, xb, rb, n));
+        if (li == 0u) {
+            mn_st(row_base(4u, r), t.y);
+            vr_st(row_base(5u, r), t.z);
+        }
+    } else {
+        let ss = row_sum(li, lane, sumsq_acc(li, xb, rb, n));
+        if (li == 0u) {
+            mn_st(row_base(4u, r), ss);
+        }
     }
+#else
+#if COMBINE
+    ms = combined(li, lane, r, kind, eps);
+#else
+    if (kind == 0u) {
+        ms = layer_scale(row_stats(li, lane, layer_acc(li, xb, rb, n)), n, eps);
+    } else if (kind < 3u) {
+        ms = vec2<f32>(0.0, ss_scale(row_sum(li, lane, sumsq_acc(li, xb, rb, n)), n, eps, kind == 1u));
+    }
+#endif
     let mean = ms.x;
     let scale = ms.y;
 
@@ -276,6 +325,7 @@ fn row_kernel(li: u32, lane: u32, r: vec3<u32>) {
             o_st(ob + j * p.st[6].w, y[u]);
         }
     }
+#endif
 }
 #endif
 

@@ -10,6 +10,8 @@
 //   TOTALS    each block's total -> tot[row][b]
 //   (this kernel again, exclusive, over tot)
 //   CARRY_IN  each block starts from cin[row][b]
+// A row longer than one binding is cut into pieces that fit, one dispatch
+// each, with the same three passes over the pieces (p.tb0: the piece).
 #include "prelude.wgsl"
 #include "dtype.wgsl"
 
@@ -24,7 +26,8 @@ struct Params {
     xoff: u32,
     ooff: u32,
     excl: u32,        // 1: exclusive
-    pad: u32,
+    tb0: u32,         // first tot/cin word of this dispatch (a row longer
+                      // than one binding runs a dispatch per piece)
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -70,7 +73,7 @@ fn scan(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     var carry = A(0);
 #if CARRY_IN
     if (live) {
-        carry = bitcast<A>(cin[row * p.nblk + b]);
+        carry = bitcast<A>(cin[p.tb0 + row * p.nblk + b]);
     }
 #endif
     let j0 = b * p.blk;
@@ -120,7 +123,7 @@ fn scan(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
 #if TOTALS
     if (live && t == 0u) {
-        tot[row * p.nblk + b] = bitcast<u32>(carry);
+        tot[p.tb0 + row * p.nblk + b] = bitcast<u32>(carry);
     }
 #endif
 }

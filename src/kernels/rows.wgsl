@@ -16,6 +16,11 @@ struct RowParams {
     fp: vec4<f32>,
     ip: vec4<u32>,
     origin: vec4<u32>,  // this launch's first row coordinates in the op (rows split to fit bindings)
+    // CHUNKED rows (longer than one binding window, see rows_chunked in
+    // src/ops/rows.c): x chunks per row K, y chunk length, z row length,
+    // w this chunk.  PARTIAL writes the chunk's statistics to element w of
+    // the row's run of K in two f32 slots; COMBINE merges the run.
+    chunk: vec4<u32>,
 }
 
 @group(0) @binding(0) var<uniform> p: RowParams;

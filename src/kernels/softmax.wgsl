@@ -29,6 +29,10 @@
 #tensor m 2 M_DT M_MODE
 #tensor s 3 S_DT S_MODE
 #tensor o 4 O_DT O_MODE
+#ifdef CHUNKED
+#tensor qa 5 QA_DT QA_MODE
+#tensor qb 6 QB_DT QB_MODE
+#endif
 
 const NEG: f32 = -3.4028234663852886e38;
 
@@ -175,12 +179,30 @@ fn row_kernel(li: u32, lane: u32, r: vec3<u32>) {
     let ob = row_base(3u, r);
     let slope = slope_of(r);
     var acc = vec2<f32>(NEG, 0.0);
+#if COMBINE
+    // the row's chunk pairs (written by PARTIAL), merged like threads'
+    let qa0 = row_base(4u, r);
+    let qb0 = row_base(5u, r);
+    for (var k = li; k < p.chunk.x; k = k + WG) {
+        acc = merge(acc, vec2<f32>(qa_ld(qa0 + k), qb_ld(qb0 + k)));
+    }
+#else
     for (var base = li; base < n; base = base + WG * K) {
         let v = logits(xb, mb, base, n, slope);
         let mx = max(acc.x, max(max(v.x, v.y), max(v.z, v.w)));
         let e = exp(v - vec4<f32>(mx));
         acc = vec2<f32>(mx, acc.y * exp(acc.x - mx) + ((e.x + e.y) + (e.z + e.w)));
     }
+#endif
+#if PARTIAL
+    // this chunk's (max, sum) only: sinks join once, in COMBINE's totals
+    let pr = row_pair(li, lane, acc);
+    if (li == 0u) {
+        qa_st(row_base(4u, r), pr.x);
+        qb_st(row_base(5u, r), pr.y);
+    }
+    return;
+#else
     let t = totals(li, lane, r, acc);
     for (var base = li; base < n; base = base + WG * K) {
         let e = outputs(logits(xb, mb, base, n, slope), t);
@@ -197,6 +219,7 @@ fn row_kernel(li: u32, lane: u32, r: vec3<u32>) {
             o_st(o.w, e.w);
         }
     }
+#endif
 }
 #endif
 

@@ -60,6 +60,11 @@ typedef struct ix_job {
     uint32_t opcode, ndim, full[4];
 } ix_job;
 
+typedef struct ix_run {
+    const ix_job *j;
+    const ix_slot *s;
+} ix_run;
+
 static uint64_t esz(const ix_slot *s) { return wg_dtype(s->t->dtype)->block_bytes; }
 
 /* Elements slot s spans over `it`, index rows [lo, hi) included. */
@@ -112,52 +117,22 @@ static wgml_status dispatch(const ix_job *j, const ix_slot s[NSLOT], const int64
     return wg_dispatch(wg_kernel_ctx(j->k), j->k, b, nb, &p, sizeof p, (uint32_t)((n + IX_THREADS - 1) / IX_THREADS), 1, 1);
 }
 
-/* Splits the iteration space (outermost non-trivial dim in halves) until
- * every operand, one index row of the indexed ones, fits one storage
- * binding and positions fit u32; then covers the index rows [0, limit) in
- * passes whose rows of the indexed operands fit one binding.  The plan
- * needs no index values: each pass reads every index and skips those
- * outside its rows, so each index is handled by exactly one pass. */
-static wgml_status run(const ix_job *j, const ix_slot s[NSLOT], const int64_t it[4])
+/* Covers the index rows [0, limit) of a block whose operands (one index
+ * row of the indexed ones) fit one binding, in passes whose rows of the
+ * indexed operands fit one binding.  The plan needs no index values: each
+ * pass reads every index and skips those outside its rows, so each index
+ * is handled by exactly one pass. */
+static wgml_status run_rows(void *user, const wg_win *w, const int64_t it[4], const int64_t origin[4])
 {
-    wgml_ctx *ctx = wg_kernel_ctx(j->k);
-    uint64_t cap = wg_window_cap(ctx);
-    bool fits = (uint64_t)wg_nelem4(it) <= 0xffffffffull - IX_THREADS;
-    for (int k = 0; k < SJ && fits; k++) {
-        uint64_t f, c;
-        if (!s[k].t)
-            continue;
-        span(&s[k], it, 0, 1, &f, &c);
-        fits = c * esz(&s[k]) <= cap;
+    const ix_run *r = user;
+    const ix_job *j = r->j;
+    (void)origin;
+    ix_slot s[NSLOT];
+    for (int k = 0; k < NSLOT; k++) {
+        s[k] = r->s[k];
+        s[k].off = (int64_t)w[k].offset;
     }
-    if (!fits) {
-        int d = 0;
-        while (d < 4 && it[d] == 1)
-            d++;
-        if (d == 4) {
-            uint64_t widest = 0, f, c;
-            for (int k = 0; k < SJ; k++)
-                if (s[k].t && (span(&s[k], it, 0, 1, &f, &c), c * esz(&s[k]) > widest))
-                    widest = c * esz(&s[k]);
-            return wg_fail_window(ctx, widest, "%s: one element's window (an index row of a huge non-contiguous "
-                                  "view?)", j->op);
-        }
-        int64_t half = it[d] / 2;
-        for (int part = 0; part < 2; part++) {
-            int64_t sub[4] = {it[0], it[1], it[2], it[3]};
-            int64_t start = part ? half : 0;
-            sub[d] = part ? it[d] - half : half;
-            ix_slot s2[NSLOT];
-            for (int k = 0; k < NSLOT; k++) {
-                s2[k] = s[k];
-                s2[k].off += start * s[k].st[d];
-            }
-            wgml_status st = run(j, s2, sub);
-            if (st != WGML_OK)
-                return st;
-        }
-        return WGML_OK;
-    }
+    uint64_t cap = wg_window_cap(wg_kernel_ctx(j->k));
     int64_t rows = j->limit;
     for (int k = 0; k < SJ; k++) {
         if (!s[k].t || !s[k].ax)
@@ -176,6 +151,22 @@ static wgml_status run(const ix_job *j, const ix_slot s[NSLOT], const int64_t it
             return st;
     }
     return WGML_OK;
+}
+
+/* Cuts the iteration space (wg_win_split) until every operand, one index
+ * row of the indexed ones, fits one storage binding and positions fit
+ * u32; the virtual slot j moves with the cuts like the others. */
+static wgml_status run(const ix_job *j, const ix_slot s[NSLOT], const int64_t it[4])
+{
+    static const char *names[NSLOT] = {"a", "x", "out", "w", "j"};
+    wg_win w[NSLOT];
+    for (int k = 0; k < NSLOT; k++) {
+        wg_win x = {s[k].t ? s[k].t->st->buf : NULL, (uint64_t)s[k].off,
+                    {s[k].st[0], s[k].st[1], s[k].st[2], s[k].st[3]}, s[k].t ? esz(&s[k]) : 4, 0, names[k]};
+        w[k] = x;
+    }
+    ix_run r = {j, s};
+    return wg_win_split(wg_kernel_ctx(j->k), w, NSLOT, it, 4, 0xffffffffull - IX_THREADS, j->op, run_rows, &r);
 }
 
 static bool shares(const wgml_tensor *a, const wgml_tensor *b) { return a && b && a->st->buf == b->st->buf; }

@@ -1,8 +1,8 @@
 /*
  * The strided launcher behind every elementwise-shaped op: binds each
  * operand's window of its buffer, splits the iteration space when a window
- * would exceed one storage binding, and dispatches the kernel with
- * wg_ew_params.  Kernels read those parameters through ew_common.wgsl.
+ * would exceed one storage binding (wg_win_split, window.c; any dim may be
+ * cut, the innermost too), and dispatches the kernel with wg_ew_params.  Kernels read those parameters through ew_common.wgsl.
  */
 #include "ops.h"
 
@@ -11,24 +11,22 @@
 #define WG_THREADS 256
 #define PER_THREAD 4
 
-typedef struct win {
-    uint64_t first, last; /* bytes, inclusive */
-} win;
+#define MAX_ELEMS (0xffffffffull - WG_THREADS * PER_THREAD) /* indices stay u32 */
 
-static win extent(const wg_operand *o, const int64_t iter[4], uint64_t esz)
-{
-    win w = {o->v.offset * esz, wg_span_last(o->v.offset, o->v.strides, iter) * esz + esz - 1};
-    return w;
-}
+typedef struct ew_job {
+    wgml_ctx *ctx;
+    wgml_kernel *k;
+    int nops;
+    const float *fp;
+    const uint32_t *ip;
+    bool vec4;
+} ew_job;
 
-static bool shares_buffer(const wg_operand *a, const wg_operand *b)
+/* One dispatch over iter with every window fitting one binding. */
+static wgml_status launch_one(void *user, const wg_win *w, const int64_t iter[4], const int64_t origin[4])
 {
-    return a->t->st->buf == b->t->st->buf;
-}
-
-static wgml_status launch_one(wgml_ctx *ctx, wgml_kernel *k, wg_operand *ops, int nops, const int64_t iter[4],
-                              const float fp[4], const uint32_t ip[4], bool vec4)
-{
+    const ew_job *j = user;
+    (void)origin;
     wg_ew_params p;
     memset(&p, 0, sizeof p);
     wg_binding b[4];
@@ -36,76 +34,29 @@ static wgml_status launch_one(wgml_ctx *ctx, wgml_kernel *k, wg_operand *ops, in
     for (int i = 0; i < 4; i++)
         p.shape[i] = (uint32_t)iter[i];
     p.n = (uint32_t)n;
-    for (int j = 0; j < nops; j++) {
-        uint64_t esz = wg_dtype(ops[j].t->dtype)->block_bytes;
-        win w = extent(&ops[j], iter, esz);
-        uint64_t rem;
-        b[j] = wg_bind_from(ops[j].t->st->buf, w.first, w.last + 1 - w.first, &rem);
-        if (vec4) /* whole vectors: the buffer's size is a multiple of 16 */
-            b[j].size = wg_align_up(b[j].size, 16) <= wg_buffer_alloc(ops[j].t->st->buf) - b[j].offset
-                            ? wg_align_up(b[j].size, 16) : b[j].size;
-        p.offs[j] = (uint32_t)(rem / esz);
+    for (int o = 0; o < j->nops; o++) {
+        b[o] = wg_win_bind(&w[o], iter, &p.offs[o]);
+        if (j->vec4) /* whole vectors: the buffer's size is a multiple of 16 */
+            b[o].size = wg_align_up(b[o].size, 16) <= wg_buffer_alloc(w[o].buf) - b[o].offset
+                            ? wg_align_up(b[o].size, 16) : b[o].size;
         for (int i = 0; i < 4; i++)
-            p.st[j][i] = (uint32_t)ops[j].v.strides[i];
+            p.st[o][i] = (uint32_t)w[o].st[i];
     }
-    if (fp)
-        memcpy(p.fp, fp, sizeof p.fp);
-    if (ip)
-        memcpy(p.ip, ip, sizeof p.ip);
+    if (j->fp)
+        memcpy(p.fp, j->fp, sizeof p.fp);
+    if (j->ip)
+        memcpy(p.ip, j->ip, sizeof p.ip);
     /* vec4 kernels: one vector per thread (fastest shape on an H100, see
      * `wgml bench variants`); scalar ones: PER_THREAD elements. */
-    uint64_t per = vec4 ? 4 : PER_THREAD;
+    uint64_t per = j->vec4 ? 4 : PER_THREAD;
     uint64_t groups = (n + WG_THREADS * per - 1) / (WG_THREADS * per);
-    return wg_dispatch(ctx, k, b, nops, &p, sizeof p, (uint32_t)groups, 1, 1);
+    return wg_dispatch(j->ctx, j->k, b, j->nops, &p, sizeof p, (uint32_t)groups, 1, 1);
 }
 
-/* Fits when every window is within one binding and indices fit in u32. */
-static bool fits(wgml_ctx *ctx, wg_operand *ops, int nops, const int64_t iter[4])
+static void wins_of(const wg_operand *ops, int nops, wg_win *w)
 {
-    uint64_t cap = wg_window_cap(ctx);
-    if ((uint64_t)wg_nelem4(iter) > 0xffffffffull - WG_THREADS * PER_THREAD)
-        return false;
-    for (int j = 0; j < nops; j++) {
-        win w = extent(&ops[j], iter, wg_dtype(ops[j].t->dtype)->block_bytes);
-        if (w.last + 1 - w.first > cap)
-            return false;
-    }
-    return true;
-}
-
-static wgml_status launch_split(wgml_ctx *ctx, wgml_kernel *k, wg_operand *ops, int nops, const int64_t iter[4],
-                                const float fp[4], const uint32_t ip[4])
-{
-    if (fits(ctx, ops, nops, iter))
-        return launch_one(ctx, k, ops, nops, iter, fp, ip, false);
-    int d = wg_split_dim(iter);
-    if (d < 0) { /* one row (or element) left: name its widest operand */
-        uint64_t widest = 0;
-        int which = 0;
-        for (int j = 0; j < nops; j++) {
-            win w = extent(&ops[j], iter, wg_dtype(ops[j].t->dtype)->block_bytes);
-            if (w.last + 1 - w.first > widest) {
-                widest = w.last + 1 - w.first;
-                which = j;
-            }
-        }
-        return wg_fail_window(ctx, widest, "kernel '%s': operand %d over one row of %lld elements", wg_kernel_name(k), which,
-                              (long long)iter[3]);
-    }
-    for (int part = 0; part < 2; part++) {
-        int64_t sub[4], start;
-        wg_split_part(iter, d, part, sub, &start);
-        wg_operand o2[4];
-        for (int j = 0; j < nops; j++) {
-            o2[j] = ops[j];
-            o2[j].v.offset += (uint64_t)(start * ops[j].v.strides[d]);
-            o2[j].v.shape[d] = sub[d];
-        }
-        wgml_status st = launch_split(ctx, k, o2, nops, sub, fp, ip);
-        if (st != WGML_OK)
-            return st;
-    }
-    return WGML_OK;
+    for (int j = 0; j < nops; j++)
+        w[j] = wg_win_of(ops[j].t, &ops[j].v, ops[j].name);
 }
 
 bool wg_vec4_dtype(const wgml_ctx *ctx, wgml_dtype dt)
@@ -130,7 +81,7 @@ wgml_status wg_ew_launch(wgml_ctx *ctx, const char *file, const char *entry, con
          * writable storage bindings of one buffer. */
         bool rw = o->write;
         for (int i = 0; i < nops && !o->write; i++)
-            if (i != j && ops[i].write && shares_buffer(o, &ops[i]))
+            if (i != j && ops[i].write && o->t->st->buf == ops[i].t->st->buf)
                 rw = true;
         if (!rw)
             ro |= 1u << j;
@@ -150,7 +101,9 @@ wgml_status wg_ew_launch(wgml_ctx *ctx, const char *file, const char *entry, con
     /* Kernels that have a VEC4 path say so with VEC4OK; it is taken when
      * every operand is contiguous, 16-byte aligned, 32-bit (or native
      * f16) and no split is needed (a split could break the alignment). */
-    bool vec4 = contig && defines && strstr(defines, "VEC4OK") && fits(ctx, ops, nops, iter);
+    wg_win w[4];
+    wins_of(ops, nops, w);
+    bool vec4 = contig && defines && strstr(defines, "VEC4OK") && wg_win_fits(ctx, w, nops, iter, MAX_ELEMS);
     for (int j = 0; j < nops && vec4; j++) {
         vec4 = wg_vec4_dtype(ctx, ops[j].t->dtype) && ops[j].v.offset % 4 == 0;
     }
@@ -165,7 +118,10 @@ wgml_status wg_ew_launch(wgml_ctx *ctx, const char *file, const char *entry, con
     wgml_status st = wg_kernel_get(ctx, &ref, &k);
     if (st != WGML_OK)
         return st;
-    if (vec4)
-        return launch_one(ctx, k, ops, nops, iter, fp, ip, true);
-    return launch_split(ctx, k, ops, nops, iter, fp, ip);
+    ew_job job = {ctx, k, nops, fp, ip, vec4};
+    char who[96];
+    snprintf(who, sizeof who, "kernel '%s'", wg_kernel_name(k));
+    /* Elementwise: any dim may be cut, the innermost too (a 1-D operand
+     * larger than one binding). */
+    return wg_win_split(ctx, w, nops, iter, 4, MAX_ELEMS, who, launch_one, &job);
 }

@@ -118,7 +118,7 @@ static wgml_status validate(const char *name, const wgml_tensor *x, const wgml_n
 /* Operand of a [C] tensor indexed by the channel at iteration dim ci. */
 static wg_row_operand channel_operand(const wgml_tensor *t, int ci, const char *name)
 {
-    wg_row_operand o = {NULL, 0, {0, 0, 0, 0}, name, false, false};
+    wg_row_operand o = {NULL, 0, {0, 0, 0, 0}, name, false, false, 0};
     if (!t)
         return o;
     o.t = t;
@@ -167,7 +167,7 @@ static wgml_status group_view(const wgml_tensor *t, const wgml_tensor *x, bool f
 
 static wg_row_operand group_operand(const wgml_tensor *t, int64_t block, const char *name, bool write)
 {
-    wg_row_operand o = {t, wg_view4_of(t).offset, {0, t->strides[0], block, 1}, name, write, false};
+    wg_row_operand o = {t, wg_view4_of(t).offset, {0, t->strides[0], block, 1}, name, write, false, 0};
     return o;
 }
 
@@ -199,13 +199,13 @@ static wgml_status group_norm(const wgml_tensor *x, const wgml_norm_params *p, w
         int64_t block = c / g * s;
         wg_row_operand ops[8] = {
             group_operand(use[0], block, "x", false),
-            {NULL, 0, {0, 0, 0, 0}, "r", false, false},
+            {NULL, 0, {0, 0, 0, 0}, "r", false, false, 0},
             group_channels(p->weight, c / g, "w"),
             group_channels(p->bias, c / g, "b"),
-            {NULL, 0, {0, 0, 0, 0}, "mn", false, false},
-            {NULL, 0, {0, 0, 0, 0}, "vr", false, false},
+            {NULL, 0, {0, 0, 0, 0}, "mn", false, false, 0},
+            {NULL, 0, {0, 0, 0, 0}, "vr", false, false, 0},
             group_operand(use[2], block, "o", true),
-            {NULL, 0, {0, 0, 0, 0}, "so", true, false},
+            {NULL, 0, {0, 0, 0, 0}, "so", true, false, 0},
         };
         if (use[1])
             ops[1] = group_operand(use[1], block, "r", false);
@@ -213,7 +213,9 @@ static wgml_status group_norm(const wgml_tensor *x, const wgml_norm_params *p, w
             ops[7] = group_operand(use[3], block, "so", true);
         int64_t iter[4] = {1, n, g, block};
         ip[0] = (uint32_t)s;
-        st = wg_rows_launch(x->ctx, "norm.wgsl", "rows_main", NULL, ops, 8, iter, fp, ip);
+        /* no chunked rows: the per-channel operands' index j / s would
+         * need the chunk's start */
+        st = wg_rows_launch(x->ctx, "norm.wgsl", "rows_main", NULL, ops, 8, iter, fp, ip, -1);
     }
     if (st == WGML_OK && tmp[2])
         st = wgml_copy(tmp[2], out);
@@ -288,13 +290,13 @@ wgml_status wgml_norm(const wgml_tensor *x, const wgml_norm_params *p, wgml_tens
     const int id[4] = {0, 1, 2, 3};
     wg_row_operand ops[8] = {
         wg_row_operand_of(x, s4, id, "x", false),
-        {NULL, 0, {0, 0, 0, 0}, "r", false, false},
-        {NULL, 0, {0, 0, 0, 0}, "w", false, false},
-        {NULL, 0, {0, 0, 0, 0}, "b", false, false},
-        {NULL, 0, {0, 0, 0, 0}, "mn", false, false},
-        {NULL, 0, {0, 0, 0, 0}, "vr", false, false},
+        {NULL, 0, {0, 0, 0, 0}, "r", false, false, 0},
+        {NULL, 0, {0, 0, 0, 0}, "w", false, false, 0},
+        {NULL, 0, {0, 0, 0, 0}, "b", false, false, 0},
+        {NULL, 0, {0, 0, 0, 0}, "mn", false, false, 0},
+        {NULL, 0, {0, 0, 0, 0}, "vr", false, false, 0},
         wg_row_operand_of(out, s4, id, "o", true),
-        {NULL, 0, {0, 0, 0, 0}, "so", true, false},
+        {NULL, 0, {0, 0, 0, 0}, "so", true, false, 0},
     };
     if (p->residual)
         ops[1] = wg_row_operand_of(p->residual, s4, id, "r", false);
@@ -317,7 +319,11 @@ wgml_status wgml_norm(const wgml_tensor *x, const wgml_norm_params *p, wgml_tens
     bool vec = p->kind != WGML_BATCH_NORM;
     for (int j = 0; j < 8; j++)
         ops[j].vec = vec && j != 4 && j != 5;
-    return wg_rows_launch(x->ctx, "norm.wgsl", "rows_main", vec ? "ROWS4OK" : NULL, ops, 8, s4, fp, ip);
+    /* Rows longer than one window: LAYER/RMS/L2 run chunked passes with
+     * partial statistics in the mean/var slots, which only BATCH uses
+     * (norm.wgsl PARTIAL / COMBINE); BATCH reduces nothing along a row,
+     * but its per-channel operands do not move with a chunk. */
+    return wg_rows_launch(x->ctx, "norm.wgsl", "rows_main", vec ? "ROWS4OK" : NULL, ops, 8, s4, fp, ip, vec ? 4 : -1);
 }
 
 /* ------------------------------------------------------------ reference */

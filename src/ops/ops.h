@@ -72,13 +72,6 @@ int64_t wg_nelem4(const int64_t s[4]);
 /* Element index (from the buffer start) of the last element a view with
  * this offset and these strides touches over the 4-D space `iter`. */
 uint64_t wg_span_last(uint64_t offset, const int64_t strides[4], const int64_t iter[4]);
-/* Splitting a 4-D iteration space whose operands' windows exceed a storage
- * binding: the launchers halve the outermost of dims 0..2 that is > 1
- * (wg_split_dim; -1 if none, i.e. one row is too big) and recurse on the
- * halves (wg_split_part: part 0 or 1, its sub-space and start along d;
- * operands move by start times their stride along d). */
-int wg_split_dim(const int64_t iter[4]);
-void wg_split_part(const int64_t iter[4], int d, int part, int64_t sub[4], int64_t *start);
 bool wg_view4_contiguous(const wg_view4 *v);
 
 /* Normalises a negative axis; -1 when out of range. */
@@ -107,6 +100,56 @@ wgml_status wg_tensor_alias(const wgml_tensor *base, uint64_t byte_offset, wgml_
 /* Formats a shape "[2, 3, 4]". */
 const char *wg_shape_str(const wgml_tensor *t, char *buf, size_t n);
 
+/* ------------------------------------------------------------ windows */
+
+/*
+ * The window binder shared by every launcher whose operands may exceed one
+ * storage binding (window.c).  An operand is a buffer, an element offset
+ * and four strides over a 4-D iteration space ([0] outermost); its window
+ * is the byte range from its first to its last element, plus `tail`
+ * elements past the last one that its kernel also reads (a run of per-row
+ * partials, a position table's streams).
+ *
+ * wg_win_split runs a callback on blocks of the space whose windows all
+ * fit one binding (wg_window_cap) and which hold at most max_elems
+ * elements.  It cuts the outermost dim > 1 among dims 0..nsplit-1 into as
+ * few equal chunks as fit (or into single slices when not even one slice
+ * fits, then cuts the next dim), moving every operand by start times its
+ * stride, so element indexing stays right for strided views and for
+ * broadcast (stride 0) operands alike.  nsplit = 4 lets the innermost dim
+ * be cut too (elementwise kernels); row kernels pass 3, since a row is
+ * one workgroup's.  A block that still does not fit once dims 0..nsplit-1
+ * are all 1 fails with WGML_ERR_LIMIT naming `who` and the widest operand.
+ */
+typedef struct wg_win {
+    wgml_buffer *buf;   /* NULL: absent or virtual (moved with the cuts, never checked) */
+    uint64_t offset;    /* elements from the buffer start */
+    int64_t st[4];      /* >= 0 */
+    uint64_t esz;       /* bytes per element */
+    uint64_t tail;      /* elements read past the last indexed one */
+    const char *name;   /* for messages */
+} wg_win;
+
+/* The operand of a tensor viewed as v. */
+wg_win wg_win_of(const wgml_tensor *t, const wg_view4 *v, const char *name);
+/* Bytes operand w spans over iter. */
+uint64_t wg_win_bytes(const wg_win *w, const int64_t iter[4]);
+/* Whether every present window fits one binding and iter has at most
+ * max_elems elements. */
+bool wg_win_fits(const wgml_ctx *ctx, const wg_win *w, int n, const int64_t iter[4], uint64_t max_elems);
+/* w's window over iter as a binding; *off: w's first element within it. */
+wg_binding wg_win_bind(const wg_win *w, const int64_t iter[4], uint32_t *off);
+
+/* The most elements along d a block of iter (dims before d all 1) may
+ * take with every window fitting; 0 when not even one slice fits. */
+int64_t wg_win_most(const wgml_ctx *ctx, const wg_win *w, int n, const int64_t iter[4], int d, uint64_t max_elems);
+
+/* One block: the operands moved to its start, its sub-space and where it
+ * starts in the whole space (kernels needing absolute coordinates). */
+typedef wgml_status (*wg_win_fn)(void *user, const wg_win *w, const int64_t iter[4], const int64_t origin[4]);
+wgml_status wg_win_split(wgml_ctx *ctx, const wg_win *w, int n, const int64_t iter[4], int nsplit, uint64_t max_elems,
+                         const char *who, wg_win_fn fn, void *user);
+
 /* ------------------------------------------------------------ launching */
 
 /* One operand of a strided kernel: its tensor, its 4-D view over the
@@ -119,8 +162,9 @@ typedef struct wg_operand {
 } wg_operand;
 
 /* Runs `entry` of `file` over the 4-D iteration space `iter` with up to 4
- * operands.  Binds each operand's window, splitting the space along outer
- * dims when an operand exceeds one storage binding; sets <NAME>_DT,
+ * operands.  Binds each operand's window, splitting the space
+ * (wg_win_split, down to chunks of one row) when an operand exceeds one
+ * storage binding; sets <NAME>_DT,
  * <NAME>_MODE and CONTIG (all operands contiguous over `iter`) defines, and
  * passes wg_ew_params (below) to the kernel.  `defines` adds more. */
 typedef struct wg_ew_params {

@@ -49,7 +49,7 @@ static int64_t strides_of(int ndim, const int64_t *shape, int64_t *s)
 
 typedef struct sparams {
     uint32_t sh[4], xst[4], ost[4];
-    uint32_t rows, tpr, blk, nblk, xoff, ooff, excl, pad;
+    uint32_t rows, tpr, blk, nblk, xoff, ooff, excl, tb0;
 } sparams;
 
 /* One scan dispatch.  xdt/odt: dtypes of the x and o bindings; mode:
@@ -148,6 +148,67 @@ wgml_status wg_split_rows(const char *name, const wgml_tensor *const *ts, int n,
     return st;
 }
 
+/* One row longer than one binding: pieces that fit, each scanned on its
+ * own (TOTALS: its total -> tot[j]), an exclusive cumsum of the totals,
+ * and each piece again from its carry (CARRY_IN: pre[j]).  Every word of
+ * tot and pre is bound as a window of its own, so any count of pieces
+ * works; the totals' scan recurses through cumsum_run. */
+static wgml_status cumsum_long(const wgml_tensor *x, int a, int exclusive, wgml_tensor *out)
+{
+    wgml_ctx *ctx = x->ctx;
+    uint64_t esz = wg_dtype(x->dtype)->block_bytes;
+    int64_t len = x->shape[a];
+    wg_view4 xv = wg_view4_of(x), ov = wg_view4_of(out);
+    wg_win w[2] = {{x->st->buf, xv.offset, {0, 0, 0, x->strides[a]}, esz, 0, "x"},
+                   {out->st->buf, ov.offset, {0, 0, 0, out->strides[a]}, esz, 0, "out"}};
+    const int64_t row[4] = {1, 1, 1, len};
+    int64_t most = wg_win_most(ctx, w, 2, row, 3, MAX_ELEMS);
+    if (most == 0)
+        return wg_fail_window(ctx, esz, "wgml_cumsum: one element");
+    int64_t pieces = (len + most - 1) / most, plen = (len + pieces - 1) / pieces;
+    pieces = (len + plen - 1) / plen;
+    wgml_dtype at = wg_dtype_is_float(x->dtype) ? WGML_F32 : x->dtype;
+    wgml_tensor *tot = NULL, *pre = NULL;
+    const int64_t ts[1] = {pieces};
+    wgml_status st = wgml_tensor_new(ctx, at, 1, ts, &tot);
+    if (st == WGML_OK)
+        st = wgml_tensor_new(ctx, at, 1, ts, &pre);
+    bool x_rw = x->st->buf == out->st->buf;
+    for (int pass = 0; pass < 2 && st == WGML_OK; pass++) {
+        for (int64_t j = 0; j < pieces && st == WGML_OK; j++) {
+            int64_t n = len - j * plen < plen ? len - j * plen : plen;
+            const int64_t sub[4] = {1, 1, 1, n};
+            wg_win wx = w[0], wo = w[1];
+            wx.offset += (uint64_t)(j * plen * x->strides[a]);
+            wo.offset += (uint64_t)(j * plen * out->strides[a]);
+            sparams p;
+            memset(&p, 0, sizeof p);
+            p.sh[0] = p.sh[1] = p.sh[2] = 1;
+            p.sh[3] = (uint32_t)n;
+            p.xst[3] = (uint32_t)x->strides[a];
+            p.ost[3] = (uint32_t)out->strides[a];
+            p.rows = 1;
+            p.tpr = scan_threads(n);
+            p.blk = (uint32_t)n;
+            p.nblk = 1;
+            p.excl = exclusive ? 1 : 0;
+            wg_binding b[3];
+            b[0] = wg_win_bind(&wx, sub, &p.xoff);
+            b[1] = wg_win_bind(&wo, sub, &p.ooff);
+            const wgml_tensor *t = pass ? pre : tot;
+            uint64_t rem;
+            b[pass + 1] = wg_bind_from(t->st->buf, (wg_view4_of(t).offset + (uint64_t)j) * 4, 4, &rem);
+            p.tb0 = (uint32_t)(rem / 4);
+            st = scan_dispatch(ctx, x->dtype, x_rw, x->dtype, pass ? "CARRY_IN" : "TOTALS", b, pass + 2, &p);
+        }
+        if (pass == 0 && st == WGML_OK)
+            st = cumsum_run(tot, 0, 1, pre);
+    }
+    wgml_tensor_free(tot);
+    wgml_tensor_free(pre);
+    return st;
+}
+
 typedef struct cumsum_args { int axis, exclusive; } cumsum_args;
 
 static wgml_status cumsum_part(void *arg, wgml_tensor *const *ts)
@@ -186,6 +247,8 @@ static wgml_status cumsum_run(const wgml_tensor *x, int a, int exclusive, wgml_t
         ow += (uint64_t)(x->shape[i] - 1) * (uint64_t)out->strides[i];
     }
     if ((uint64_t)n > MAX_ELEMS || xw * xesz > cap || ow * xesz > cap) {
+        if (rows == 1)
+            return cumsum_long(x, a, exclusive, out);
         /* rows in halves until each part's windows fit */
         cumsum_args c = {a, exclusive};
         const wgml_tensor *ts[2] = {x, out};

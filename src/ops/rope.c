@@ -173,60 +173,34 @@ typedef struct rope_job {
     int nstreams;
 } rope_job;
 
-static uint64_t last_elem(const wg_view4 *v) { return wg_span_last(v->offset, v->strides, v->shape); }
+typedef struct rope_run_args {
+    wgml_ctx *ctx;
+    wgml_kernel *k;
+    const rope_job *j;
+    const rope_params *base;
+} rope_run_args;
 
-static wg_binding bind_elems(const wgml_tensor *t, uint64_t first, uint64_t last, uint32_t *off)
+/* One dispatch over a block [B, S, H, D] whose windows fit (w: x, out and
+ * pos moved to the block's start). */
+static wgml_status rope_one(void *user, const wg_win *w, const int64_t dm[4], const int64_t origin[4])
 {
-    uint64_t esz = wg_dtype(t->dtype)->block_bytes, rem;
-    wg_binding b = wg_bind_from(t->st->buf, first * esz, (last + 1 - first) * esz, &rem);
-    *off = (uint32_t)(rem / esz);
-    return b;
-}
-
-static wgml_status rope_run(wgml_ctx *ctx, wgml_kernel *k, const rope_job *j, const rope_params *base)
-{
-    const int64_t *dm = j->xv.shape;
-    int64_t nh = base->a[2], per_row = dm[3] - nh;
+    const rope_run_args *a = user;
+    const rope_job *j = a->j;
+    (void)origin;
+    int64_t nh = a->base->a[2], per_row = dm[3] - nh;
     int64_t hpt = dm[2] < ROPE_HEADS ? dm[2] : ROPE_HEADS, groups_h = (dm[2] + hpt - 1) / hpt;
     uint64_t items = (uint64_t)(dm[0] * dm[1] * groups_h) * (uint64_t)per_row;
-    uint64_t cap = wg_window_cap(ctx);
-    uint64_t xl = last_elem(&j->xv), ol = last_elem(&j->ov);
-    uint64_t pl = j->pos_off + (uint64_t)((dm[1] - 1) * j->pos_st + (j->nstreams - 1) * j->pos_stream);
-    uint64_t xsz = wg_dtype(j->x->dtype)->block_bytes;
-    bool fits = items <= 0xffffffffull - ROPE_WG && (xl + 1 - j->xv.offset) * xsz <= cap &&
-                (ol + 1 - j->ov.offset) * xsz <= cap && (pl + 1 - j->pos_off) * 4 <= cap;
-    if (!fits) {
-        /* Halve the outermost of B, S, H that is > 1; positions move with S. */
-        int d = wg_split_dim(dm);
-        if (d < 0) {
-            uint64_t xw = (xl + 1 - j->xv.offset) * xsz, ow = (ol + 1 - j->ov.offset) * xsz;
-            return wg_fail_window(ctx, xw >= ow ? xw : ow, "wgml_rope: one row of %lld elements of %s", (long long)dm[3],
-                                  xw >= ow ? "x" : "out");
-        }
-        for (int part = 0; part < 2; part++) {
-            rope_job s = *j;
-            int64_t sub[4], start;
-            wg_split_part(dm, d, part, sub, &start);
-            s.xv.shape[d] = s.ov.shape[d] = sub[d];
-            s.xv.offset += (uint64_t)(start * j->xv.strides[d]);
-            s.ov.offset += (uint64_t)(start * j->ov.strides[d]);
-            if (d == 1)
-                s.pos_off += (uint64_t)(start * j->pos_st);
-            wgml_status st = rope_run(ctx, k, &s, base);
-            if (st != WGML_OK)
-                return st;
-        }
-        return WGML_OK;
-    }
-    rope_params p = *base;
+    rope_params p = *a->base;
     wg_binding b[4];
     uint32_t xo, oo, po, fo = 0;
-    b[0] = bind_elems(j->x, j->xv.offset, xl, &xo);
-    b[1] = bind_elems(j->out, j->ov.offset, ol, &oo);
-    b[2] = bind_elems(j->pos, j->pos_off, pl, &po);
+    b[0] = wg_win_bind(&w[0], dm, &xo);
+    b[1] = wg_win_bind(&w[1], dm, &oo);
+    b[2] = wg_win_bind(&w[2], dm, &po);
     if (j->ff) {
-        uint64_t ff0 = (uint64_t)j->ff_off;
-        b[3] = bind_elems(j->ff, ff0, ff0 + (uint64_t)((nh - 1) * j->ff_st), &fo);
+        const int64_t one[4] = {1, 1, 1, 1};
+        wg_win f = {j->ff->st->buf, (uint64_t)j->ff_off, {0, 0, 0, 0}, wg_dtype(j->ff->dtype)->block_bytes,
+                    (uint64_t)((nh - 1) * j->ff_st), "freq_factors"};
+        b[3] = wg_win_bind(&f, one, &fo);
     } else {
         b[3] = b[2]; /* unread: the kernel checks the has-freq_factors flag */
     }
@@ -247,7 +221,19 @@ static wgml_status rope_run(wgml_ctx *ctx, wgml_kernel *k, const rope_job *j, co
     p.e[0] = (uint32_t)hpt;
     p.e[1] = (uint32_t)groups_h;
     uint64_t groups = (items + ROPE_WG - 1) / ROPE_WG;
-    return wg_dispatch(ctx, k, b, 4, &p, sizeof p, (uint32_t)groups, 1, 1);
+    return wg_dispatch(a->ctx, a->k, b, 4, &p, sizeof p, (uint32_t)groups, 1, 1);
+}
+
+/* Cuts B, S and H (never a row: a thread rotates pairs across it) until
+ * the windows fit; positions move with S, and their streams are the pos
+ * window's tail. */
+static wgml_status rope_run(wgml_ctx *ctx, wgml_kernel *k, const rope_job *j, const rope_params *base)
+{
+    wg_win w[3] = {wg_win_of(j->x, &j->xv, "x"), wg_win_of(j->out, &j->ov, "out"),
+                   {j->pos->st->buf, j->pos_off, {0, j->pos_st, 0, 0}, 4,
+                    (uint64_t)((j->nstreams - 1) * j->pos_stream), "pos"}};
+    rope_run_args a = {ctx, k, j, base};
+    return wg_win_split(ctx, w, 3, j->xv.shape, 3, 0xffffffffull - ROPE_WG, "wgml_rope", rope_one, &a);
 }
 
 static bool same_buf(const wgml_tensor *a, const wgml_tensor *b) { return a && b && a->st->buf == b->st->buf; }

@@ -17,6 +17,7 @@ typedef struct row_params {
     float fp[4];
     uint32_t ip[4];
     uint32_t origin[4]; /* the launch's first row coordinates, after splits */
+    uint32_t chunk[4];  /* chunked rows: chunks per row, chunk length, row length, this chunk */
 } row_params;
 
 wg_row_operand wg_row_operand_of(const wgml_tensor *t, const int64_t shape4[4], const int perm[4], const char *name,
@@ -24,36 +25,13 @@ wg_row_operand wg_row_operand_of(const wgml_tensor *t, const int64_t shape4[4], 
 {
     wg_view4 v;
     wg_view4_bcast(t, shape4, &v);
-    wg_row_operand o = {t, v.offset, {0, 0, 0, 0}, name, write, false};
+    wg_row_operand o = {t, v.offset, {0, 0, 0, 0}, name, write, false, 0};
     for (int i = 0; i < 4; i++)
         o.st[i] = v.strides[perm[i]];
     return o;
 }
 
 static uint64_t esize(const wgml_tensor *t) { return wg_dtype(t->dtype)->block_bytes; }
-
-/* Bytes [first, last] an operand touches over iter. */
-static void extent(const wg_row_operand *o, const int64_t iter[4], uint64_t *first, uint64_t *last)
-{
-    *first = o->offset * esize(o->t);
-    *last = wg_span_last(o->offset, o->st, iter) * esize(o->t) + esize(o->t) - 1;
-}
-
-static bool rows_fit(wgml_ctx *ctx, const wg_row_operand *ops, int nops, const int64_t iter[4])
-{
-    uint64_t cap = wg_window_cap(ctx);
-    if ((uint64_t)(iter[0] * iter[1] * iter[2]) > 0xffffffffull - 65536)
-        return false;
-    for (int j = 0; j < nops; j++) {
-        if (!ops[j].t)
-            continue;
-        uint64_t a, b;
-        extent(&ops[j], iter, &a, &b);
-        if (b + 1 - a > cap)
-            return false;
-    }
-    return true;
-}
 
 /* The operand bound in slot j: itself, or for an absent slot a present
  * one of the same direction (so a placeholder for an output is writable
@@ -73,81 +51,72 @@ static const wgml_buffer *buf_of(const wg_row_operand *ops, int nops, int j)
     return bound(ops, nops, j)->t->st->buf;
 }
 
-static wgml_status rows_one(wgml_ctx *ctx, wgml_kernel *k, const wg_row_operand *ops, int nops,
-                            const int64_t iter[4], const int64_t origin[4], const float fp[4], const uint32_t ip[4],
-                            bool vec)
+/* The window binder's view of the slots; an absent slot is absent there
+ * too (its placeholder is bound from the operand it borrows). */
+static void wins_of(const wg_row_operand *ops, int nops, wg_win *w)
 {
+    for (int j = 0; j < nops; j++) {
+        const wg_row_operand *o = &ops[j];
+        wg_win x = {o->t ? o->t->st->buf : NULL, o->offset, {o->st[0], o->st[1], o->st[2], o->st[3]},
+                    o->t ? esize(o->t) : 4, o->tail, o->name};
+        w[j] = x;
+    }
+}
+
+typedef struct rows_job {
+    wgml_ctx *ctx;
+    wgml_kernel *k;
+    const wg_row_operand *ops;
+    int nops;
+    const float *fp;
+    const uint32_t *ip;
+    const uint32_t *chunk;
+    bool vec;
+} rows_job;
+
+/* One dispatch over rows whose windows fit (w: the slots moved to this
+ * block; origin: where it starts in the launch, for kernels that need
+ * absolute coordinates, like softmax's ALiBi head). */
+static wgml_status rows_one(void *user, const wg_win *w, const int64_t iter[4], const int64_t origin[4])
+{
+    const rows_job *j = user;
     row_params p;
     memset(&p, 0, sizeof p);
     wg_binding b[WG_ROW_MAX_OPS];
     for (int i = 0; i < 4; i++)
         p.shape[i] = (uint32_t)iter[i];
-    for (int j = 0; j < nops; j++) {
-        uint64_t a, e, rem;
-        const wg_row_operand *o = bound(ops, nops, j);
-        extent(o, iter, &a, &e);
-        /* placeholder: the first element only, or the first vector (the
-         * smallest binding an array of vectors accepts) */
-        if (!ops[j].t)
-            e = a + esize(o->t) * (vec && ops[j].vec ? 4 : 1) - 1;
-        b[j] = wg_bind_from(o->t->st->buf, a, e + 1 - a, &rem);
-        if (!ops[j].t)
+    for (int o = 0; o < j->nops; o++) {
+        if (w[o].buf) {
+            b[o] = wg_win_bind(&w[o], iter, &p.offs[o]);
+            for (int i = 0; i < 4; i++)
+                p.st[o][i] = (uint32_t)w[o].st[i];
             continue;
-        p.offs[j] = (uint32_t)(rem / esize(o->t));
-        for (int i = 0; i < 4; i++)
-            p.st[j][i] = (uint32_t)o->st[i];
+        }
+        /* placeholder: the first element only, or the first vector (the
+         * smallest binding an array of vectors accepts) of the operand
+         * bound in its place */
+        const wg_win *x = &w[bound(j->ops, j->nops, o) - j->ops];
+        const int64_t one[4] = {1, 1, 1, j->vec && j->ops[o].vec ? 4 : 1};
+        wg_win first = {x->buf, x->offset, {0, 0, 0, 1}, x->esz, 0, x->name};
+        uint32_t unused;
+        b[o] = wg_win_bind(&first, one, &unused);
     }
-    if (fp)
-        memcpy(p.fp, fp, sizeof p.fp);
-    if (ip)
-        memcpy(p.ip, ip, sizeof p.ip);
+    if (j->fp)
+        memcpy(p.fp, j->fp, sizeof p.fp);
+    if (j->ip)
+        memcpy(p.ip, j->ip, sizeof p.ip);
+    if (j->chunk)
+        memcpy(p.chunk, j->chunk, sizeof p.chunk);
     for (int i = 0; i < 4; i++)
         p.origin[i] = (uint32_t)origin[i];
     uint64_t rows = (uint64_t)(iter[0] * iter[1] * iter[2]);
-    return wg_dispatch(ctx, k, b, nops, &p, sizeof p, (uint32_t)rows, 1, 1);
-}
-
-/* Halves the outermost row dim until every window fits one binding.
- * origin: where this part starts in the whole launch (kernels that need
- * absolute coordinates, like softmax's ALiBi head, add it). */
-static wgml_status rows_split(wgml_ctx *ctx, wgml_kernel *k, const wg_row_operand *ops, int nops,
-                              const int64_t iter[4], const int64_t origin[4], const float fp[4],
-                              const uint32_t ip[4], bool vec)
-{
-    if (rows_fit(ctx, ops, nops, iter))
-        return rows_one(ctx, k, ops, nops, iter, origin, fp, ip, vec);
-    int d = wg_split_dim(iter);
-    if (d < 0) { /* one row left: name its widest operand */
-        uint64_t widest = 0, a, e;
-        const char *what = "";
-        for (int j = 0; j < nops; j++)
-            if (ops[j].t && (extent(&ops[j], iter, &a, &e), e + 1 - a > widest)) {
-                widest = e + 1 - a;
-                what = ops[j].name;
-            }
-        return wg_fail_window(ctx, widest, "kernel '%s': one row of %lld elements of operand '%s'", wg_kernel_name(k),
-                              (long long)iter[3], what);
-    }
-    for (int part = 0; part < 2; part++) {
-        int64_t sub[4], start;
-        wg_split_part(iter, d, part, sub, &start);
-        wg_row_operand o2[WG_ROW_MAX_OPS];
-        for (int j = 0; j < nops; j++) {
-            o2[j] = ops[j];
-            o2[j].offset += (uint64_t)(start * ops[j].st[d]);
-        }
-        int64_t org[4] = {origin[0], origin[1], origin[2], origin[3]};
-        org[d] += start;
-        wgml_status st = rows_split(ctx, k, o2, nops, sub, org, fp, ip, vec);
-        if (st != WGML_OK)
-            return st;
-    }
-    return WGML_OK;
+    return wg_dispatch(j->ctx, j->k, b, j->nops, &p, sizeof p, (uint32_t)rows, 1, 1);
 }
 
 /* Vectors per thread for the ROWS4 path (see wg_rows_launch), 0 if not
  * taken.  Strides and offsets that are multiples of 4 stay so through
- * rows_split's halving and the 256-byte binding offsets. */
+ * the row cuts (wg_win_split moves them by multiples of row strides) and
+ * the 256-byte binding offsets. */
 static int rows_vec_count(wgml_ctx *ctx, const wg_row_operand *ops, int nops, const int64_t iter[4], int wg,
                           const char *defines)
 {
@@ -158,28 +127,37 @@ static int rows_vec_count(wgml_ctx *ctx, const wg_row_operand *ops, int nops, co
         r *= 2;
     if (r > 8)
         return 0;
+    bool any = false;
     for (int j = 0; j < nops; j++) {
         const wg_row_operand *o = &ops[j];
         if (!o->vec || !o->t)
             continue;
+        any = true;
         if (!wg_vec4_dtype(ctx, o->t->dtype) || o->st[3] != 1 || o->offset % 4 != 0)
             return 0;
         for (int i = 0; i < 3; i++)
             if (o->st[i] % 4 != 0)
                 return 0;
     }
-    return r;
+    return any ? r : 0; /* chunked rows have no vector slots */
 }
 
-wgml_status wg_rows_launch(wgml_ctx *ctx, const char *file, const char *entry, const char *defines,
-                           wg_row_operand *ops, int nops, const int64_t iter[4], const float fp[4],
-                           const uint32_t ip[4])
+/* Rows never exceed this count per dispatch (a 1-D grid of u32). */
+static uint64_t rows_max_elems(const int64_t iter[4])
 {
-    if (wg_nelem4(iter) == 0)
-        return wg_check(ctx);
+    uint64_t rows = 0xffffffffull - 65536;
+    return (uint64_t)iter[3] > UINT64_MAX / rows ? UINT64_MAX : rows * (uint64_t)iter[3];
+}
+
+/* Builds the kernel for ops over iter (wg_len: the row length that picks
+ * the workgroup size) and runs it on blocks of rows that fit. */
+static wgml_status rows_run(wgml_ctx *ctx, const char *file, const char *entry, const char *defines,
+                            const wg_row_operand *ops, int nops, const int64_t iter[4], int64_t wg_len,
+                            const float fp[4], const uint32_t ip[4], const uint32_t chunk[4])
+{
     /* Rows up to 1024 (16 elements a thread) take small workgroups: more
      * rows in flight per SM, which is what short rows are bound by. */
-    int wg = iter[3] <= 1024 ? 64 : 256;
+    int wg = wg_len <= 1024 ? 64 : 256;
     int rv = rows_vec_count(ctx, ops, nops, iter, wg, defines);
     char defs[640];
     size_t u = 0;
@@ -212,6 +190,81 @@ wgml_status wg_rows_launch(wgml_ctx *ctx, const char *file, const char *entry, c
     wgml_status st = wg_kernel_get(ctx, &ref, &k);
     if (st != WGML_OK)
         return st;
-    const int64_t origin[4] = {0, 0, 0, 0};
-    return rows_split(ctx, k, ops, nops, iter, origin, fp, ip, rv != 0);
+    rows_job job = {ctx, k, ops, nops, fp, ip, chunk, rv != 0};
+    wg_win w[WG_ROW_MAX_OPS];
+    wins_of(ops, nops, w);
+    char who[96];
+    snprintf(who, sizeof who, "kernel '%s'", wg_kernel_name(k));
+    /* Only row dims are cut: a row is one workgroup's. */
+    return wg_win_split(ctx, w, nops, iter, 3, rows_max_elems(iter), who, rows_one, &job);
+}
+
+/* Rows longer than one window, in chunks of the row that fit: a PARTIAL
+ * pass writes each (row, chunk)'s statistics to two f32 scratch tensors
+ * [rows, K] in slots qslot and qslot + 1, then a COMBINE pass merges a
+ * row's K partials and writes the chunk's outputs.  Per-element operands
+ * move along the row with the chunk; p.chunk = {K, C, L, chunk index}. */
+static wgml_status rows_chunked(wgml_ctx *ctx, const char *file, const char *entry, const char *defines,
+                                const wg_row_operand *ops, int nops, const int64_t iter[4], const float fp[4],
+                                const uint32_t ip[4], int qslot)
+{
+    wg_win w[WG_ROW_MAX_OPS];
+    wins_of(ops, nops, w);
+    const int64_t row[4] = {1, 1, 1, iter[3]};
+    int64_t most = wg_win_most(ctx, w, nops, row, 3, UINT32_MAX);
+    if (most == 0) /* not even one element fits: the row launcher names it */
+        return rows_run(ctx, file, entry, defines, ops, nops, iter, iter[3], fp, ip, NULL);
+    int64_t L = iter[3], K = (L + most - 1) / most, C = (L + K - 1) / K;
+    K = (L + C - 1) / C;
+    int64_t rows = iter[0] * iter[1] * iter[2];
+    if ((uint64_t)K > UINT32_MAX || (uint64_t)rows > UINT64_MAX / 8 / (uint64_t)K)
+        return wg_fail(WGML_ERR_LIMIT, "rows of %lld elements: too many chunks", (long long)L);
+    wgml_tensor *q[2] = {NULL, NULL};
+    const int64_t qshape[1] = {rows * K};
+    wgml_status st = WGML_OK;
+    for (int i = 0; i < 2 && st == WGML_OK; i++)
+        st = wgml_tensor_new(ctx, WGML_F32, 1, qshape, &q[i]);
+    int n = qslot + 2 > nops ? qslot + 2 : nops;
+    char defs[256];
+    for (int pass = 0; pass < 2 && st == WGML_OK; pass++) {
+        snprintf(defs, sizeof defs, "CHUNKED;%s;%s", pass ? "COMBINE" : "PARTIAL", defines ? defines : "");
+        for (int64_t c = 0; c < K && st == WGML_OK; c++) {
+            wg_row_operand o2[WG_ROW_MAX_OPS];
+            for (int j = 0; j < nops; j++) {
+                o2[j] = ops[j];
+                o2[j].offset += (uint64_t)(c * C * ops[j].st[3]);
+                o2[j].vec = false;
+            }
+            for (int i = 0; i < 2; i++) {
+                /* PARTIAL writes element c of the row's run; COMBINE reads
+                 * all K (its window: the run's first element plus a tail) */
+                wg_row_operand x = {q[i], pass ? 0 : (uint64_t)c, {iter[1] * iter[2] * K, iter[2] * K, K, 0},
+                                    qslot + i < nops ? ops[qslot + i].name : i ? "qb" : "qa", !pass, false,
+                                    pass ? (uint64_t)(K - 1) : 0};
+                o2[qslot + i] = x;
+            }
+            int64_t sub[4] = {iter[0], iter[1], iter[2], L - c * C < C ? L - c * C : C};
+            const uint32_t chunk[4] = {(uint32_t)K, (uint32_t)C, (uint32_t)L, (uint32_t)c};
+            st = rows_run(ctx, file, entry, defs, o2, n, sub, C, fp, ip, chunk);
+        }
+    }
+    wgml_tensor_free(q[0]);
+    wgml_tensor_free(q[1]);
+    return st;
+}
+
+wgml_status wg_rows_launch(wgml_ctx *ctx, const char *file, const char *entry, const char *defines,
+                           wg_row_operand *ops, int nops, const int64_t iter[4], const float fp[4],
+                           const uint32_t ip[4], int qslot)
+{
+    if (wg_nelem4(iter) == 0)
+        return wg_check(ctx);
+    if (qslot >= 0) {
+        wg_win w[WG_ROW_MAX_OPS];
+        wins_of(ops, nops, w);
+        const int64_t row[4] = {1, 1, 1, iter[3]};
+        if (!wg_win_fits(ctx, w, nops, row, UINT32_MAX))
+            return rows_chunked(ctx, file, entry, defines, ops, nops, iter, fp, ip, qslot);
+    }
+    return rows_run(ctx, file, entry, defines, ops, nops, iter, iter[3], fp, ip, NULL);
 }

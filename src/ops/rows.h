@@ -21,6 +21,7 @@ typedef struct wg_row_operand {
     const char *name;     /* #tensor name: sets NAME_DT and NAME_MODE */
     bool write;
     bool vec;             /* the kernel may read/write it as vectors along the row (ROWS4OK) */
+    uint64_t tail;        /* elements read past the row's last (wg_win.tail) */
 } wg_row_operand;
 
 /* Operand for t broadcast (numpy) to the 4-D shape `shape4` and reordered
@@ -32,17 +33,22 @@ wg_row_operand wg_row_operand_of(const wgml_tensor *t, const int64_t shape4[4], 
 /* Dispatches `entry` of `file` with one workgroup per row of iter.  Slots
  * 0..nops-1 are bindings 1..nops; unused slots are bound to a placeholder
  * window.  Picks the workgroup size from L (define WG), splits the rows
- * when an operand's window exceeds one storage binding, and sends
- * fp/ip in the kernel's RowParams.  No dispatch when iter is empty.
+ * (wg_win_split) when an operand's window exceeds one storage binding,
+ * and sends fp/ip in the kernel's RowParams.  No dispatch when iter is empty.
  * A kernel with a register-cached vector path says ROWS4OK in `defines`;
  * the launcher takes it (defines ROWS4 and R, the vectors per thread,
  * and gives the `vec` slots vector accessors) when L is a multiple of 4
  * up to 4 * WG * 8 and every present `vec` operand is a contiguous,
  * 16-byte aligned row of a dtype with vector accessors (wg_vec4_dtype:
- * f32 for the float row ops, or f16 with ShaderF16). */
+ * f32 for the float row ops, or f16 with ShaderF16).
+ * Rows longer than one window: a kernel that has the chunked passes
+ * (PARTIAL and COMBINE, see rows_chunked in rows.c and rows.wgsl's
+ * p.chunk) names in qslot the first of two slots that then hold f32
+ * per-(row, chunk) partials (slots past nops are added; slots within
+ * must be absent ones); qslot < 0: such rows fail with WGML_ERR_LIMIT. */
 wgml_status wg_rows_launch(wgml_ctx *ctx, const char *file, const char *entry, const char *defines,
                            wg_row_operand *ops, int nops, const int64_t iter[4], const float fp[4],
-                           const uint32_t ip[4]);
+                           const uint32_t ip[4], int qslot);
 
 /* ggml's ALiBi slope of head h among n_head heads. */
 double wg_alibi_slope(double max_bias, int64_t n_head, int64_t h);

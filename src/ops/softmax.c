@@ -136,22 +136,24 @@ wgml_status wgml_softmax(const wgml_tensor *x, const wgml_tensor *mask, const wg
         iter[i] = shape4[perm[i]];
     wg_row_operand ops[4] = {
         wg_row_operand_of(x, shape4, perm, "x", false),
-        {NULL, 0, {0, 0, 0, 0}, "m", false, false},
-        {NULL, 0, {0, 0, 0, 0}, "s", false, false},
+        {NULL, 0, {0, 0, 0, 0}, "m", false, false, 0},
+        {NULL, 0, {0, 0, 0, 0}, "s", false, false, 0},
         wg_row_operand_of(out, shape4, perm, "o", true),
     };
     if (mask)
         ops[1] = wg_row_operand_of(mask, shape4, perm, "m", false);
     ops[0].vec = ops[1].vec = ops[3].vec = true;
     if (sinks) {
-        ops[2] = (wg_row_operand){sinks, wg_view4_of(sinks).offset, {0, 0, 0, 0}, "s", false, false};
+        ops[2] = (wg_row_operand){sinks, wg_view4_of(sinks).offset, {0, 0, 0, 0}, "s", false, false, 0};
         ops[2].st[hp] = sinks->strides[0];
     }
     double k = (double)head_log2(n_head > 0 ? n_head : 1);
     float fp[4] = {p.scale, (float)(-p.max_bias / k), (float)(-p.max_bias / 2 / k), 0};
     uint32_t flags = (p.log ? 1u : 0u) | (alibi ? 2u : 0u) | (mask ? 4u : 0u) | (sinks ? 8u : 0u);
     uint32_t ip[4] = {(uint32_t)hp, (uint32_t)k, flags, 0};
-    return wg_rows_launch(x->ctx, "softmax.wgsl", "rows_main", "ROWS4OK", ops, 4, iter, fp, ip);
+    /* Rows longer than one window: chunked passes with partial (max, sum)
+     * pairs in slots 4 and 5 (softmax.wgsl PARTIAL / COMBINE). */
+    return wg_rows_launch(x->ctx, "softmax.wgsl", "rows_main", "ROWS4OK", ops, 4, iter, fp, ip, 4);
 }
 
 /* ------------------------------------------------------------ reference */

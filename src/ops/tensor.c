@@ -446,22 +446,6 @@ uint64_t wg_span_last(uint64_t offset, const int64_t strides[4], const int64_t i
     return e;
 }
 
-int wg_split_dim(const int64_t iter[4])
-{
-    for (int d = 0; d < 3; d++)
-        if (iter[d] > 1)
-            return d;
-    return -1;
-}
-
-void wg_split_part(const int64_t iter[4], int d, int part, int64_t sub[4], int64_t *start)
-{
-    int64_t half = iter[d] / 2;
-    memcpy(sub, iter, sizeof(int64_t) * 4);
-    sub[d] = part ? iter[d] - half : half;
-    *start = part ? half : 0;
-}
-
 bool wg_view4_contiguous(const wg_view4 *v)
 {
     if (!v->shape[0] || !v->shape[1] || !v->shape[2] || !v->shape[3])
