@@ -76,6 +76,10 @@ for s in $sections; do
       WGML_PROFILE=1 $B/wgml bench ops 256 2>&1 | tail -n 16 ;;
     profile3) # GPU time per kernel over 3 rounds in one process
       WGML_PROFILE=1 $B/wgml bench ops 256 3 2>&1 | grep -v "^\[" | tail -n 32 ;;
+    graphtest) # test_graph alone, native and 64 KiB windows
+      $B/tests/test_graph 2>&1 | grep -E "check failed|passed" | head -20
+      WGML_MAX_BINDING=65536 $B/tests/test_graph 2>&1 | grep -E "check failed|passed" | head -20
+      WGML_DISABLE=subgroups $B/tests/test_graph 2>&1 | grep -E "check failed|passed" | head -20 ;;
     graph) # replay vs eager, and the PyTorch peer in the same run
       $B/wgml bench graph
       $B/wgml bench graph --json

@@ -278,13 +278,40 @@ static void *read_node(wgml_graph *g, wgml_node *n, uint64_t *bytes)
     return h;
 }
 
+/* Graph against eager: the same kernels on the same data, so equal bit for
+ * bit, except that a graph's operands share one arena buffer and a read
+ * operand in a written buffer is bound read_write: a different kernel
+ * variant, which NVIDIA's compiler may give another subgroupAdd order
+ * (seen on an H100: 1 ulp in some softmax rows; identical without
+ * subgroups).  So floats may differ by 4 ulps (2^-21 relative), NaN only
+ * where NaN, and are otherwise bit for bit; ints and bools exact. */
+static bool f32_close(float a, float b)
+{
+    if (isnan(a) || isnan(b))
+        return isnan(a) && isnan(b);
+    return a == b || fabs((double)a - b) <= 0x1p-21 * fmax(fabs((double)a), fabs((double)b));
+}
+
 static void compare_outputs(int k, gen *c, gen *e)
 {
     for (int i = 0; i < c->nouts && i < e->nouts; i++) {
         uint64_t bc = 0, be = 0;
         void *hc = read_node(c->g, c->outs[i], &bc), *he = read_node(e->g, e->outs[i], &be);
-        CHECK(bc == be && !memcmp(hc, he, bc), "graph %d: output %d (node %d %s) differs from eager", k, i,
-              c->outs[i]->id, wg_node_kind_name(c->outs[i]));
+        bool f32 = wgml_node_dtype(c->outs[i]) == WGML_F32;
+        size_t at = 0, ndiff = 0, nbits = 0;
+        for (size_t b = 0; bc == be && b + 4 <= bc; b += 4) {
+            if (!memcmp((char *)hc + b, (char *)he + b, 4))
+                continue;
+            nbits++;
+            if ((!f32 || !f32_close(((float *)hc)[b / 4], ((float *)he)[b / 4])) && !ndiff++)
+                at = b / 4;
+        }
+        if (nbits)
+            printf("    graph %d: output %d (node %d %s): %zu of %zu words differ from eager in the last bits\n", k, i,
+                   c->outs[i]->id, wg_node_kind_name(c->outs[i]), nbits, (size_t)bc / 4);
+        CHECK(bc == be && !ndiff, "graph %d: output %d (node %d %s) differs from eager: %zu of %zu words, first at "
+              "%zu: %.9g vs %.9g", k, i, c->outs[i]->id, wg_node_kind_name(c->outs[i]), ndiff, (size_t)bc / 4, at,
+              bc ? ((float *)hc)[at] : 0.0, be ? ((float *)he)[at] : 0.0);
         free(hc);
         free(he);
     }
@@ -318,7 +345,10 @@ static void random_graphs(void)
         float *a = malloc((size_t)ne * 4), *b = malloc((size_t)ne * 4);
         CHECK_OK(wgml_tensor_download(st_c, a, (uint64_t)ne * 4));
         CHECK_OK(wgml_tensor_download(st_e, b, (uint64_t)ne * 4));
-        CHECK(!memcmp(a, b, (size_t)ne * 4), "graph %d: the state tensor differs from eager", k);
+        int bad_state = 0;
+        for (int64_t i = 0; i < ne; i++)
+            bad_state += !f32_close(a[i], b[i]);
+        CHECK(!bad_state, "graph %d: the state tensor differs from eager in %d elements", k, bad_state);
         free(a);
         free(b);
         wgml_graph_stats gs;
@@ -416,8 +446,12 @@ static void symbolic_dims_rebind_without_compiling(void)
         float *want = malloc((size_t)(L * D + 1) * 4), *ws = malloc((size_t)D * 4);
         CHECK_OK(wgml_graph_read(e, ey, want, (uint64_t)(L * D) * 4));
         CHECK_OK(wgml_graph_read(e, esum, ws, D * 4));
-        CHECK(!memcmp(got, want, (size_t)(L * D) * 4) && !memcmp(gs, ws, (size_t)D * 4),
-              "seq = %lld: graph and eager differ", (long long)L);
+        int nbad = 0; /* f32_close: graph kernels bind shared-buffer operands read_write */
+        for (int64_t i = 0; i < L * D; i++)
+            nbad += !f32_close(got[i], want[i]);
+        for (int64_t i = 0; i < D; i++)
+            nbad += !f32_close(gs[i], ws[i]);
+        CHECK(!nbad, "seq = %lld: graph and eager differ in %d elements", (long long)L, nbad);
         wgml_graph_free(e);
         free(xh), free(got), free(gs), free(want), free(ws);
     }
