@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Randomized soak: every op test program over N fresh random seeds, each in
+# Randomized soak: every op test program (and test_graph, whose graphs are
+# drawn from the seed) over N fresh random seeds, each in
 # every mode CI uses (native f16, WGML_DISABLE=f16, WGML_FOLD_GRID=7,
 # WGML_MAX_BINDING=65536).  CI itself runs fixed seeds (deterministic); this
 # is where new inputs are tried.  Stops at the first failure and prints the
@@ -15,7 +16,7 @@ mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
 export WGML_CACHE_DIR="${WGML_CACHE_DIR:-$PWD/$BUILD/cache}"
 
 progs=()
-for p in "$BUILD"/tests/test_op_*; do
+for p in "$BUILD"/tests/test_op_* "$BUILD"/tests/test_graph; do
   [ -x "$p" ] && progs+=("$p")
 done
 if [ ${#progs[@]} -eq 0 ]; then

@@ -141,7 +141,7 @@ wgml_status wg_unary_chain(const wgml_unary_op *ops, const float (*prm)[2], int 
     return wg_ew_launch(x->ctx, "ew_unary.wgsl", "ew_main", defs, o, 2, iter, NULL, NULL);
 }
 
-wgml_status wgml_unary(wgml_unary_op op, const wgml_tensor *x, wgml_tensor *out, float p0, float p1)
+wgml_status wg_unary_impl(wgml_unary_op op, const wgml_tensor *x, wgml_tensor *out, float p0, float p1)
 {
     char name[48];
     snprintf(name, sizeof name, "wgml_unary(%s)", wg_unary_name(op));
@@ -273,7 +273,7 @@ double wg_unary_ref(wgml_unary_op op, double x, double p0, double p1, wgml_dtype
 
 /* ------------------------------------------------------------ binary */
 
-wgml_status wgml_binary(wgml_binary_op op, const wgml_tensor *a, const wgml_tensor *b, wgml_tensor *out)
+wgml_status wg_binary_impl(wgml_binary_op op, const wgml_tensor *a, const wgml_tensor *b, wgml_tensor *out)
 {
     char name[48];
     snprintf(name, sizeof name, "wgml_binary(%s)", wg_binary_name(op));
@@ -408,9 +408,9 @@ static wgml_status cast_impl(const char *name, const wgml_tensor *x, wgml_tensor
     return wg_ew_launch(x->ctx, "ew_cast.wgsl", "ew_main", defs, ops, 2, iter, NULL, NULL);
 }
 
-wgml_status wgml_cast(const wgml_tensor *x, wgml_tensor *out) { return cast_impl("wgml_cast", x, out); }
+wgml_status wg_cast_impl(const wgml_tensor *x, wgml_tensor *out) { return cast_impl("wgml_cast", x, out); }
 
-wgml_status wgml_copy(const wgml_tensor *x, wgml_tensor *out)
+wgml_status wg_copy_impl(const wgml_tensor *x, wgml_tensor *out)
 {
     if (x && out && x->dtype != out->dtype)
         return wg_fail(WGML_ERR_DTYPE, "wgml_copy: %s -> %s (use wgml_cast to convert)", wgml_dtype_name(x->dtype),
@@ -431,7 +431,7 @@ double wg_cast_ref(double x, wgml_dtype from, wgml_dtype to)
 
 /* ------------------------------------------------------------ fill, where */
 
-wgml_status wgml_fill(wgml_tensor *out, double value)
+wgml_status wg_fill_impl(wgml_tensor *out, double value)
 {
     wgml_status st = wg_check_tensor("wgml_fill", "out", out);
     if (st != WGML_OK)
@@ -448,7 +448,7 @@ wgml_status wgml_fill(wgml_tensor *out, double value)
     return wg_ew_launch(out->ctx, "ew_cast.wgsl", "ew_main", "FILL", ops, 1, iter, NULL, ip);
 }
 
-wgml_status wgml_where(const wgml_tensor *c, const wgml_tensor *a, const wgml_tensor *b, wgml_tensor *out)
+wgml_status wg_where_impl(const wgml_tensor *c, const wgml_tensor *a, const wgml_tensor *b, wgml_tensor *out)
 {
     const char *name = "wgml_where";
     wgml_status st = wg_check_tensor(name, "cond", c);

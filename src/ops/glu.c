@@ -17,7 +17,7 @@ static const char *glu_names[] = {"SWIGLU", "GEGLU_ERF", "GEGLU_TANH", "REGLU"};
 
 const char *wg_glu_name(wgml_glu_kind k) { return (unsigned)k < GLU_COUNT ? glu_names[k] : "?"; }
 
-wgml_status wgml_glu(wgml_glu_kind kind, const wgml_tensor *x, const wgml_tensor *gate, int swapped,
+wgml_status wg_glu_impl(wgml_glu_kind kind, const wgml_tensor *x, const wgml_tensor *gate, int swapped,
                      wgml_tensor *out)
 {
     char op[40];

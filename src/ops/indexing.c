@@ -405,7 +405,7 @@ static wgml_status out_dtype_rule(const char *op, const wgml_tensor *src, const 
     return WGML_OK;
 }
 
-wgml_status wgml_get_rows(const wgml_tensor *src, const wgml_tensor *idx, wgml_tensor *out)
+wgml_status wg_get_rows_impl(const wgml_tensor *src, const wgml_tensor *idx, wgml_tensor *out)
 {
     const char *op = "wgml_get_rows";
     wgml_status st = check_args(op, src, "src", idx, "idx", out, "out");
@@ -467,7 +467,7 @@ static wgml_status claim_rows(const char *op, const wgml_tensor *idx, wgml_tenso
     return launch(&j, "CLAIM", s, it);
 }
 
-wgml_status wgml_set_rows(wgml_tensor *dst, const wgml_tensor *idx, const wgml_tensor *src)
+wgml_status wg_set_rows_impl(wgml_tensor *dst, const wgml_tensor *idx, const wgml_tensor *src)
 {
     const char *op = "wgml_set_rows";
     wgml_status st = check_args(op, dst, "dst", idx, "idx", src, "src");
@@ -551,7 +551,7 @@ static wgml_status need_plain(const char *op, const char *what, const wgml_tenso
                    wgml_dtype_name(t->dtype));
 }
 
-wgml_status wgml_gather(const wgml_tensor *src, int axis, const wgml_tensor *idx, wgml_tensor *out)
+wgml_status wg_gather_impl(const wgml_tensor *src, int axis, const wgml_tensor *idx, wgml_tensor *out)
 {
     const char *op = "wgml_gather";
     wgml_status st = check_args(op, src, "src", idx, "idx", out, "out");
@@ -577,7 +577,7 @@ wgml_status wgml_gather(const wgml_tensor *src, int axis, const wgml_tensor *idx
     return write_pass(op, "COPY", s, it, src->shape[a]);
 }
 
-wgml_status wgml_scatter_add(wgml_tensor *dst, int axis, const wgml_tensor *idx, const wgml_tensor *src)
+wgml_status wg_scatter_add_impl(wgml_tensor *dst, int axis, const wgml_tensor *idx, const wgml_tensor *src)
 {
     const char *op = "wgml_scatter_add";
     wgml_status st = check_args(op, dst, "dst", idx, "idx", src, "src");
@@ -611,7 +611,7 @@ wgml_status wgml_scatter_add(wgml_tensor *dst, int axis, const wgml_tensor *idx,
 
 /* ------------------------------------------------------------ index_select, one_hot, embedding */
 
-wgml_status wgml_index_select(const wgml_tensor *src, int axis, const wgml_tensor *idx, wgml_tensor *out)
+wgml_status wg_index_select_impl(const wgml_tensor *src, int axis, const wgml_tensor *idx, wgml_tensor *out)
 {
     const char *op = "wgml_index_select";
     wgml_status st = check_args(op, src, "src", idx, "idx", out, "out");
@@ -633,7 +633,7 @@ wgml_status wgml_index_select(const wgml_tensor *src, int axis, const wgml_tenso
     return st != WGML_OK ? st : gather_rows(op, src, a, idx, a, out);
 }
 
-wgml_status wgml_one_hot(const wgml_tensor *idx, wgml_tensor *out)
+wgml_status wg_one_hot_impl(const wgml_tensor *idx, wgml_tensor *out)
 {
     const char *op = "wgml_one_hot";
     wgml_status st = check_args(op, NULL, NULL, idx, "idx", out, "out");
@@ -662,7 +662,7 @@ wgml_status wgml_one_hot(const wgml_tensor *idx, wgml_tensor *out)
     return write_pass(op, "ONE_HOT", s, it, classes);
 }
 
-wgml_status wgml_embedding(const wgml_tensor *table, const wgml_tensor *ids, wgml_tensor *out)
+wgml_status wg_embedding_impl(const wgml_tensor *table, const wgml_tensor *ids, wgml_tensor *out)
 {
     const char *op = "wgml_embedding";
     wgml_status st = check_args(op, table, "table", ids, "ids", out, "out");

@@ -278,7 +278,7 @@ static wgml_status mv_check(const char *name, const wgml_tensor *x, const wgml_t
 
 /* ------------------------------------------------------------ ops */
 
-wgml_status wgml_permute(const wgml_tensor *x, const int *perm, wgml_tensor *out)
+wgml_status wg_permute_impl(const wgml_tensor *x, const int *perm, wgml_tensor *out)
 {
     const char *name = "wgml_permute";
     wgml_status st = mv_check(name, x, out);
@@ -299,10 +299,10 @@ wgml_status wgml_permute(const wgml_tensor *x, const int *perm, wgml_tensor *out
     if ((st = wg_check_out(name, out, x->dtype, v.ndim, v.shape)) != WGML_OK ||
         (st = wg_check_writes(name, "out", out, false, "x", x, WG_END)) != WGML_OK)
         return st;
-    return wgml_copy(&v, out);
+    return wg_copy_impl(&v, out);
 }
 
-wgml_status wgml_repeat(const wgml_tensor *x, wgml_tensor *out)
+wgml_status wg_repeat_impl(const wgml_tensor *x, wgml_tensor *out)
 {
     const char *name = "wgml_repeat";
     wgml_status st = mv_check(name, x, out);
@@ -324,7 +324,7 @@ wgml_status wgml_repeat(const wgml_tensor *x, wgml_tensor *out)
     return mv_run(name, &m);
 }
 
-wgml_status wgml_concat(const wgml_tensor *const *xs, int n, int axis, wgml_tensor *out)
+wgml_status wg_concat_impl(const wgml_tensor *const *xs, int n, int axis, wgml_tensor *out)
 {
     const char *name = "wgml_concat";
     if (!xs || n < 1)
@@ -373,13 +373,13 @@ wgml_status wgml_concat(const wgml_tensor *const *xs, int n, int axis, wgml_tens
         at += xs[i]->shape[a];
         if (wgml_tensor_nelem(&slot) == 0)
             continue;
-        if ((st = wgml_copy(xs[i], &slot)) != WGML_OK)
+        if ((st = wg_copy_impl(xs[i], &slot)) != WGML_OK)
             return st;
     }
     return wg_check(out->ctx);
 }
 
-wgml_status wgml_pad(const wgml_tensor *x, const int64_t *before, const int64_t *after, wgml_pad_mode mode,
+wgml_status wg_pad_impl(const wgml_tensor *x, const int64_t *before, const int64_t *after, wgml_pad_mode mode,
                      double value, wgml_tensor *out)
 {
     const char *name = "wgml_pad";
@@ -410,7 +410,7 @@ wgml_status wgml_pad(const wgml_tensor *x, const int64_t *before, const int64_t 
     if (wgml_tensor_nelem(out) == 0)
         return wg_check(x->ctx);
     if (wgml_tensor_nelem(x) == 0) /* constant: nothing but padding */
-        return wgml_fill(out, value);
+        return wg_fill_impl(out, value);
     mv_plan m = mv_plan_of(MV_PAD, x, out);
     m.pad = mode;
     for (int d = 0; d < x->ndim; d++) {
@@ -421,7 +421,7 @@ wgml_status wgml_pad(const wgml_tensor *x, const int64_t *before, const int64_t 
     return mv_run(name, &m);
 }
 
-wgml_status wgml_flip(const wgml_tensor *x, unsigned axes_mask, wgml_tensor *out)
+wgml_status wg_flip_impl(const wgml_tensor *x, unsigned axes_mask, wgml_tensor *out)
 {
     const char *name = "wgml_flip";
     wgml_status st = mv_check(name, x, out);
@@ -437,7 +437,7 @@ wgml_status wgml_flip(const wgml_tensor *x, unsigned axes_mask, wgml_tensor *out
     return mv_run(name, &m);
 }
 
-wgml_status wgml_roll(const wgml_tensor *x, const int64_t *shifts, wgml_tensor *out)
+wgml_status wg_roll_impl(const wgml_tensor *x, const int64_t *shifts, wgml_tensor *out)
 {
     const char *name = "wgml_roll";
     wgml_status st = mv_check(name, x, out);
@@ -456,7 +456,7 @@ wgml_status wgml_roll(const wgml_tensor *x, const int64_t *shifts, wgml_tensor *
     return mv_run(name, &m);
 }
 
-wgml_status wgml_tri(const wgml_tensor *x, int upper, int64_t k, wgml_tensor *out)
+wgml_status wg_tri_impl(const wgml_tensor *x, int upper, int64_t k, wgml_tensor *out)
 {
     const char *name = upper ? "wgml_tri(upper)" : "wgml_tri(lower)";
     wgml_status st = mv_check(name, x, out);
@@ -474,7 +474,7 @@ wgml_status wgml_tri(const wgml_tensor *x, int upper, int64_t k, wgml_tensor *ou
     return mv_run(name, &m);
 }
 
-wgml_status wgml_diag(const wgml_tensor *x, wgml_tensor *out)
+wgml_status wg_diag_impl(const wgml_tensor *x, wgml_tensor *out)
 {
     const char *name = "wgml_diag";
     wgml_status st = mv_check(name, x, out);
@@ -509,7 +509,7 @@ wgml_status wgml_diag(const wgml_tensor *x, wgml_tensor *out)
         v.strides[nd - 2] = x->strides[nd - 2] + x->strides[nd - 1];
         if ((st = wg_check_out(name, out, x->dtype, v.ndim, v.shape)) != WGML_OK)
             return st;
-        return wgml_copy(&v, out);
+        return wg_copy_impl(&v, out);
     }
     return wg_fail(WGML_ERR_SHAPE, "%s: out has %d dims; x has %d, so out needs %d (vector -> matrix) or %d "
                    "(matrix -> diagonal)", name, out->ndim, nd, nd + 1, nd - 1);

@@ -159,7 +159,7 @@ static wgml_status group_view(const wgml_tensor *t, const wgml_tensor *x, bool f
     }
     wgml_tensor *b = NULL;
     if ((st = wgml_view_broadcast(t, x->ndim, x->shape, &b)) == WGML_OK)
-        st = wgml_copy(b, *tmp);
+        st = wg_copy_impl(b, *tmp);
     wgml_tensor_free(b);
     *use = *tmp;
     return st;
@@ -218,9 +218,9 @@ static wgml_status group_norm(const wgml_tensor *x, const wgml_norm_params *p, w
         st = wg_rows_launch(x->ctx, "norm.wgsl", "rows_main", NULL, ops, 8, iter, fp, ip, -1);
     }
     if (st == WGML_OK && tmp[2])
-        st = wgml_copy(tmp[2], out);
+        st = wg_copy_impl(tmp[2], out);
     if (st == WGML_OK && tmp[3])
-        st = wgml_copy(tmp[3], p->sum_out);
+        st = wg_copy_impl(tmp[3], p->sum_out);
     for (int i = 0; i < 4; i++)
         wgml_tensor_free(tmp[i]);
     return st;
@@ -245,7 +245,7 @@ static bool merge_hw(const wgml_tensor *t, const wgml_tensor *x, wgml_tensor *m)
     return true;
 }
 
-wgml_status wgml_norm(const wgml_tensor *x, const wgml_norm_params *p, wgml_tensor *out)
+wgml_status wg_norm_impl(const wgml_tensor *x, const wgml_norm_params *p, wgml_tensor *out)
 {
     const char *name = "wgml_norm";
     wgml_status st = validate(name, x, p, out);

@@ -194,6 +194,40 @@ void wg_host_set(wgml_dtype t, void *data, size_t i, double v);
  * (f32 / i32 / u32): how fill-like kernels receive a constant. */
 uint32_t wg_value_bits(wgml_dtype t, double value);
 
+/* The ops' implementations: the public wgml_* calls (eager.c) run the op
+ * table's check, then these; the table's encodes call them directly. */
+wgml_status wg_binary_impl(wgml_binary_op op, const wgml_tensor *a, const wgml_tensor *b, wgml_tensor *out);
+wgml_status wg_unary_impl(wgml_unary_op op, const wgml_tensor *x, wgml_tensor *out, float p0, float p1);
+wgml_status wg_fill_impl(wgml_tensor *out, double value);
+wgml_status wg_where_impl(const wgml_tensor *cond, const wgml_tensor *a, const wgml_tensor *b, wgml_tensor *out);
+wgml_status wg_cast_impl(const wgml_tensor *x, wgml_tensor *out);
+wgml_status wg_copy_impl(const wgml_tensor *x, wgml_tensor *out);
+wgml_status wg_permute_impl(const wgml_tensor *x, const int *perm, wgml_tensor *out);
+wgml_status wg_repeat_impl(const wgml_tensor *x, wgml_tensor *out);
+wgml_status wg_concat_impl(const wgml_tensor *const *xs, int n, int axis, wgml_tensor *out);
+wgml_status wg_pad_impl(const wgml_tensor *x, const int64_t *before, const int64_t *after, wgml_pad_mode mode, double value, wgml_tensor *out);
+wgml_status wg_flip_impl(const wgml_tensor *x, unsigned axes_mask, wgml_tensor *out);
+wgml_status wg_roll_impl(const wgml_tensor *x, const int64_t *shifts, wgml_tensor *out);
+wgml_status wg_tri_impl(const wgml_tensor *x, int upper, int64_t k, wgml_tensor *out);
+wgml_status wg_diag_impl(const wgml_tensor *x, wgml_tensor *out);
+wgml_status wg_get_rows_impl(const wgml_tensor *src, const wgml_tensor *idx, wgml_tensor *out);
+wgml_status wg_set_rows_impl(wgml_tensor *dst, const wgml_tensor *idx, const wgml_tensor *src);
+wgml_status wg_gather_impl(const wgml_tensor *src, int axis, const wgml_tensor *idx, wgml_tensor *out);
+wgml_status wg_scatter_add_impl(wgml_tensor *dst, int axis, const wgml_tensor *idx, const wgml_tensor *src);
+wgml_status wg_index_select_impl(const wgml_tensor *src, int axis, const wgml_tensor *idx, wgml_tensor *out);
+wgml_status wg_one_hot_impl(const wgml_tensor *idx, wgml_tensor *out);
+wgml_status wg_embedding_impl(const wgml_tensor *table, const wgml_tensor *ids, wgml_tensor *out);
+wgml_status wg_dequantize_impl(const wgml_tensor *x, wgml_tensor *out);
+wgml_status wg_reduce_impl(wgml_reduce_op op, const wgml_tensor *x, unsigned axes_mask, float p0, wgml_tensor *out);
+wgml_status wg_cumsum_impl(const wgml_tensor *x, int axis, int exclusive, wgml_tensor *out);
+wgml_status wg_argsort_impl(const wgml_tensor *x, int descending, wgml_tensor *out);
+wgml_status wg_top_k_impl(const wgml_tensor *x, int64_t k, wgml_tensor *values, wgml_tensor *indices);
+wgml_status wg_softmax_impl(const wgml_tensor *x, const wgml_tensor *mask, const wgml_tensor *sinks, const wgml_softmax_params *p, wgml_tensor *out);
+wgml_status wg_norm_impl(const wgml_tensor *x, const wgml_norm_params *p, wgml_tensor *out);
+wgml_status wg_rope_impl(const wgml_tensor *x, const wgml_tensor *pos, const wgml_rope_params *p, wgml_tensor *out);
+wgml_status wg_glu_impl(wgml_glu_kind kind, const wgml_tensor *x, const wgml_tensor *gate, int swapped, wgml_tensor *out);
+wgml_status wg_sample_impl(const wgml_tensor *logits, const wgml_sample_params *p, wgml_tensor *out);
+
 /* Registry rows contributed by each family (registry.c joins them). */
 typedef struct wg_op_table {
     const wgml_op_info *rows;

@@ -138,9 +138,7 @@ static wgml_status ck_cast(const wg_op_params *p, const wg_desc *const *in, int 
 
 static wgml_status ck_copy(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out)
 {
-    if (!wg_dtype_is_plain(in[0]->dtype))
-        FAIL(WGML_ERR_DTYPE, "copy of a quantised tensor (%s)", wgml_dtype_name(in[0]->dtype));
-    return same_as(in[0], out);
+    return same_as(in[0], out); /* any dtype, quantised blocks too */
 }
 
 static wgml_status ck_fill(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out)
@@ -453,7 +451,8 @@ static wgml_status ck_softmax(const wg_op_params *p, const wg_desc *const *in, i
 {
     if (!wg_dtype_is_float(in[0]->dtype))
         FAIL(WGML_ERR_DTYPE, "x is %s; softmax needs a float dtype", wgml_dtype_name(in[0]->dtype));
-    if (axis_of(in[0], p->softmax.axis) < 0)
+    bool scalar_row = in[0]->ndim == 0 && (p->softmax.axis == 0 || p->softmax.axis == -1); /* a row of one */
+    if (!scalar_row && axis_of(in[0], p->softmax.axis) < 0)
         FAIL(WGML_ERR_INDEX, "axis %d out of range for %d dims", p->softmax.axis, in[0]->ndim);
     if (nin > 1 && in[1]) {
         wg_desc b;
@@ -528,8 +527,10 @@ static wgml_status ck_ew_chain(const wg_op_params *p, const wg_desc *const *in, 
 
 static wgml_status ck_sample(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out)
 {
-    if (in[0]->ndim != 2 || in[0]->dtype != WGML_F32)
-        FAIL(WGML_ERR_SHAPE, "logits must be f32 [rows, vocab]");
+    if (!wg_dtype_is_float(in[0]->dtype))
+        FAIL(WGML_ERR_DTYPE, "logits are %s; f32, f16 and bf16 are supported", wgml_dtype_name(in[0]->dtype));
+    if (in[0]->ndim != 2)
+        FAIL(WGML_ERR_SHAPE, "logits must be [rows, vocab]");
     out->dtype = WGML_I32;
     out->ndim = 1;
     out->shape[0] = in[0]->shape[0];
@@ -542,115 +543,115 @@ static wgml_status ck_sample(const wg_op_params *p, const wg_desc *const *in, in
 
 static wgml_status en_unary(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
-    return wgml_unary((wgml_unary_op)p->sub, T(0), out, p->f[0], p->f[1]);
+    return wg_unary_impl((wgml_unary_op)p->sub, T(0), out, p->f[0], p->f[1]);
 }
 static wgml_status en_binary(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
-    return wgml_binary((wgml_binary_op)p->sub, T(0), T(1), out);
+    return wg_binary_impl((wgml_binary_op)p->sub, T(0), T(1), out);
 }
 static wgml_status en_where(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
-    return wgml_where(T(0), T(1), T(2), out);
+    return wg_where_impl(T(0), T(1), T(2), out);
 }
 static wgml_status en_cast(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
-    return wgml_cast(T(0), out);
+    return wg_cast_impl(T(0), out);
 }
 static wgml_status en_copy(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
-    return wgml_copy(T(0), out);
+    return wg_copy_impl(T(0), out);
 }
 static wgml_status en_fill(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
-    return wgml_fill(out, p->value);
+    return wg_fill_impl(out, p->value);
 }
 static wgml_status en_permute(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
     int perm[WGML_MAX_DIMS];
     for (int i = 0; i < WGML_MAX_DIMS; i++)
         perm[i] = (int)p->a[i];
-    return wgml_permute(T(0), perm, out);
+    return wg_permute_impl(T(0), perm, out);
 }
 static wgml_status en_repeat(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
-    return wgml_repeat(T(0), out);
+    return wg_repeat_impl(T(0), out);
 }
 static wgml_status en_concat(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
-    return wgml_concat(in, nin, p->axis, out);
+    return wg_concat_impl(in, nin, p->axis, out);
 }
 static wgml_status en_pad(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
-    return wgml_pad(T(0), p->a, p->b, (wgml_pad_mode)p->sub, p->value, out);
+    return wg_pad_impl(T(0), p->a, p->b, (wgml_pad_mode)p->sub, p->value, out);
 }
 static wgml_status en_flip(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
-    return wgml_flip(T(0), p->mask, out);
+    return wg_flip_impl(T(0), p->mask, out);
 }
 static wgml_status en_roll(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
-    return wgml_roll(T(0), p->a, out);
+    return wg_roll_impl(T(0), p->a, out);
 }
 static wgml_status en_tri(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
-    return wgml_tri(T(0), p->flag, p->k, out);
+    return wg_tri_impl(T(0), p->flag, p->k, out);
 }
 static wgml_status en_diag(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
-    return wgml_diag(T(0), out);
+    return wg_diag_impl(T(0), out);
 }
 static wgml_status en_get_rows(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
-    return wgml_get_rows(T(0), T(1), out);
+    return wg_get_rows_impl(T(0), T(1), out);
 }
 /* In-place updates: out is a view of input 0 (the graph binds it so). */
 static wgml_status en_set_rows(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
-    return wgml_set_rows(out, T(1), T(2));
+    return wg_set_rows_impl(out, T(1), T(2));
 }
 static wgml_status en_gather(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
-    return wgml_gather(T(0), p->axis, T(1), out);
+    return wg_gather_impl(T(0), p->axis, T(1), out);
 }
 static wgml_status en_scatter_add(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
-    return wgml_scatter_add(out, p->axis, T(1), T(2));
+    return wg_scatter_add_impl(out, p->axis, T(1), T(2));
 }
 static wgml_status en_index_select(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
-    return wgml_index_select(T(0), p->axis, T(1), out);
+    return wg_index_select_impl(T(0), p->axis, T(1), out);
 }
 static wgml_status en_one_hot(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
-    return wgml_one_hot(T(0), out);
+    return wg_one_hot_impl(T(0), out);
 }
 static wgml_status en_embedding(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
-    return wgml_embedding(T(0), T(1), out);
+    return wg_embedding_impl(T(0), T(1), out);
 }
 static wgml_status en_dequantize(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
-    return wgml_dequantize(T(0), out);
+    return wg_dequantize_impl(T(0), out);
 }
 static wgml_status en_reduce(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
-    return wgml_reduce((wgml_reduce_op)p->sub, T(0), p->mask, p->f[0], out);
+    return wg_reduce_impl((wgml_reduce_op)p->sub, T(0), p->mask, p->f[0], out);
 }
 static wgml_status en_cumsum(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
-    return wgml_cumsum(T(0), p->axis, p->flag, out);
+    return wg_cumsum_impl(T(0), p->axis, p->flag, out);
 }
 static wgml_status en_argsort(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
-    return wgml_argsort(T(0), p->flag, out);
+    return wg_argsort_impl(T(0), p->flag, out);
 }
 static wgml_status en_top_k(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
-    return wgml_top_k(T(0), p->k, p->flag ? NULL : out, p->flag ? out : NULL);
+    return wg_top_k_impl(T(0), p->k, p->flag ? NULL : out, p->flag ? out : NULL);
 }
 static wgml_status en_softmax(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
-    return wgml_softmax(T(0), nin > 1 ? T(1) : NULL, nin > 2 ? T(2) : NULL, &p->softmax, out);
+    return wg_softmax_impl(T(0), nin > 1 ? T(1) : NULL, nin > 2 ? T(2) : NULL, &p->softmax, out);
 }
 static wgml_status en_norm(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
@@ -660,17 +661,17 @@ static wgml_status en_norm(const wg_op_params *p, const wgml_tensor *const *in, 
     q.residual = nin > 3 ? T(3) : NULL;
     q.mean = q.var = NULL;
     q.sum_out = out2; /* a fused residual add's sum (graph fusion) */
-    return wgml_norm(T(0), &q, out);
+    return wg_norm_impl(T(0), &q, out);
 }
 static wgml_status en_rope(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
     wgml_rope_params q = p->rope;
     q.freq_factors = nin > 2 ? T(2) : NULL;
-    return wgml_rope(T(0), T(1), &q, out);
+    return wg_rope_impl(T(0), T(1), &q, out);
 }
 static wgml_status en_glu(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
-    return wgml_glu((wgml_glu_kind)p->sub, T(0), nin > 1 ? T(1) : NULL, p->flag, out);
+    return wg_glu_impl((wgml_glu_kind)p->sub, T(0), nin > 1 ? T(1) : NULL, p->flag, out);
 }
 static wgml_status en_ew_chain(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out,
                                wgml_tensor *out2)
@@ -682,7 +683,7 @@ static wgml_status en_ew_chain(const wg_op_params *p, const wgml_tensor *const *
 }
 static wgml_status en_sample(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
-    return wgml_sample(T(0), &p->sample, out);
+    return wg_sample_impl(T(0), &p->sample, out);
 }
 
 /* ------------------------------------------------------------ the table */

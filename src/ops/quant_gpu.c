@@ -46,7 +46,7 @@ static wgml_status contiguous(const wgml_tensor *t, bool copy_in, wgml_tensor **
     }
     wgml_status st = wgml_tensor_new(t->ctx, t->dtype, t->ndim, t->shape, out);
     if (st == WGML_OK && copy_in)
-        st = wgml_copy(t, *out);
+        st = wg_copy_impl(t, *out);
     return st;
 }
 
@@ -133,7 +133,7 @@ static wgml_status run_dequant(const char *op, const wgml_tensor *q, const wgml_
     return wg_dispatch(ctx, k, b, idx ? 4 : 2, &p, sizeof p, (uint32_t)((n + 255) / 256), 1, 1);
 }
 
-wgml_status wgml_dequantize(const wgml_tensor *x, wgml_tensor *out)
+wgml_status wg_dequantize_impl(const wgml_tensor *x, wgml_tensor *out)
 {
     const char *name = "wgml_dequantize";
     wgml_status st = wg_check_tensor(name, "x", x);
@@ -146,7 +146,7 @@ wgml_status wgml_dequantize(const wgml_tensor *x, wgml_tensor *out)
     if ((st = wg_check_writes(name, "out", out, true, "x", x, WG_END)) != WGML_OK)
         return st;
     if (wg_dtype_is_plain(x->dtype))
-        return wgml_cast(x, out);
+        return wg_cast_impl(x, out);
     if (!wgml_tensor_is_contiguous(x))
         return wg_fail(WGML_ERR_UNSUPPORTED, "%s: quantised views must be contiguous (copy the rows first)", name);
     wgml_tensor *o;
@@ -155,7 +155,7 @@ wgml_status wgml_dequantize(const wgml_tensor *x, wgml_tensor *out)
     int64_t cols = x->ndim ? x->shape[x->ndim - 1] : 1;
     st = run_dequant(name, x, NULL, o, (uint32_t)cols, 1, 1);
     if (st == WGML_OK && o != out)
-        st = wgml_copy(o, out);
+        st = wg_copy_impl(o, out);
     release(out, o);
     return st;
 }
@@ -179,7 +179,7 @@ wgml_status wg_get_rows_quant(const char *op, const wgml_tensor *src, const wgml
         return st;
     st = run_dequant(op, src, idx, o, (uint32_t)rowlen, (uint32_t)n_idx, (uint32_t)src->shape[nb]);
     if (st == WGML_OK && o != out)
-        st = wgml_copy(o, out);
+        st = wg_copy_impl(o, out);
     release(out, o);
     return st;
 }

@@ -405,7 +405,7 @@ static wgml_status plan_boxes(const rplan *pl, rbox b, boxlist *L)
 
 /* ------------------------------------------------------------ API */
 
-wgml_status wgml_reduce(wgml_reduce_op op, const wgml_tensor *x, unsigned axes_mask, float p0, wgml_tensor *out)
+wgml_status wg_reduce_impl(wgml_reduce_op op, const wgml_tensor *x, unsigned axes_mask, float p0, wgml_tensor *out)
 {
     char name[48];
     snprintf(name, sizeof name, "wgml_reduce(%s)", wg_reduce_name(op));

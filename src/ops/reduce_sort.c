@@ -79,7 +79,7 @@ static uint32_t scan_threads(int64_t len)
     return t > WG ? WG : t;
 }
 
-wgml_status wgml_cumsum(const wgml_tensor *x, int axis, int exclusive, wgml_tensor *out)
+wgml_status wg_cumsum_impl(const wgml_tensor *x, int axis, int exclusive, wgml_tensor *out)
 {
     const char *name = "wgml_cumsum";
     wgml_status st = wg_check_tensor(name, "x", x);
@@ -523,7 +523,7 @@ static wgml_status sort_checks(const char *name, const wgml_tensor *x)
     return WGML_OK;
 }
 
-wgml_status wgml_argsort(const wgml_tensor *x, int descending, wgml_tensor *out)
+wgml_status wg_argsort_impl(const wgml_tensor *x, int descending, wgml_tensor *out)
 {
     const char *name = "wgml_argsort";
     wgml_status st = sort_checks(name, x);
@@ -538,7 +538,7 @@ wgml_status wgml_argsort(const wgml_tensor *x, int descending, wgml_tensor *out)
     return sort_rows(name, x, descending != 0, x->shape[x->ndim - 1], out, NULL);
 }
 
-wgml_status wgml_top_k(const wgml_tensor *x, int64_t k, wgml_tensor *values, wgml_tensor *indices)
+wgml_status wg_top_k_impl(const wgml_tensor *x, int64_t k, wgml_tensor *values, wgml_tensor *indices)
 {
     const char *name = "wgml_top_k";
     wgml_status st = sort_checks(name, x);

@@ -238,7 +238,7 @@ static wgml_status rope_run(wgml_ctx *ctx, wgml_kernel *k, const rope_job *j, co
 
 static bool same_buf(const wgml_tensor *a, const wgml_tensor *b) { return a && b && a->st->buf == b->st->buf; }
 
-wgml_status wgml_rope(const wgml_tensor *x, const wgml_tensor *pos, const wgml_rope_params *p, wgml_tensor *out)
+wgml_status wg_rope_impl(const wgml_tensor *x, const wgml_tensor *pos, const wgml_rope_params *p, wgml_tensor *out)
 {
     rope_k kc;
     wgml_status st = rope_check(x, pos, p, out, &kc);

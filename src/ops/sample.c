@@ -94,7 +94,7 @@ typedef struct sample_params {
     uint32_t e[4];
 } sample_params;
 
-wgml_status wgml_sample(const wgml_tensor *logits, const wgml_sample_params *p, wgml_tensor *out)
+wgml_status wg_sample_impl(const wgml_tensor *logits, const wgml_sample_params *p, wgml_tensor *out)
 {
     const char *op = "wgml_sample";
     wgml_status st = wg_check_tensor(op, "logits", logits);

@@ -64,7 +64,7 @@ static wgml_status need_float(const char *op, const char *what, const wgml_tenso
     return WGML_OK;
 }
 
-wgml_status wgml_softmax(const wgml_tensor *x, const wgml_tensor *mask, const wgml_tensor *sinks,
+wgml_status wg_softmax_impl(const wgml_tensor *x, const wgml_tensor *mask, const wgml_tensor *sinks,
                          const wgml_softmax_params *params, wgml_tensor *out)
 {
     const char *name = "wgml_softmax";

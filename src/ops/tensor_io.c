@@ -65,7 +65,7 @@ wgml_status wgml_tensor_upload(wgml_tensor *t, const void *src, uint64_t bytes)
         return st;
     st = wgml_buffer_write(tmp->st->buf, 0, src, bytes);
     if (st == WGML_OK)
-        st = wgml_copy(tmp, t);
+        st = wg_copy_impl(tmp, t);
     wgml_tensor_free(tmp);
     return st;
 }
@@ -84,7 +84,7 @@ wgml_status wgml_tensor_download(const wgml_tensor *t, void *dst, uint64_t bytes
     wgml_tensor *tmp;
     if ((st = staging(t, &tmp)) != WGML_OK)
         return st;
-    st = wgml_copy(t, tmp);
+    st = wg_copy_impl(t, tmp);
     if (st == WGML_OK)
         st = wgml_buffer_read(tmp->st->buf, 0, dst, bytes);
     wgml_tensor_free(tmp);
