@@ -195,7 +195,8 @@ wgml_status wgml_node_set_input(wgml_node *n, int slot, wgml_node *src);
 typedef struct wgml_graph_stats {
     uint64_t nodes, op_nodes, fused_nodes;   /* fused_nodes: nodes folded into another's kernel */
     uint64_t dispatches;                     /* recorded at the current binding */
-    uint64_t arena_bytes;                    /* the planned arena */
+    uint64_t arena_bytes;                    /* the planned arena (tensors) */
+    uint64_t scratch_bytes;                  /* ops' scratch, placed after them (reused by every node) */
     uint64_t peak_live_bytes;                /* the most bytes live at once (arena >= this) */
     uint64_t intermediate_bytes;             /* sum of every intermediate (no reuse) */
     uint64_t recordings;                     /* times the graph was recorded */

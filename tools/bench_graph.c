@@ -34,6 +34,25 @@ static double max_rel_diff(const float *a, const float *b, size_t n)
 
 static int fail(const char *what, wgml_status st) { return cli_error(what, st); }
 
+/* Best of 5 runs after a warm-up, per unit (n dispatches or 1 run): run +
+ * wait, and the host's part (encode + submit, before the wait). */
+static wgml_status time_runs(wgml_graph *g, int n, res *r)
+{
+    wgml_status st = WGML_OK;
+    for (int rep = 0; rep < 6 && st == WGML_OK; rep++) {
+        double t0 = cli_now();
+        st = wgml_graph_run(g);
+        double t1 = cli_now();
+        if (st == WGML_OK) st = wgml_graph_wait(g);
+        double us = (cli_now() - t0) * 1e6 / n, hus = (t1 - t0) * 1e6 / n;
+        if (rep && (r->graph_us == 0 || us < r->graph_us))
+            r->graph_us = us;
+        if (rep && (r->host_us == 0 || hus < r->host_us))
+            r->host_us = hus;
+    }
+    return st;
+}
+
 static res bench_chain(wgml_ctx *ctx, int n, int *rc)
 {
     res r = {0};
@@ -54,17 +73,8 @@ static res bench_chain(wgml_ctx *ctx, int n, int *rc)
     if (st == WGML_OK) st = wgml_graph_compile(g, &unfused);
     tc = cli_now() - tc;
     if (st == WGML_OK) st = wgml_graph_write(g, x, h, sizeof h);
-    for (int rep = 0; rep < 6 && st == WGML_OK; rep++) {
-        double t0 = cli_now();
-        st = wgml_graph_run(g);
-        double t1 = cli_now();
-        if (st == WGML_OK) st = wgml_graph_wait(g);
-        double us = (cli_now() - t0) * 1e6 / n, hus = (t1 - t0) * 1e6 / n;
-        if (rep && (r.graph_us == 0 || us < r.graph_us))
-            r.graph_us = us;
-        if (rep && (r.host_us == 0 || hus < r.host_us))
-            r.host_us = hus;
-    }
+    if (st == WGML_OK)
+        st = time_runs(g, n, &r);
     if (st == WGML_OK) st = wgml_graph_read(g, y, out_g, sizeof out_g);
     wgml_graph_stats gs;
     if (st == WGML_OK) st = wgml_graph_stats_get(g, &gs);
@@ -115,17 +125,8 @@ static res bench_wide(wgml_ctx *ctx, int n, int *rc)
     }
     if (st == WGML_OK) st = wgml_graph_compile(g, NULL);
     if (st == WGML_OK) st = wgml_graph_write(g, x, h, sizeof h);
-    for (int rep = 0; rep < 6 && st == WGML_OK; rep++) {
-        double t0 = cli_now();
-        st = wgml_graph_run(g);
-        double t1 = cli_now();
-        if (st == WGML_OK) st = wgml_graph_wait(g);
-        double us = (cli_now() - t0) * 1e6 / n, hus = (t1 - t0) * 1e6 / n;
-        if (rep && (r.graph_us == 0 || us < r.graph_us))
-            r.graph_us = us;
-        if (rep && (r.host_us == 0 || hus < r.host_us))
-            r.host_us = hus;
-    }
+    if (st == WGML_OK)
+        st = time_runs(g, n, &r);
     float out[64];
     if (st == WGML_OK) st = wgml_graph_read(g, y, out, sizeof out);
     r.ok = st == WGML_OK && out[5] == (n % 2 ? h[5] : -h[5]);
@@ -217,17 +218,8 @@ static res bench_block(wgml_ctx *ctx, int64_t seq, int *rc)
                       (uint64_t)(seq * 2 * D)};
     for (int i = 0; i < 7 && st == WGML_OK; i++)
         st = wgml_graph_write(g, gi[i], i == 3 ? (void *)pos : (void *)data, gb[i] * 4);
-    for (int rep = 0; rep < 6 && st == WGML_OK; rep++) {
-        double t0 = cli_now();
-        st = wgml_graph_run(g);
-        double t1 = cli_now();
-        if (st == WGML_OK) st = wgml_graph_wait(g);
-        double us = (cli_now() - t0) * 1e6;
-        if (rep && (r.graph_us == 0 || us < r.graph_us))
-            r.graph_us = us;
-        if (rep && (r.host_us == 0 || (t1 - t0) * 1e6 < r.host_us))
-            r.host_us = (t1 - t0) * 1e6;
-    }
+    if (st == WGML_OK)
+        st = time_runs(g, 1, &r);
     wgml_graph_stats gs = {0};
     if (st == WGML_OK) st = wgml_graph_stats_get(g, &gs);
     r.dispatches = gs.dispatches;

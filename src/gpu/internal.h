@@ -263,6 +263,8 @@ struct wgml_ctx {
     wg_stream stream;
     wg_cmd_target target;      /* where wg_dispatch sends commands */
     void *target_data;         /* NULL for the stream; the recording */
+    wg_scratch_fn scratch_fn;  /* where ops' scratch comes from (a graph's arena), or NULL: the pool */
+    void *scratch_data;
     wg_profile prof;
     wgml_ctx_stats stats;
     const char *last_dispatch; /* kernel name of the last dispatch: tests check which path ran */

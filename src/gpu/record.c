@@ -319,6 +319,19 @@ wgml_status wg_recording_compile(wgml_ctx *ctx, wg_recording *r)
     return wg_check(ctx);
 }
 
+void wg_set_scratch_provider(wgml_ctx *ctx, wg_scratch_fn fn, void *data)
+{
+    ctx->scratch_fn = fn;
+    ctx->scratch_data = fn ? data : NULL;
+}
+
+wgml_status wg_scratch_take(wgml_ctx *ctx, uint64_t bytes, const wgml_tensor **base, uint64_t *offset)
+{
+    if (!ctx->scratch_fn)
+        return WGML_ERR_LIMIT;
+    return ctx->scratch_fn(ctx->scratch_data, bytes, base, offset);
+}
+
 void wg_recording_free(wg_recording *r)
 {
     if (!r)

@@ -134,6 +134,25 @@ wgml_status wg_recording_compile(wgml_ctx *ctx, wg_recording *r);
 /* Drops the records and the buffer references; r may be reused. */
 void wg_recording_free(wg_recording *r);
 
+/* ---------------------------------------------------------------- scratch */
+
+/*
+ * Scratch: temporaries an op needs only while it runs (partial results,
+ * claim tables, sort pairs).  Ops take them with wg_scratch_tensor
+ * (src/ops/tensor.c), never by allocating: by default they come from the
+ * context's buffer pool and go back when the op's handle is freed (the
+ * stream, or a recording, keeps the memory alive while work uses it); a
+ * graph that records itself sets a provider, and scratch is then placed in
+ * the graph's arena (one region every node reuses: the GPU runs nodes in
+ * order).  A provider returns WGML_OK with a tensor whose storage holds
+ * the region and a byte offset into it, or WGML_ERR_LIMIT to let the pool
+ * serve this request.
+ */
+typedef wgml_status (*wg_scratch_fn)(void *data, uint64_t bytes, const wgml_tensor **base, uint64_t *offset);
+void wg_set_scratch_provider(wgml_ctx *ctx, wg_scratch_fn fn, void *data);
+/* The provider's answer for `bytes` (WGML_ERR_LIMIT when none is set). */
+wgml_status wg_scratch_take(wgml_ctx *ctx, uint64_t bytes, const wgml_tensor **base, uint64_t *offset);
+
 /* ---------------------------------------------------------- device error word */
 
 /*

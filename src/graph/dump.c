@@ -19,6 +19,7 @@ wgml_status wgml_graph_stats_get(const wgml_graph *g, wgml_graph_stats *out)
     out->fused_nodes = g->fused;
     out->dispatches = g->cur ? g->cur->rec.n : 0;
     out->arena_bytes = g->arena_bytes;
+    out->scratch_bytes = g->scratch_cap;
     out->peak_live_bytes = g->peak;
     out->intermediate_bytes = g->inter_bytes;
     out->recordings = g->recordings;

@@ -109,6 +109,24 @@ static wgml_status bind_tensors(wgml_graph *g)
 
 /* ------------------------------------------------------------ recordings */
 
+/* The scratch provider while a graph records: each node's scratch from the
+ * start of the arena's scratch region (nodes run in order, and wgpu puts a
+ * barrier between dispatches writing one buffer).  A request that does not
+ * fit goes to the pool this time and grows what compile allocates. */
+static wgml_status scratch_from_arena(void *data, uint64_t bytes, const wgml_tensor **base, uint64_t *off)
+{
+    wgml_graph *g = data;
+    uint64_t at = wg_align_up(g->scratch_used, 256);
+    g->scratch_used = at + bytes;
+    if (g->scratch_used > g->scratch_need)
+        g->scratch_need = g->scratch_used;
+    if (!g->arena || g->scratch_used > g->scratch_cap)
+        return WGML_ERR_LIMIT;
+    *base = g->arena;
+    *off = g->scratch_off + at;
+    return WGML_OK;
+}
+
 static wgml_status record(wgml_graph *g, wg_cached *c)
 {
     wg_recording_free(&c->rec);
@@ -119,15 +137,18 @@ static wgml_status record(wgml_graph *g, wg_cached *c)
     wgml_status st = wg_recorder_begin(g->ctx, &c->rec);
     if (st != WGML_OK)
         return st;
+    wg_set_scratch_provider(g->ctx, scratch_from_arena, g);
     for (size_t i = 0; i < g->n_order && st == WGML_OK; i++) {
         wgml_node *x = g->order[i];
         if (x->kind != WG_N_OP || x->produced_by)
             continue;
         c->rec.tag = x->id;
         c->ranges[x->id][0] = c->rec.n;
+        g->scratch_used = 0;
         st = wg_node_encode(x);
         c->ranges[x->id][1] = c->rec.n;
     }
+    wg_set_scratch_provider(g->ctx, NULL, NULL);
     wg_recorder_end(g->ctx);
     if (st == WGML_OK)
         st = wg_recording_compile(g->ctx, &c->rec);
@@ -170,6 +191,24 @@ static wgml_status current_recording(wgml_graph *g)
     return WGML_OK;
 }
 
+static wgml_status alloc_arena(wgml_graph *g)
+{
+    int64_t len = (int64_t)(g->scratch_cap ? g->scratch_off + g->scratch_cap : g->arena_bytes);
+    if (len == 0)
+        len = 1;
+    wgml_status st = wgml_tensor_new(g->ctx, WGML_U8, 1, &len, &g->arena);
+    return st == WGML_OK ? st : wg_failp(st, "graph arena of %lld bytes", (long long)len);
+}
+
+static void drop_recordings(wgml_graph *g)
+{
+    for (int i = 0; i < WG_CACHE_SLOTS; i++) {
+        wg_recording_free(&g->cache[i].rec);
+        g->cache[i].used = false;
+    }
+    g->cur = NULL;
+}
+
 static bool env_is(const char *name, const char *v)
 {
     const char *e = getenv(name);
@@ -193,10 +232,10 @@ wgml_status wgml_graph_compile(wgml_graph *g, const wgml_graph_options *opts)
     wg_graph_fuse(g);
     if ((st = wg_graph_plan(g)) != WGML_OK)
         return st;
-    int64_t one = 1, len = g->arena_bytes ? (int64_t)g->arena_bytes : 1;
-    (void)one;
-    if ((st = wgml_tensor_new(g->ctx, WGML_U8, 1, &len, &g->arena)) != WGML_OK)
-        return wg_failp(st, "graph arena of %lld bytes", (long long)len);
+    g->scratch_off = wg_align_up(g->arena_bytes, 256);
+    g->scratch_cap = g->scratch_need = 0;
+    if ((st = alloc_arena(g)) != WGML_OK)
+        return st;
     free(g->node_ns);
     g->node_ns = wg_profiling(g->ctx) ? calloc(g->n ? g->n : 1, sizeof *g->node_ns) : NULL;
     /* Record at the maxima: every shape error shows now, not at a run. */
@@ -210,6 +249,20 @@ wgml_status wgml_graph_compile(wgml_graph *g, const wgml_graph_options *opts)
     st = bind_tensors(g);
     if (st == WGML_OK)
         st = current_recording(g);
+    /* The nodes' scratch went to the pool while the region did not exist:
+     * size the region for the largest node, place it, record again. */
+    if (st == WGML_OK && g->scratch_need > g->scratch_cap) {
+        g->scratch_cap = wg_align_up(g->scratch_need, 256);
+        wg_graph_drop_bindings(g);
+        drop_recordings(g);
+        wgml_tensor_free(g->arena);
+        g->arena = NULL;
+        st = alloc_arena(g);
+        if (st == WGML_OK)
+            st = bind_tensors(g);
+        if (st == WGML_OK)
+            st = current_recording(g);
+    }
     for (int i = 0; i < g->ndims; i++)
         g->dims[i].value = saved[i], g->dims[i].bound = bound[i];
     if (st != WGML_OK) {

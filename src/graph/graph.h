@@ -75,6 +75,9 @@ struct wgml_graph {
     size_t n_order;
     wgml_tensor *arena;       /* u8 [arena_bytes] */
     uint64_t arena_bytes, peak, inter_bytes;
+    /* ops' scratch: one region after the planned tensors, reused by every
+     * node (exec.c); need is the most one node asked for */
+    uint64_t scratch_off, scratch_cap, scratch_used, scratch_need;
 
     /* binding and recordings */
     int64_t tensors_key[WGML_MAX_GRAPH_DIMS]; /* dims the node tensors are made at */

@@ -91,6 +91,10 @@ wgml_status wg_check_out_writable(const char *op, const char *what, const wgml_t
 wgml_status wg_check_writes(const char *op, const char *out_name, const wgml_tensor *out, bool inplace_ok, ...);
 #define WG_END ((const char *)NULL)
 bool wg_tensors_overlap(const wgml_tensor *a, const wgml_tensor *b);
+/* An op's scratch: a zeroed contiguous tensor from the context's scratch
+ * provider (a graph's arena, runtime.h) or the pool.  Free it right after
+ * dispatching, like any tensor. */
+wgml_status wg_scratch_tensor(wgml_ctx *ctx, wgml_dtype dt, int ndim, const int64_t *shape, wgml_tensor **out);
 /* A new handle on t's view and storage. */
 wgml_status wg_tensor_dup(const wgml_tensor *t, wgml_tensor **out);
 /* A contiguous tensor of dt/shape at byte_offset of base's buffer (sharing

@@ -221,6 +221,29 @@ static wgml_status view_new(const wgml_tensor *t, wgml_tensor **out)
 
 wgml_status wg_tensor_dup(const wgml_tensor *t, wgml_tensor **out) { return view_new(t, out); }
 
+wgml_status wg_scratch_tensor(wgml_ctx *ctx, wgml_dtype dt, int ndim, const int64_t *shape, wgml_tensor **out)
+{
+    wgml_status st = check_shape("scratch", dt, ndim, shape);
+    if (st != WGML_OK)
+        return st;
+    uint64_t n = 1;
+    for (int i = 0; i < ndim; i++)
+        n *= (uint64_t)shape[i];
+    uint64_t bytes = n / wg_dtype(dt)->block_elems * wg_dtype(dt)->block_bytes;
+    const wgml_tensor *base = NULL;
+    uint64_t off = 0;
+    if ((st = wg_scratch_take(ctx, bytes, &base, &off)) == WGML_ERR_LIMIT)
+        return wgml_tensor_new(ctx, dt, ndim, shape, out); /* the pool: zeroed */
+    if (st != WGML_OK || (st = wg_tensor_alias(base, off, dt, ndim, shape, out)) != WGML_OK)
+        return st;
+    /* Zeroed like a new tensor, by a fill that replays with the op. */
+    if ((st = wgml_buffer_fill(base->st->buf, (*out)->offset, bytes, 0)) != WGML_OK) {
+        wgml_tensor_free(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 wgml_status wg_tensor_alias(const wgml_tensor *base, uint64_t byte_offset, wgml_dtype dt, int ndim,
                             const int64_t *shape, wgml_tensor **out)
 {
