@@ -183,6 +183,9 @@ wgml_status wgml_graph_write(wgml_graph *g, wgml_node *input, const void *src, u
 wgml_status wgml_graph_run(wgml_graph *g);
 /* Waits for the last run. */
 wgml_status wgml_graph_wait(wgml_graph *g);
+/* The last run's completion, without waiting: *done = 1 once the GPU has
+ * finished it (and everything submitted before it). */
+wgml_status wgml_graph_done(wgml_graph *g, int *done);
 /* Output (or input) bytes at the current binding; waits. */
 wgml_status wgml_graph_read(wgml_graph *g, wgml_node *n, void *dst, uint64_t bytes);
 

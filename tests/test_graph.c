@@ -913,6 +913,53 @@ static void fusions_fold_what_they_should(void)
     free(xh), free(yh), free(wh), free(sh), free(mh);
 }
 
+/* A run is asynchronous: wgml_graph_done turns 1 without a wait; with
+ * WGML_PROFILE every node that dispatched gets GPU time. */
+static void async_completion_and_profile(void)
+{
+    wgml_ctx_options o = {0};
+    o.profile = 1;
+    wgml_ctx *pc = NULL;
+    CHECK_OK(wgml_ctx_create(&o, &pc));
+    if (!pc)
+        return;
+    wgml_device_info in;
+    CHECK_OK(wgml_device_info_get(pc, &in));
+    wgml_graph *g = NULL;
+    CHECK_OK(wgml_graph_create(pc, &g));
+    wgml_node *x, *a, *b;
+    CHECK_OK(wgml_graph_input(g, "x", WGML_F32, 2, (int64_t[]){64, 256}, &x));
+    CHECK_OK(wgml_g_unary(g, WGML_EXP, x, 0, 0, &a));
+    CHECK_OK(wgml_node_set_name(a, "exp"));
+    CHECK_OK(wgml_g_softmax(g, a, NULL, NULL, NULL, &b));
+    CHECK_OK(wgml_node_set_name(b, "softmax"));
+    CHECK_OK(wgml_graph_output(g, b));
+    CHECK_OK(wgml_graph_compile(g, NULL));
+    int done = 0;
+    CHECK_OK(wgml_graph_run(g));
+    for (int spin = 0; spin < 2000000 && !done; spin++)
+        CHECK_OK(wgml_graph_done(g, &done));
+    CHECK(done, "the run never completed by polling");
+    CHECK_OK(wgml_graph_run(g));
+    CHECK_OK(wgml_graph_wait(g));
+    CHECK_OK(wgml_graph_done(g, &done));
+    CHECK(done == 1, "done after a wait");
+    if (in.features & WGML_FEATURE_TIMESTAMPS) {
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        CHECK_OK(wgml_graph_profile_print(g, f));
+        fclose(f);
+        printf("%s", buf);
+        CHECK(strstr(buf, "'exp' (unary)") && strstr(buf, "'softmax' (softmax)"), "per-node profile lacks nodes");
+        free(buf);
+    } else {
+        printf("    no timestamps on this device: profile not checked\n");
+    }
+    wgml_graph_free(g);
+    wgml_ctx_destroy(pc);
+}
+
 static const t_case cases[] = {
     {"op_table_complete", op_table_complete},
     {"random_graphs_equal_eager", random_graphs},
@@ -927,6 +974,7 @@ static const t_case cases[] = {
     {"arena_reuse", arena_reuse},
     {"eager_makes_outputs", eager_makes_outputs},
     {"dump_and_nancheck", dump_and_nancheck},
+    {"async_completion_and_profile", async_completion_and_profile},
 };
 
 int main(int argc, char **argv)

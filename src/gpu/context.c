@@ -69,6 +69,8 @@ void wgml_ctx_destroy(wgml_ctx *ctx)
     if (ctx->device && !ctx->lost) {
         wg_stream_submit(ctx);
         wg_native_poll(ctx->device, true);
+        /* completion callbacks (wg_fence_issue) point at ctx: run them now */
+        wgpuInstanceProcessEvents(ctx->instance);
         if (ctx->prof.on)
             wgml_profile_print(ctx, stderr);
     }

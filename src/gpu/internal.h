@@ -263,6 +263,8 @@ struct wgml_ctx {
     wg_stream stream;
     wg_cmd_target target;      /* where wg_dispatch sends commands */
     void *target_data;         /* NULL for the stream; the recording */
+    uint64_t fence_issued;     /* wg_fence_issue tickets: work submitted up to them */
+    volatile uint64_t fence_done; /* the highest ticket the queue finished (in order) */
     wg_scratch_fn scratch_fn;  /* where ops' scratch comes from (a graph's arena), or NULL: the pool */
     void *scratch_data;
     wg_profile prof;

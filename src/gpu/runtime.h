@@ -80,6 +80,11 @@ wgml_status wg_dispatch(wgml_ctx *ctx, wgml_kernel *k, const wg_binding *b, int 
 /* Submits the encoded work (no wait) / waits for everything submitted. */
 wgml_status wg_stream_submit(wgml_ctx *ctx);
 wgml_status wg_stream_wait(wgml_ctx *ctx);
+/* Completion tickets: wg_fence_issue submits the stream and returns a
+ * ticket that wg_fence_done reports finished once the GPU has run all work
+ * submitted before it (polling, never waiting). */
+wgml_status wg_fence_issue(wgml_ctx *ctx, uint64_t *ticket);
+bool wg_fence_done(wgml_ctx *ctx, uint64_t ticket);
 /* Splits a 1-D grid over max_dim workgroups into x/y/z. */
 void wg_split_grid(uint32_t max_dim, uint64_t groups, uint32_t out[3]);
 

@@ -360,6 +360,40 @@ wgml_status wg_stream_submit(wgml_ctx *ctx)
     return wg_check(ctx);
 }
 
+static void on_done(WGPUQueueWorkDoneStatus status, WGPUStringView msg, void *u1, void *u2)
+{
+    (void)status, (void)msg;
+    wgml_ctx *ctx = u1;
+    uint64_t t = (uint64_t)(uintptr_t)u2;
+    if (t > ctx->fence_done)
+        ctx->fence_done = t;
+}
+
+wgml_status wg_fence_issue(wgml_ctx *ctx, uint64_t *ticket)
+{
+    wgml_status st = wg_stream_submit(ctx);
+    if (st != WGML_OK)
+        return st;
+    uint64_t t = ++ctx->fence_issued;
+    WGPUQueueWorkDoneCallbackInfo ci = {0};
+    ci.mode = WGPUCallbackMode_AllowProcessEvents;
+    ci.callback = on_done;
+    ci.userdata1 = ctx;
+    ci.userdata2 = (void *)(uintptr_t)t;
+    wgpuQueueOnSubmittedWorkDone(ctx->queue, ci);
+    *ticket = t;
+    return wg_check(ctx);
+}
+
+bool wg_fence_done(wgml_ctx *ctx, uint64_t ticket)
+{
+    if (ctx->fence_done < ticket && !ctx->lost) {
+        wg_native_poll(ctx->device, false);
+        wgpuInstanceProcessEvents(ctx->instance);
+    }
+    return ctx->fence_done >= ticket || ctx->lost;
+}
+
 wgml_status wg_stream_wait(wgml_ctx *ctx)
 {
     if (!ctx->lost)

@@ -403,7 +403,16 @@ wgml_status wgml_graph_run(wgml_graph *g)
         return run_checked(g);
     if ((st = wg_recording_replay(g->ctx, &g->cur->rec)) != WGML_OK)
         return st;
-    return wgml_ctx_flush(g->ctx);
+    return wg_fence_issue(g->ctx, &g->ticket);
+}
+
+wgml_status wgml_graph_done(wgml_graph *g, int *done)
+{
+    if (!g || !done)
+        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_graph_done: NULL argument");
+    wgml_status st = wg_check(g->ctx);
+    *done = st == WGML_OK ? wg_fence_done(g->ctx, g->ticket) : 1;
+    return st;
 }
 
 wgml_status wgml_graph_wait(wgml_graph *g)

@@ -86,6 +86,7 @@ struct wgml_graph {
     wg_cached *cur;
     uint64_t tick, recordings, fused;
     bool nancheck;
+    uint64_t ticket;          /* the last run's completion ticket (wg_fence_issue) */
     double *node_ns;          /* per node GPU time (profiling) */
 };
 
