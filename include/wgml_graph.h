@@ -26,9 +26,10 @@
  * Compiling records every node's dispatches once (kernels compiled, bind
  * groups made, parameters uploaded); a run replays the recording into the
  * context's command stream and submits it.  Binding a symbolic dim to a
- * new value re-records the nodes (no kernel is compiled for it: kernels do
- * not depend on sizes); the last few bindings are kept, so alternating
- * lengths replay without re-recording.
+ * new value re-records the nodes whose shapes involve it (no kernel is
+ * compiled for it: kernels do not depend on sizes; the others' dispatches
+ * are copied); the last few bindings are kept, so alternating lengths
+ * replay without re-recording.
  *
  * Every builder checks its operands at once (shapes, dtypes, symbolic
  * dims against their bounds) and returns WGML_ERR_SHAPE / _DTYPE / ... with
@@ -203,6 +204,8 @@ typedef struct wgml_graph_stats {
     uint64_t peak_live_bytes;                /* the most bytes live at once (arena >= this) */
     uint64_t intermediate_bytes;             /* sum of every intermediate (no reuse) */
     uint64_t recordings;                     /* times the graph was recorded */
+    uint64_t nodes_encoded, nodes_reused;    /* the last recording: nodes whose host side ran, and nodes
+                                              * whose dispatches were copied (no dim of theirs changed) */
 } wgml_graph_stats;
 wgml_status wgml_graph_stats_get(const wgml_graph *g, wgml_graph_stats *out);
 /* Text (format 0) or Graphviz DOT (format 1) of the graph, with shapes,

@@ -493,9 +493,10 @@ static void rebinding_compiles_no_pipeline(void)
     CHECK_OK(wgml_graph_compile(g, NULL));
     wgml_ctx_stats s0, s1;
     CHECK_OK(wgml_ctx_stats_get(t_ctx, &s0));
-    for (int64_t L = 1, K = 1; L <= 64; L = L * 3 + 1, K = K * 2 + 3) {
+    for (int it = 0; it < 12; it++) { /* lengths drawn from the seed: not the ones compile warmed */
+        int64_t L = (int64_t)t_range(1, 64), K = (int64_t)t_range(1, 64);
         CHECK_OK(wgml_graph_bind_dim(g, seq, L));
-        CHECK_OK(wgml_graph_bind_dim(g, kv, K > 64 ? 64 : K));
+        CHECK_OK(wgml_graph_bind_dim(g, kv, K));
         int32_t *p = malloc((size_t)L * 4);
         for (int64_t i = 0; i < L; i++)
             p[i] = (int32_t)i;
@@ -507,6 +508,34 @@ static void rebinding_compiles_no_pipeline(void)
     CHECK_OK(wgml_ctx_stats_get(t_ctx, &s1));
     CHECK(s1.pipelines_compiled == s0.pipelines_compiled, "rebinding dims compiled %llu pipelines",
           (unsigned long long)(s1.pipelines_compiled - s0.pipelines_compiled));
+    printf("    12 random (seq, kv) bindings: %llu kernels compiled\n",
+           (unsigned long long)(s1.pipelines_compiled - s0.pipelines_compiled));
+    /* kv alone changes: the seq-only nodes (silu, glu, add) keep their
+     * copied dispatches and still compute r = silu(silu(x)) * x + x. */
+    enum { L = 5 };
+    float xh[L * 32], rh[L * 32];
+    int32_t ph[L];
+    for (int i = 0; i < L * 32; i++)
+        xh[i] = (float)((i % 17) - 8) / 4;
+    for (int i = 0; i < L; i++)
+        ph[i] = i;
+    CHECK_OK(wgml_graph_bind_dim(g, seq, L));
+    CHECK_OK(wgml_graph_write(g, x, xh, sizeof xh));
+    CHECK_OK(wgml_graph_write(g, pos, ph, sizeof ph));
+    for (int64_t K = 7; K < 12; K++) {
+        CHECK_OK(wgml_graph_bind_dim(g, kv, K));
+        CHECK_OK(wgml_graph_run(g));
+        wgml_graph_stats gs;
+        CHECK_OK(wgml_graph_stats_get(g, &gs));
+        CHECK(K == 7 || (gs.nodes_reused == 4 && gs.nodes_encoded == 2), "kv = %lld: %llu re-encoded, %llu reused",
+              (long long)K, (unsigned long long)gs.nodes_encoded, (unsigned long long)gs.nodes_reused);
+        CHECK_OK(wgml_graph_read(g, r, rh, sizeof rh));
+        for (int i = 0; i < L * 32; i++) {
+            double v = xh[i], sv = v / (1 + exp(-v)), want = sv / (1 + exp(-sv)) * v + v;
+            CHECK(fabs(rh[i] - want) <= 1e-5 * (1 + fabs(want)), "kv = %lld: r[%d] = %g, want %g", (long long)K, i,
+                  (double)rh[i], want);
+        }
+    }
     wgml_graph_free(g);
     wgml_tensor_free(kvt);
 }
@@ -549,6 +578,12 @@ static void state_persists_across_runs(void)
         CHECK_OK(wgml_graph_write(g, x, xh, (uint64_t)(L * D) * 4));
         CHECK_OK(wgml_graph_write(g, pos, ph, (uint64_t)L * 4));
         CHECK_OK(wgml_graph_run(g));
+        if (k == 2) { /* seq stayed 1, kv grew: set_rows' dispatches are copied, the reduce's re-encoded */
+            wgml_graph_stats gs;
+            CHECK_OK(wgml_graph_stats_get(g, &gs));
+            CHECK(gs.nodes_reused == 1 && gs.nodes_encoded == 1, "kv grew: %llu nodes re-encoded, %llu reused",
+                  (unsigned long long)gs.nodes_encoded, (unsigned long long)gs.nodes_reused);
+        }
         at += L;
         float got[D];
         CHECK_OK(wgml_graph_read(g, sum, got, sizeof got));

@@ -23,6 +23,8 @@ wgml_status wgml_graph_stats_get(const wgml_graph *g, wgml_graph_stats *out)
     out->peak_live_bytes = g->peak;
     out->intermediate_bytes = g->inter_bytes;
     out->recordings = g->recordings;
+    out->nodes_encoded = g->nodes_encoded;
+    out->nodes_reused = g->nodes_reused;
     return WGML_OK;
 }
 

@@ -127,11 +127,32 @@ static wgml_status scratch_from_arena(void *data, uint64_t bytes, const wgml_ten
     return WGML_OK;
 }
 
-static wgml_status record(wgml_graph *g, wg_cached *c)
+/* Do x's dispatches change between two dim bindings?  Only when a dim
+ * that changed appears in x's shape or an input's (arena offsets are
+ * planned once; a view's strides change only with a dim of its shape). */
+static bool node_depends(const wgml_node *x, const int64_t *a, const int64_t *b)
+{
+    for (int k = -1; k < x->nin; k++) {
+        const wgml_node *y = k < 0 ? x : x->in[k];
+        for (int i = 0; y && i < y->d.ndim; i++)
+            if (wg_is_sym(y->d.shape[i]) && a[wg_sym_id(y->d.shape[i])] != b[wg_sym_id(y->d.shape[i])])
+                return true;
+    }
+    return false;
+}
+
+/* Records the graph at the current dims into c.  Nodes whose shapes do not
+ * involve a dim that changed since `prev` (the last recording) copy their
+ * records from it instead of running their host side again: a decode step
+ * whose KV length grew re-encodes only the nodes that see it. */
+static wgml_status record(wgml_graph *g, wg_cached *c, const wg_cached *prev)
 {
     wg_recording_free(&c->rec);
     free(c->ranges);
     c->ranges = calloc(g->n ? g->n : 1, sizeof *c->ranges);
+    int64_t key[WGML_MAX_GRAPH_DIMS];
+    dims_key(g, key);
+    g->nodes_reused = g->nodes_encoded = 0;
     if (!c->ranges)
         return wg_fail(WGML_ERR_OOM, "out of host memory recording the graph");
     wgml_status st = wg_recorder_begin(g->ctx, &c->rec);
@@ -145,7 +166,13 @@ static wgml_status record(wgml_graph *g, wg_cached *c)
         c->rec.tag = x->id;
         c->ranges[x->id][0] = c->rec.n;
         g->scratch_used = 0;
-        st = wg_node_encode(x);
+        if (prev && !node_depends(x, prev->key, key)) {
+            st = wg_recording_replay_range(g->ctx, &prev->rec, prev->ranges[x->id][0], prev->ranges[x->id][1]);
+            g->nodes_reused++;
+        } else {
+            st = wg_node_encode(x);
+            g->nodes_encoded++;
+        }
         c->ranges[x->id][1] = c->rec.n;
     }
     wg_set_scratch_provider(g->ctx, NULL, NULL);
@@ -181,7 +208,8 @@ static wgml_status current_recording(wgml_graph *g)
     /* The victim's recording may still be running: the stream keeps the
      * buffers alive, and its bind groups are released only by WebGPU's
      * reference counting once the work is done. */
-    wgml_status st = record(g, victim);
+    const wg_cached *prev = g->cur && g->cur != victim && g->cur->used ? g->cur : NULL;
+    wgml_status st = record(g, victim, prev);
     if (st != WGML_OK)
         return st;
     victim->used = true;
@@ -207,6 +235,53 @@ static void drop_recordings(wgml_graph *g)
         g->cache[i].used = false;
     }
     g->cur = NULL;
+}
+
+/* Kernels are specialised on layout and on a few size classes of the
+ * operands (a row a multiple of 4 long takes a vector path, rows up to
+ * 1024 a smaller workgroup, the vectors per thread...).  So that binding a
+ * symbolic dim later compiles nothing, compile records every dependent
+ * node once more at sizes that reach those classes, one dim at a time (the
+ * others at their maxima), into a recording it drops: 1..5, max-3..max,
+ * and 2^k - 1, 2^k, 2^k + 1 and 1.5 * 2^k up to max (the row launcher's
+ * vectors per thread change at multiples of 4 * 64 and 4 * 256: 1.5 * 2^k
+ * reaches the odd counts).  Only nodes that see the dim run their host
+ * side again (record() copies the others).  A class this misses compiles
+ * its kernel on first use: test_graph's random bindings (and make soak)
+ * would show it. */
+static wgml_status warm_variants(wgml_graph *g)
+{
+    wg_cached tmp = {0}, *keep = g->cur;
+    wgml_status st = WGML_OK;
+    uint64_t enc = g->nodes_encoded, reu = g->nodes_reused;
+    for (int d = 0; d < g->ndims && st == WGML_OK; d++) {
+        int64_t max = g->dims[d].max, vals[160];
+        int nv = 0;
+        for (int64_t v = 1; v <= 5; v++)
+            vals[nv++] = v;
+        for (int64_t v = max - 3; v < max; v++)
+            vals[nv++] = v;
+        for (int64_t p2 = 8; p2 <= max && nv + 4 <= 160; p2 *= 2)
+            vals[nv++] = p2 - 1, vals[nv++] = p2, vals[nv++] = p2 + 1, vals[nv++] = p2 + p2 / 2;
+        for (int k = 0; k < nv && st == WGML_OK; k++) {
+            if (vals[k] < 1 || vals[k] >= max)
+                continue;
+            g->dims[d].value = vals[k];
+            /* A size some op refuses is the run's error to report if it is
+             * ever bound; here it only warms nothing. */
+            if (bind_tensors(g) == WGML_OK && record(g, &tmp, keep) == WGML_OK)
+                g->recordings--; /* not a recording anyone runs */
+            wg_recording_free(&tmp.rec);
+            free(tmp.ranges);
+            tmp.ranges = NULL;
+            st = wg_check(g->ctx); /* but a lost device ends it */
+        }
+        g->dims[d].value = max;
+    }
+    g->nodes_encoded = enc, g->nodes_reused = reu;
+    if (st == WGML_OK)
+        st = bind_tensors(g);
+    return st;
 }
 
 static bool env_is(const char *name, const char *v)
@@ -263,6 +338,8 @@ wgml_status wgml_graph_compile(wgml_graph *g, const wgml_graph_options *opts)
         if (st == WGML_OK)
             st = current_recording(g);
     }
+    if (st == WGML_OK)
+        st = warm_variants(g);
     for (int i = 0; i < g->ndims; i++)
         g->dims[i].value = saved[i], g->dims[i].bound = bound[i];
     if (st != WGML_OK) {

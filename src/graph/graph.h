@@ -85,6 +85,7 @@ struct wgml_graph {
     wg_cached cache[WG_CACHE_SLOTS];
     wg_cached *cur;
     uint64_t tick, recordings, fused;
+    uint64_t nodes_encoded, nodes_reused; /* by the last recording */
     bool nancheck;
     uint64_t ticket;          /* the last run's completion ticket (wg_fence_issue) */
     double *node_ns;          /* per node GPU time (profiling) */
