@@ -76,10 +76,12 @@ for s in $sections; do
       WGML_PROFILE=1 $B/wgml bench ops 256 2>&1 | tail -n 16 ;;
     profile3) # GPU time per kernel over 3 rounds in one process
       WGML_PROFILE=1 $B/wgml bench ops 256 3 2>&1 | grep -v "^\[" | tail -n 32 ;;
-    graphtest) # test_graph alone, native and 64 KiB windows
-      $B/tests/test_graph 2>&1 | grep -E "check failed|passed" | head -20
-      WGML_MAX_BINDING=65536 $B/tests/test_graph 2>&1 | grep -E "check failed|passed" | head -20
-      WGML_DISABLE=subgroups $B/tests/test_graph 2>&1 | grep -E "check failed|passed" | head -20 ;;
+    graphtest) # the graph tests alone: native, 64 KiB windows, no subgroups
+      for t in test_graph test_graph_api; do
+        $B/tests/$t 2>&1 | grep -E "check failed|passed" | head -20
+        WGML_MAX_BINDING=65536 $B/tests/$t 2>&1 | grep -E "check failed|passed" | head -20
+        WGML_DISABLE=subgroups $B/tests/$t 2>&1 | grep -E "check failed|passed" | head -20
+      done ;;
     graph) # replay vs eager, and the PyTorch peer in the same run
       $B/wgml bench graph
       $B/wgml bench graph --json

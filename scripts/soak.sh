@@ -16,7 +16,7 @@ mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
 export WGML_CACHE_DIR="${WGML_CACHE_DIR:-$PWD/$BUILD/cache}"
 
 progs=()
-for p in "$BUILD"/tests/test_op_* "$BUILD"/tests/test_graph; do
+for p in "$BUILD"/tests/test_op_* "$BUILD"/tests/test_graph "$BUILD"/tests/test_graph_api; do
   [ -x "$p" ] && progs+=("$p")
 done
 if [ ${#progs[@]} -eq 0 ]; then

@@ -1,0 +1,42 @@
+/* Helpers shared by the graph tests (test_graph.c, test_graph_api.c). */
+#ifndef WGML_GRAPH_HARNESS_H
+#define WGML_GRAPH_HARNESS_H
+
+#include "graph/graph.h"
+#include "op_harness.h"
+
+#include <math.h>
+
+/* Graph against eager: the same kernels on the same data, so equal bit for
+ * bit, except that a graph's operands share one arena buffer and a read
+ * operand in a written buffer is bound read_write: a different kernel
+ * variant, which NVIDIA's compiler may give another subgroupAdd order
+ * (seen on an H100: 1 ulp in some softmax rows; identical without
+ * subgroups).  So floats may differ by 4 ulps (2^-21 relative), NaN only
+ * where NaN, and are otherwise bit for bit; ints and bools exact. */
+static inline bool f32_close(float a, float b)
+{
+    if (isnan(a) || isnan(b))
+        return isnan(a) && isnan(b);
+    return a == b || fabs((double)a - b) <= 0x1p-21 * fmax(fabs((double)a), fabs((double)b));
+}
+
+
+static inline float *host_f32(int64_t n, double lo, double hi)
+{
+    float *h = malloc((size_t)n * 4);
+    for (int64_t i = 0; i < n; i++)
+        h[i] = (float)t_uniform(lo, hi);
+    return h;
+}
+
+static inline void expect(wgml_status got, wgml_status want, const char *needle, const char *what)
+{
+    const char *m = wgml_last_error();
+    printf("    %s: %s\n", what, m);
+    CHECK(got == want && strstr(m, needle), "%s: %s (%s), want %s with '%s'", what, wgml_status_name(got), m,
+          wgml_status_name(want), needle);
+}
+
+
+#endif
