@@ -338,6 +338,12 @@ static void random_graphs(void)
               "graph %d: arena %llu, peak %llu, all intermediates %llu", k, (unsigned long long)gs.arena_bytes,
               (unsigned long long)gs.peak_live_bytes, (unsigned long long)gs.intermediate_bytes);
         CHECK_OK(wg_graph_verify(c.g));
+        /* the buffer allocated is what the planner planned, not more */
+        CHECK(wgml_tensor_nbytes(c.g->arena) == (gs.scratch_bytes ? c.g->scratch_off + gs.scratch_bytes
+                                                                   : (gs.arena_bytes ? gs.arena_bytes : 1)),
+              "graph %d: arena buffer %llu bytes, planned %llu + scratch %llu", k,
+              (unsigned long long)wgml_tensor_nbytes(c.g->arena), (unsigned long long)gs.arena_bytes,
+              (unsigned long long)gs.scratch_bytes);
         printf("    graph %2d: %3llu nodes, %3llu dispatches, arena %7llu B (peak live %7llu, no reuse %7llu)\n", k,
                (unsigned long long)gs.nodes, (unsigned long long)gs.dispatches, (unsigned long long)gs.arena_bytes,
                (unsigned long long)gs.peak_live_bytes, (unsigned long long)gs.intermediate_bytes);
