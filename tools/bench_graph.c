@@ -1,4 +1,4 @@
-/* `wgml bench graph [--quick] [--json]`: what a compiled graph costs per
+/* `wgml bench graph [--quick] [--json] [--dot]`: what a compiled graph costs per
  * dispatch when replayed, against the same ops called eagerly.
  *
  *   chain  N dependent small dispatches (unary ops on 64 floats, N = 10,000;
@@ -9,7 +9,8 @@
  *          rms_norm, swiglu, residual add), decode (1 token) and prefill
  *          (seq 128) shapes of a 4096-wide, 32-head model: microseconds
  *          per run, graph against eager.
- * Best of 5 after a warm-up; results are checked graph against eager. */
+ * Best of 5 after a warm-up; results are checked graph against eager.
+ * --dot also prints the decode block's compiled graph as Graphviz DOT. */
 #include "cli.h"
 #include "wgml_graph.h"
 
@@ -187,6 +188,8 @@ static wgml_status block_inputs(wgml_graph *g, int64_t seq, blk_in *in, float *d
     return st;
 }
 
+static FILE *dump_to; /* --dot: the block's graph, as compiled */
+
 static res bench_block(wgml_ctx *ctx, int64_t seq, int *rc)
 {
     res r = {0};
@@ -213,6 +216,8 @@ static res bench_block(wgml_ctx *ctx, int64_t seq, int *rc)
     if (st == WGML_OK) st = wgml_graph_output(g, out[0]);
     if (st == WGML_OK) st = wgml_graph_output(g, out[1]);
     if (st == WGML_OK) st = wgml_graph_compile(g, NULL);
+    if (st == WGML_OK && dump_to && seq == 1)
+        st = wgml_graph_dump(g, dump_to, 1);
     wgml_node *gi[7] = {in.x, in.w1, in.w2, in.pos, in.scores, in.mask, in.up};
     uint64_t gb[7] = {(uint64_t)(seq * D), D, D, (uint64_t)seq, (uint64_t)(H * seq * seq), (uint64_t)(seq * seq),
                       (uint64_t)(seq * 2 * D)};
@@ -259,8 +264,10 @@ int bench_graph(wgml_ctx *ctx, int argc, char **argv)
             quick = 1;
         else if (!strcmp(argv[i], "--json"))
             json = 1;
+        else if (!strcmp(argv[i], "--dot"))
+            dump_to = stdout, quick = 1;
         else {
-            fprintf(stderr, "usage: wgml bench graph [--quick] [--json]\n");
+            fprintf(stderr, "usage: wgml bench graph [--quick] [--json] [--dot]\n");
             return 2;
         }
     }

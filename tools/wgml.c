@@ -35,7 +35,8 @@ static const cli_command commands[] = {
      "bench dispatch    us per dispatch (10,000 dependent dispatches) and per flush+wait\n"
      "bench ops [MiB] [rounds]  GB/s of add, softmax, rms_norm, rope, cast, get_rows on big tensors\n"
      "bench variants [MiB]  elementwise kernel shapes compared (a tuning tool)\n"
-     "bench graph [--quick] [--json]  graph replay vs eager: 10,000 dependent dispatches, a transformer block"},
+     "bench graph [--quick] [--json] [--dot]  graph replay vs eager: 10,000 dependent dispatches, a\n"
+     "                  transformer block (--dot: its compiled graph as Graphviz DOT)"},
     {"help|-h|--help", cmd_help, "-h, --help        this text"},
     {"version|--version", cmd_version, "--version         wgml's version"},
 };
