@@ -490,6 +490,99 @@ static void t_quant_set_rows_windows(void)
     }
 }
 
+/* ------------------------------------------------ movement: tensors over many windows
+ * x: f32 [12, 30, 40] (48000 bytes, 12 windows); each op's output spans
+ * many windows too and must match its CPU reference exactly. */
+
+static void t_movement_windows(void)
+{
+    const int64_t xs[3] = {12, 30, 40}, ys[3] = {12, 30, 17};
+    t_tensor x = rnd(3, xs, -4, 4), y = rnd(3, ys, -4, 4);
+    double *want = malloc(sizeof(double) * 120000);
+    wgml_tensor *o = NULL;
+    if (!x.t || !y.t || !want)
+        goto done;
+    /* permute (2, 0, 1) */
+    const int perm[3] = {2, 0, 1};
+    const int64_t ps[3] = {40, 12, 30};
+    o = mk(WGML_F32, 3, ps);
+    CHECK_OK(wgml_permute(x.t, perm, o));
+    wg_permute_ref(x.val, 3, xs, perm, want);
+    expect_values("permute", o, want, 0, 0);
+    wgml_tensor_free(o);
+    /* concat along the last axis */
+    const int64_t cs[3] = {12, 30, 57};
+    const wgml_tensor *xy[2] = {x.t, y.t};
+    const double *xyv[2] = {x.val, y.val};
+    const int64_t *xysh[2] = {xs, ys};
+    o = mk(WGML_F32, 3, cs);
+    CHECK_OK(wgml_concat(xy, 2, 2, o));
+    wg_concat_ref(xyv, xysh, 2, 3, 2, want);
+    expect_values("concat", o, want, 0, 0);
+    wgml_tensor_free(o);
+    /* pad: reflect and constant */
+    const int64_t before[3] = {1, 2, 3}, after[3] = {2, 1, 4}, pds[3] = {15, 33, 47};
+    o = mk(WGML_F32, 3, pds);
+    for (int mode = 0; mode < 2; mode++) {
+        wgml_pad_mode pm = mode ? WGML_PAD_CONSTANT : WGML_PAD_REFLECT;
+        CHECK_OK(wgml_pad(x.t, before, after, pm, 2.5, o));
+        wg_pad_ref(x.val, 3, xs, before, after, pm, 2.5, want);
+        expect_values(mode ? "pad constant" : "pad reflect", o, want, 0, 0);
+    }
+    wgml_tensor_free(o);
+    /* roll and flip */
+    const int64_t shifts[3] = {5, -7, 13};
+    o = mk(WGML_F32, 3, xs);
+    CHECK_OK(wgml_roll(x.t, shifts, o));
+    wg_roll_ref(x.val, 3, xs, shifts, want);
+    expect_values("roll", o, want, 0, 0);
+    CHECK_OK(wgml_flip(x.t, 5u, o));
+    wg_flip_ref(x.val, 3, xs, 5u, want);
+    expect_values("flip", o, want, 0, 0);
+    wgml_tensor_free(o);
+    /* repeat: [12, 30, 40] tiled to [2, 12, 60, 80] */
+    const int64_t rs[4] = {2, 12, 60, 80};
+    o = mk(WGML_F32, 4, rs);
+    CHECK_OK(wgml_repeat(x.t, o));
+    wg_repeat_ref(x.val, 3, xs, 4, rs, want);
+    expect_values("repeat", o, want, 0, 0);
+    wgml_tensor_free(o);
+    /* diag: x's first 60 rows of 40 as vectors -> [60, 40, 40] matrices,
+     * and the diagonals of x's [30, 40] matrices cut to [30, 30] */
+    const int64_t vs[2] = {360, 40}, v60[2] = {60, 40}, ms[3] = {60, 40, 40};
+    wgml_tensor *xr = NULL, *xv = NULL, *xm = NULL;
+    CHECK_OK(wgml_view_reshape(x.t, 2, vs, &xr));
+    if (xr)
+        CHECK_OK(wgml_view_slice(xr, 0, 0, 60, 1, &xv));
+    o = mk(WGML_F32, 3, ms);
+    if (xv) {
+        CHECK_OK(wgml_diag(xv, o));
+        wg_diag_ref(x.val, 2, v60, 1, want);
+        expect_values("diag vector -> matrix", o, want, 0, 0);
+    }
+    wgml_tensor_free(o);
+    const int64_t ds[2] = {12, 30}, sq[3] = {12, 30, 30};
+    CHECK_OK(wgml_view_slice(x.t, 2, 0, 30, 1, &xm));
+    o = mk(WGML_F32, 2, ds);
+    if (xm) {
+        double *sqv = malloc(sizeof(double) * 12 * 30 * 30);
+        for (int64_t i = 0; i < 12 * 30 * 30; i++)
+            sqv[i] = x.val[(i / 30) * 40 + i % 30];
+        CHECK_OK(wgml_diag(xm, o));
+        wg_diag_ref(sqv, 3, sq, 0, want);
+        expect_values("diag matrix -> vector", o, want, 0, 0);
+        free(sqv);
+    }
+    wgml_tensor_free(o);
+    wgml_tensor_free(xr);
+    wgml_tensor_free(xv);
+    wgml_tensor_free(xm);
+done:
+    free(want);
+    t_free(&x);
+    t_free(&y);
+}
+
 int main(int argc, char **argv)
 {
     if (t_setup(argc, argv))
@@ -521,6 +614,7 @@ int main(int argc, char **argv)
         {"quant_bad_index", t_quant_bad_index},
         {"quant_dequantize_windows", t_quant_dequantize_windows},
         {"quant_set_rows_windows", t_quant_set_rows_windows},
+        {"movement_windows", t_movement_windows},
     };
     int rc = t_run(cases, sizeof cases / sizeof *cases, argc > 1 ? argv[1] : NULL);
     wgml_ctx_destroy(small);
