@@ -9,17 +9,33 @@
 #include "prelude.wgsl"
 #include "dtype.wgsl"
 
+// The host (src/ops/quant_gpu.c) cuts the work into blocks whose
+// operands each fit one storage binding (the window binder, ops.h).  A
+// block is a 4-D iteration space: the index positions (or the quantised
+// tensor's rows) in dims 0..2 and the quant blocks of a row in dim 3; each
+// operand is addressed from its window's start through its strides.
+// Tables larger than one binding are bound in windows of table rows
+// [lo, hi): each pass reads every index of the block and handles those
+// that fall in its rows, so every output is written by exactly one pass.
 struct Params {
-    n: u32,          // output elements (dequant) or blocks (quant)
-    cols: u32,       // elements per row
-    n_idx: u32,      // GET_ROWS / SET_ROWS: indices per batch
-    rows: u32,       // rows of the table per batch
-    src_off: u32,    // byte offset of the quantised data in its binding
-    out_off: u32,    // element offset of the plain operand in its binding
-    idx_off: u32,    // IDX: element offset of the first index in its binding
-    nbat: u32,       // WIN: batches (the winners scratch's row length)
-    ish: vec4<u32>,  // IDX: the index view's shape, left-padded to 4-D,
-    ist: vec4<u32>,  // and its strides in elements (0 where broadcast)
+    shape: vec4<u32>, // the block's iteration space
+    tst: vec4<u32>,   // quantised operand: bytes per step of each dim
+    ost: vec4<u32>,   // plain operand (dequant's out, set_rows' src): elements per step
+    ist: vec4<u32>,   // IDX: index elements per step (0 where broadcast)
+    wst: vec4<u32>,   // WIN: winner slots per step (batch dims)
+    jst: vec4<u32>,   // WIN: position along idx's last dim per step
+    n: u32,           // threads: elements (dequant) or quant blocks (quant)
+    t_off: u32,       // bytes into q's binding: the block's first quant block (of table row lo)
+    o_off: u32,       // elements into the plain operand's binding
+    i_off: u32,       // IDX: elements into idx's binding
+    w_off: u32,       // WIN: elements into the winners' binding (table row lo)
+    j_off: u32,       // WIN: the block's first position along idx's last dim
+    lo: u32,          // IDX: the table rows [lo, hi) this pass has bound
+    hi: u32,
+    rowb: u32,        // IDX: bytes per table row
+    wax: u32,         // WIN: winner slots per table row (the batches)
+    pad0: u32,
+    pad1: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -27,10 +43,19 @@ struct Params {
 const QK: u32 = {{QK}}u;
 const BB: u32 = {{BB}}u;
 
+// Coordinates of thread-item k in the block's iteration space.
+fn coords(k: u32) -> vec4<u32> {
+    let s = p.shape;
+    let q0 = k / s.w;
+    let q1 = q0 / s.z;
+    let q2 = q1 / s.y;
+    return vec4<u32>(q2, q1 - q2 * s.y, q0 - q1 * s.z, k - q0 * s.w);
+}
+
 #ifdef IDX
-// The i32 indices, bound from their first element.  Any view (an offset
+// The i32 indices, bound from the block's first one.  Any view (an offset
 // that is not a multiple of the storage-offset alignment, steps, permuted
-// or broadcast dims) is read in place through idx_off and the strides,
+// or broadcast dims) is read in place through i_off and the strides,
 // like the indexing kernels do, rather than through a contiguous copy.
 @group(0) @binding(3) var<storage, read> idx: array<i32>;
 // The device error word (src/gpu/runtime.h): word 1 is set when the op's
@@ -38,19 +63,19 @@ const BB: u32 = {{BB}}u;
 @group(0) @binding(4) var<storage, read> err: array<u32>;
 #ifdef WIN
 // set_rows' winners (indexing.c): 1 + the last position along idx's last
-// dim that points at table row r of batch b, at r * nbat + b.
+// dim that points at table row r of batch b, at r * batches + b.
 @group(0) @binding(5) var<storage, read> win: array<i32>;
 #endif
 
-// Index number r in the view's logical (row-major) order.
-fn idx_at(r: u32) -> i32 {
-    let c3 = r % p.ish.w;
-    let t2 = r / p.ish.w;
-    let c2 = t2 % p.ish.z;
-    let t1 = t2 / p.ish.z;
-    let c1 = t1 % p.ish.y;
-    let c0 = t1 / p.ish.y;
-    return idx[p.idx_off + c0 * p.ist.x + c1 * p.ist.y + c2 * p.ist.z + c3 * p.ist.w];
+// The table row the index at c picks, as a row of this pass's window;
+// -1 when it lies outside [lo, hi) (another pass handles it) or the op's
+// index check failed.
+fn pass_row(c: vec4<u32>) -> i32 {
+    let r = idx[p.i_off + dot(c, p.ist)];
+    if (err[1] != 0u || r < 0 || u32(r) < p.lo || u32(r) >= p.hi) {
+        return -1;
+    }
+    return r - i32(p.lo);
 }
 #endif
 
@@ -165,29 +190,24 @@ fn dequant(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     if (i >= p.n) {
         return;
     }
-    let row = i / p.cols;
-    let col = i % p.cols;
+    let blk = i / QK;
+    let e = i - blk * QK;
+    let c = coords(blk);
+    var b = p.t_off + dot(c, p.tst);
 #ifdef GET_ROWS
-    if (err[1] != 0u) {
+    let r = pass_row(c);
+    if (r < 0) {
         return;
     }
-    // out row `row` = batch row / n_idx; its table row is index number row
-    let r = idx_at(row);
-    if (r < 0 || u32(r) >= p.rows) {
-        return; // not reached after a passed check; keeps reads in range
-    }
-    let src_row = (row / p.n_idx) * p.rows + u32(r);
-#else
-    let src_row = row;
+    b += u32(r) * p.rowb;
 #endif
-    let e = src_row * p.cols + col;
-    o_st(p.out_off + i, deq(p.src_off + (e / QK) * BB, e % QK));
+    o_st(p.o_off + dot(c, p.ost) + e, deq(b, e));
 }
 #endif
 
 #ifdef QUANT
-// One thread per destination block: quantise 32 floats of src row i into
-// block k of table row idx[i] (skipped unless it is that row's last
+// One thread per source block: quantise 32 floats of a src row into the
+// same block of table row idx[...] (skipped unless it is that row's last
 // occurrence, and when the op's index check failed).  Blocks share
 // words with their neighbours, so bytes are merged atomically.
 @group(0) @binding(1) var<storage, read_write> q: array<atomic<u32>>;
@@ -206,22 +226,19 @@ fn quant(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
     if (t >= p.n) {
         return;
     }
-    let bpr = p.cols / QK;           // blocks per row
-    let i = t / bpr;                 // src row
-    let k = t % bpr;
-    let r = idx_at(i);
-    if (r < 0 || u32(r) >= p.rows || err[1] != 0u) {
+    let c = coords(t);
+    let r = pass_row(c);
+    if (r < 0) {
         return;
     }
-    let bat = i / p.n_idx;
 #ifdef WIN
-    if (win[u32(r) * p.nbat + bat] != i32(i - bat * p.n_idx + 1u)) {
+    let pos = p.j_off + dot(c, p.jst);
+    if (win[p.w_off + dot(c, p.wst) + u32(r) * p.wax] != i32(pos + 1u)) {
         return; // a later occurrence of this row wins
     }
 #endif
-    let dst_row = bat * p.rows + u32(r);
-    let s0 = p.out_off + i * p.cols + k * QK;
-    let b = p.src_off + (dst_row * bpr + k) * BB;
+    let s0 = p.o_off + dot(c, p.ost);
+    let b = p.t_off + dot(c, p.tst) + u32(r) * p.rowb;
     // the value of largest magnitude, keeping its sign (ggml's rule)
     var amax = 0.0;
     var vmax = 0.0;

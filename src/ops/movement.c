@@ -11,6 +11,11 @@
  * has its own small launcher: it splits the output into blocks while the
  * output window or the window of x that a block reads exceeds one storage
  * binding, the read window being the bounding box of the map's image.
+ * That box is not an affine function of the block (flips run backwards,
+ * rolls and circular pads wrap), which is why this is not the shared
+ * window binder (window.c); since one output element reads at most one
+ * element of x, the halving always ends in blocks that fit, so no operand
+ * that fits a buffer is refused.
  * CPU references (`*_ref`, on contiguous host arrays) are at the end.
  */
 #include "movement.h"
@@ -19,12 +24,15 @@
 #include <string.h>
 
 /* Dims (and padded dims) stay below this so the kernel's i32 coordinate
- * arithmetic (t = c - before, j - i against k) cannot overflow. */
+ * arithmetic (t = c - before, j - i against k, -1 for "padding") cannot
+ * overflow.  It bounds index arithmetic, not bindings: only a single dim
+ * of 2^31 - 1 or more elements (2 GiB even in u8) is refused. */
 #define MV_MAX_DIM (((int64_t)1 << 31) - 2)
 
 enum { MV_PAD, MV_FLIP, MV_ROLL, MV_REPEAT, MV_TRI, MV_DIAG };
 
 typedef struct mv_plan {
+    const char *name;      /* the op, for messages */
     int mode;
     wgml_pad_mode pad;
     int upper;
@@ -157,10 +165,8 @@ static wgml_status mv_block(mv_plan *m, const int64_t base[4], const int64_t sha
         int d = 0;
         while (d < 4 && shape[d] == 1)
             d++;
-        if (d == 4) {
-            uint64_t ow = (olast - ofirst + 1) * esz, xw = (xlast - xfirst + 1) * esz;
-            return wg_fail_window(ctx, ow > xw ? ow : xw, "movement: one element's window");
-        }
+        if (d == 4) /* one output element reads at most one element of x: both fit any window */
+            return wg_fail(WGML_ERR_INTERNAL, "%s: one element does not fit a storage binding", m->name);
         int64_t half = shape[d] / 2;
         for (int part = 0; part < 2; part++) {
             int64_t b2[4], s2[4];
@@ -237,6 +243,7 @@ static wgml_status mv_run(const char *name, mv_plan *m)
     if ((st = wg_kernel_get(m->x->ctx, &ref, &m->kern)) != WGML_OK)
         return st;
     int64_t base[4] = {0, 0, 0, 0};
+    m->name = name;
     return mv_block(m, base, iter);
 }
 

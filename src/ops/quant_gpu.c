@@ -5,12 +5,14 @@
  * bit for bit against the gguf package; tests/test_op_quant.c compares the
  * two.
  *
- * The quantised table must fit one storage binding (2 GiB on an H100,
- * 128 MiB on lavapipe); larger tables return WGML_ERR_LIMIT.  Index
- * tensors are read in place in any layout (never on the host: indexing.c
- * checks them on the GPU, and the kernels write nothing when that check
- * failed); non-contiguous float operands go through a contiguous
- * temporary.
+ * Operands larger than one storage binding are cut with the window
+ * binder (window.c) into blocks of index positions / rows and whole quant
+ * blocks of a row; a table larger than one binding is bound in windows of
+ * table rows, each pass reading every index of its block (the plan needs
+ * no index values).  Index tensors are read in place in any layout (never
+ * on the host: indexing.c checks them on the GPU, and the kernels write
+ * nothing when that check failed); non-contiguous float operands go
+ * through a contiguous temporary.
  */
 #include "indexing.h"
 
@@ -56,81 +58,201 @@ static void release(const wgml_tensor *orig, wgml_tensor *tmp)
         wgml_tensor_free(tmp);
 }
 
-static wgml_status bind_table(const char *op, const wgml_tensor *q, wg_binding *b, uint32_t *off)
-{
-    uint64_t bytes = wgml_tensor_nbytes(q), rem;
-    *b = wg_bind_from(q->st->buf, q->offset, bytes, &rem);
-    if (b->size < rem + bytes)
-        return wg_fail_window(q->ctx, bytes, "%s: the %s table", op, wgml_dtype_name(q->dtype));
-    *off = (uint32_t)rem;
-    return WGML_OK;
-}
-
+/* Mirrors Params in dequant.wgsl. */
 typedef struct qparams {
-    uint32_t n, cols, n_idx, rows, src_off, out_off, idx_off, nbat;
-    uint32_t ish[4], ist[4]; /* the index view (dequant.wgsl's IDX) */
+    uint32_t shape[4], tst[4], ost[4], ist[4], wst[4], jst[4];
+    uint32_t n, t_off, o_off, i_off, w_off, j_off, lo, hi, rowb, wax, pad0, pad1;
 } qparams;
 
-/* Binds the i32 index view from its first element, whatever its layout:
- * the kernel reads it through idx_off and the view's strides (idx_at in
- * dequant.wgsl), the way the indexing kernels address any view, so an
- * offset that is not a multiple of the storage-offset alignment, a step
- * slice, a permutation or a broadcast needs no contiguous copy. */
-static wgml_status bind_idx(const char *op, const wgml_tensor *idx, wg_binding *b, qparams *p)
+/* Operand slots, in binding order: the quantised tensor (bytes), the
+ * plain one (dequant's out, set_rows' src), the indices, set_rows'
+ * winners, and j, a virtual slot whose offset is a block's first position
+ * along idx's last dim. */
+enum { QT, QO, QX, QW, QJ, NQ };
+
+/* One planned kernel.  ax: per slot, elements per table row (0: not
+ * indexed by the table row); limit: table rows (0: no indices). */
+typedef struct q_job {
+    wgml_kernel *k;
+    uint32_t per;         /* threads per iteration item: QK (dequant) or 1 */
+    uint32_t group;       /* threads per workgroup */
+    int64_t limit;
+    uint64_t ax[NQ];
+} q_job;
+
+static void put4(uint32_t dst[4], const int64_t st[4], const int64_t it[4])
 {
-    wg_view4 v = wg_view4_of(idx);
-    uint64_t bytes = (wg_span_last(v.offset, v.strides, v.shape) + 1 - v.offset) * 4, rem;
-    *b = wg_bind_from(idx->st->buf, v.offset * 4, bytes, &rem);
-    if (b->size < rem + bytes)
-        return wg_fail_window(idx->ctx, bytes, "%s: the index tensor", op);
-    p->idx_off = (uint32_t)(rem / 4);
-    for (int d = 0; d < 4; d++) {
-        p->ish[d] = (uint32_t)v.shape[d];
-        p->ist[d] = (uint32_t)v.strides[d];
+    for (int d = 0; d < 4; d++) /* a dim of one never steps: its stride may exceed u32 */
+        dst[d] = it[d] > 1 ? (uint32_t)st[d] : 0;
+}
+
+/* One pass over table rows [lo, hi) of a block whose windows fit. */
+static wgml_status q_pass(const q_job *j, const wg_win *w, const int64_t it[4], int64_t lo, int64_t hi)
+{
+    qparams p;
+    memset(&p, 0, sizeof p);
+    wg_binding b[NQ + 1];
+    uint32_t off[NQ] = {0};
+    int nb = 0;
+    for (int k = 0; k < QJ; k++) { /* binding order: table, plain, idx, the error word, winners */
+        if (!w[k].buf)
+            continue;
+        wg_win x = w[k];
+        if (j->ax[k]) { /* the pass's rows of a table-indexed operand */
+            x.offset += (uint64_t)lo * j->ax[k];
+            x.tail += (uint64_t)(hi - 1 - lo) * j->ax[k];
+        }
+        b[nb++] = wg_win_bind(&x, it, &off[k]);
+        if (k == QX)
+            b[nb++] = wg_errword_bind(wg_kernel_ctx(j->k));
+    }
+    for (int d = 0; d < 4; d++)
+        p.shape[d] = (uint32_t)it[d];
+    put4(p.tst, w[QT].st, it);
+    put4(p.ost, w[QO].st, it);
+    put4(p.ist, w[QX].st, it);
+    put4(p.wst, w[QW].st, it);
+    put4(p.jst, w[QJ].st, it);
+    uint64_t n = (uint64_t)wg_nelem4(it) * j->per;
+    p.n = (uint32_t)n;
+    p.t_off = off[QT];
+    p.o_off = off[QO];
+    p.i_off = off[QX];
+    p.w_off = off[QW];
+    p.j_off = (uint32_t)w[QJ].offset;
+    p.lo = (uint32_t)lo;
+    p.hi = (uint32_t)hi;
+    p.rowb = (uint32_t)j->ax[QT];
+    p.wax = (uint32_t)j->ax[QW];
+    return wg_dispatch(wg_kernel_ctx(j->k), j->k, b, nb, &p, sizeof p, (uint32_t)((n + j->group - 1) / j->group), 1,
+                       1);
+}
+
+/* A block whose operands (one table row of the table-indexed ones) fit
+ * one binding: covers the table rows [0, limit) in as few passes as fit.
+ * The plan needs no index values: each pass reads every index of the
+ * block and handles only those in its rows (indexing.c does the same). */
+static wgml_status q_block(void *user, const wg_win *w, const int64_t it[4], const int64_t origin[4])
+{
+    const q_job *j = user;
+    (void)origin;
+    if (!j->limit)
+        return q_pass(j, w, it, 0, 1);
+    uint64_t cap = wg_window_cap(wg_kernel_ctx(j->k));
+    int64_t rows = j->limit;
+    for (int k = 0; k < QJ; k++) {
+        if (!w[k].buf || !j->ax[k])
+            continue;
+        uint64_t used = wg_win_bytes(&w[k], it) / w[k].esz;
+        uint64_t more = (cap / w[k].esz - used) / j->ax[k]; /* rows beyond the first */
+        if (more + 1 < (uint64_t)rows)
+            rows = (int64_t)more + 1;
+    }
+    for (int64_t lo = 0; lo < j->limit; lo += rows) {
+        wgml_status st = q_pass(j, w, it, lo, lo + rows < j->limit ? lo + rows : j->limit);
+        if (st != WGML_OK)
+            return st;
     }
     return WGML_OK;
 }
 
-/* Dequantises (rows of) q into the contiguous float tensor out; with idx,
- * out row r is table row number r of idx (logical order) of its batch. */
-static wgml_status run_dequant(const char *op, const wgml_tensor *q, const wgml_tensor *idx, wgml_tensor *out,
-                               uint32_t cols, uint32_t n_idx, uint32_t rows)
+/* The slot of a contiguous quantised tensor q (bytes) over an iteration
+ * space whose dim 3 is the quant blocks of a row: dims 0..2 take q's
+ * strides from qdim[d] (-1: none, a stride-0 position dim). */
+static wg_win q_slot(const wgml_tensor *q, const int qdim[3])
 {
-    wgml_ctx *ctx = q->ctx;
-    uint64_t n = (uint64_t)wgml_tensor_nelem(out);
-    if (n == 0)
-        return WGML_OK;
-    if (n > 0xffffff00ull)
-        return wg_fail(WGML_ERR_LIMIT, "%s: dequantising more than 2^32 elements in one call", op);
+    const wg_dtype_info *d = wg_dtype(q->dtype);
+    wg_win w = {q->st->buf, q->offset, {0, 0, 0, d->block_bytes}, 1, d->block_bytes - 1, "table"};
+    for (int k = 0; k < 3; k++)
+        if (qdim[k] >= 0)
+            w.st[k] = q->strides[qdim[k]] / d->block_elems * d->block_bytes;
+    return w;
+}
+
+/* The slot of a contiguous plain tensor t holding `rowlen` elements per
+ * row of an iteration space whose dim 3 is the quant blocks (qk
+ * elements) of a row: an item is a run of qk elements. */
+static wg_win plain_slot(const wgml_tensor *t, const int64_t it[4], int64_t rowlen, uint32_t qk, const char *name)
+{
+    uint64_t esz = wg_dtype(t->dtype)->block_bytes;
+    wg_win w = {t->st->buf, t->offset / esz, {it[1] * it[2] * rowlen, it[2] * rowlen, rowlen, qk}, esz, qk - 1, name};
+    return w;
+}
+
+/* The index view as a slot over dims 0..2 (idx has at most 3 dims: a
+ * quantised table keeps its last dim for the row). */
+static wg_win idx_slot(const wgml_tensor *idx, int64_t it[4])
+{
+    wg_view4 v = wg_view4_of(idx);
+    wg_win w = {idx->st->buf, v.offset, {v.strides[1], v.strides[2], v.strides[3], 0}, 4, 0, "idx"};
+    for (int d = 0; d < 3; d++)
+        it[d] = v.shape[d + 1];
+    return w;
+}
+
+/* Runs job j over `it` (in quant blocks), cutting it with the window
+ * binder until every operand, one table row of the table-indexed ones,
+ * fits one binding and a block's threads fit u32. */
+static wgml_status q_run(const char *op, q_job *j, const wg_win *w, const int64_t it[4])
+{
+    if (wg_nelem4(it) == 0)
+        return wg_check(wg_kernel_ctx(j->k));
+    return wg_win_split(wg_kernel_ctx(j->k), w, NQ, it, 4, (0xffffffffull - 1024) / j->per, op, q_block, j);
+}
+
+static wgml_status q_kernel(wgml_ctx *ctx, const char *entry, const char *defs, int nbuf, unsigned ro, q_job *j)
+{
+    wg_kernel_ref ref = {"dequant.wgsl", entry, defs, nbuf, ro};
+    return wg_kernel_get(ctx, &ref, &j->k);
+}
+
+/* Dequantises q (contiguous) into the contiguous float tensor out; with
+ * idx, out row r is table row number r of idx (logical order) of its
+ * batch, idx's first nb dims being batch dims shared with q. */
+static wgml_status run_dequant(const wgml_tensor *q, const wgml_tensor *idx, int nb, wgml_tensor *out,
+                               const char *op)
+{
     const wg_dtype_info *d = wg_dtype(q->dtype);
     char defs[160];
     snprintf(defs, sizeof defs, "DEQUANT;%s;QK=%u;BB=%u;O_DT=%s;O_MODE=w%s", qt_define(q->dtype), d->block_elems,
              d->block_bytes, wg_dtype(out->dtype)->wgsl, idx ? ";GET_ROWS;IDX" : "");
+    q_job j;
+    memset(&j, 0, sizeof j);
+    j.per = d->block_elems;
+    j.group = 256;
     /* with idx: table, out, idx, the error word (read-only but out) */
-    wg_kernel_ref ref = {"dequant.wgsl", "dequant", defs, idx ? 4 : 2, idx ? 13u : 1u};
-    wgml_kernel *k;
-    wgml_status st = wg_kernel_get(ctx, &ref, &k);
+    wgml_status st = q_kernel(q->ctx, "dequant", defs, idx ? 4 : 2, idx ? 13u : 1u, &j);
     if (st != WGML_OK)
         return st;
-    qparams p;
-    memset(&p, 0, sizeof p);
-    p.n = (uint32_t)n;
-    p.cols = cols;
-    p.n_idx = n_idx;
-    p.rows = rows;
-    wg_binding b[4];
-    if ((st = bind_table(op, q, &b[0], &p.src_off)) != WGML_OK)
-        return st;
-    uint64_t esz = wg_dtype(out->dtype)->block_bytes, rem;
-    b[1] = wg_bind_from(out->st->buf, out->offset, n * esz, &rem);
-    if (b[1].size < rem + n * esz)
-        return wg_fail_window(ctx, n * esz, "%s: the dequantised output", op);
-    p.out_off = (uint32_t)(rem / esz);
-    if (idx && (st = bind_idx(op, idx, &b[2], &p)) != WGML_OK)
-        return st;
-    if (idx)
-        b[3] = wg_errword_bind(ctx);
-    return wg_dispatch(ctx, k, b, idx ? 4 : 2, &p, sizeof p, (uint32_t)((n + 255) / 256), 1, 1);
+    wg_win w[NQ];
+    memset(w, 0, sizeof w);
+    w[QW].esz = w[QJ].esz = 4; /* absent */
+    int64_t it[4], rowlen;
+    if (idx) {
+        if (idx->ndim > 3)
+            return wg_fail(WGML_ERR_INTERNAL, "%s: %d-D indices into a quantised table", op, idx->ndim);
+        w[QX] = idx_slot(idx, it);
+        int qdim[3] = {-1, -1, -1};
+        for (int k = 0; k < nb; k++) /* batch dims: idx dim k is it dim 3 - ndim + k */
+            qdim[3 - idx->ndim + k] = k;
+        w[QT] = q_slot(q, qdim);
+        rowlen = 1;
+        for (int k = nb + 1; k < q->ndim; k++)
+            rowlen *= q->shape[k];
+        j.limit = q->shape[nb];
+        j.ax[QT] = (uint64_t)(q->strides[nb] / d->block_elems * d->block_bytes);
+    } else { /* q's rows: dims 0..2 of its 4-D view */
+        int pad = 4 - (q->ndim ? q->ndim : 1), qdim[3];
+        rowlen = q->ndim ? q->shape[q->ndim - 1] : 1;
+        for (int k = 0; k < 3; k++) {
+            qdim[k] = k - pad >= 0 ? k - pad : -1;
+            it[k] = qdim[k] >= 0 ? q->shape[qdim[k]] : 1;
+        }
+        w[QT] = q_slot(q, qdim);
+    }
+    it[3] = rowlen / d->block_elems;
+    w[QO] = plain_slot(out, it, rowlen, d->block_elems, "out");
+    return q_run(op, &j, w, it);
 }
 
 wgml_status wg_dequantize_impl(const wgml_tensor *x, wgml_tensor *out)
@@ -152,8 +274,7 @@ wgml_status wg_dequantize_impl(const wgml_tensor *x, wgml_tensor *out)
     wgml_tensor *o;
     if ((st = contiguous(out, false, &o)) != WGML_OK)
         return st;
-    int64_t cols = x->ndim ? x->shape[x->ndim - 1] : 1;
-    st = run_dequant(name, x, NULL, o, (uint32_t)cols, 1, 1);
+    st = run_dequant(x, NULL, 0, o, name);
     if (st == WGML_OK && o != out)
         st = wg_copy_impl(o, out);
     release(out, o);
@@ -165,11 +286,6 @@ wgml_status wg_get_rows_quant(const char *op, const wgml_tensor *src, const wgml
 {
     if (!wgml_tensor_is_contiguous(src))
         return wg_fail(WGML_ERR_UNSUPPORTED, "%s: quantised tables must be contiguous", op);
-    int64_t rowlen = 1, n_idx = 1;
-    for (int i = nb + 1; i < src->ndim; i++)
-        rowlen *= src->shape[i];
-    for (int i = nb; i < idx->ndim; i++)
-        n_idx *= idx->shape[i];
     /* A non-contiguous out goes through a temporary that starts as a copy
      * of out: when the index check fails the kernel writes nothing, and
      * copying the temporary back leaves out as it was. */
@@ -177,7 +293,7 @@ wgml_status wg_get_rows_quant(const char *op, const wgml_tensor *src, const wgml
     wgml_status st = contiguous(out, true, &o);
     if (st != WGML_OK)
         return st;
-    st = run_dequant(op, src, idx, o, (uint32_t)rowlen, (uint32_t)n_idx, (uint32_t)src->shape[nb]);
+    st = run_dequant(src, idx, nb, o, op);
     if (st == WGML_OK && o != out)
         st = wg_copy_impl(o, out);
     release(out, o);
@@ -194,12 +310,13 @@ wgml_status wg_set_rows_quant(wgml_tensor *dst, const wgml_tensor *idx, const wg
     if (!wgml_tensor_is_contiguous(dst))
         return wg_fail(WGML_ERR_UNSUPPORTED, "%s: quantised destinations must be contiguous", name);
     int nb = idx->ndim - 1;
+    if (idx->ndim > 3)
+        return wg_fail(WGML_ERR_INTERNAL, "%s: %d-D indices into a quantised table", name, idx->ndim);
     int64_t rowlen = 1;
     for (int i = nb + 1; i < dst->ndim; i++)
         rowlen *= dst->shape[i];
     const wg_dtype_info *d = wg_dtype(dst->dtype);
-    uint64_t blocks = (uint64_t)wgml_tensor_nelem(src) / d->block_elems;
-    if (blocks == 0)
+    if (wgml_tensor_nelem(src) == 0)
         return WGML_OK;
     wgml_tensor *sc;
     wgml_status st = contiguous(src, true, &sc);
@@ -208,30 +325,36 @@ wgml_status wg_set_rows_quant(wgml_tensor *dst, const wgml_tensor *idx, const wg
     char defs[96];
     snprintf(defs, sizeof defs, "QUANT;IDX;%s;QK=%u;BB=%u%s", qt_define(dst->dtype), d->block_elems, d->block_bytes,
              win ? ";WIN" : "");
+    q_job j;
+    memset(&j, 0, sizeof j);
+    j.per = 1;
+    j.group = 64;
+    j.limit = dst->shape[nb];
     /* table (written), src, idx, the error word, [winners]: all read-only but the table */
-    wg_kernel_ref ref = {"dequant.wgsl", "quant", defs, win ? 5 : 4, win ? 30u : 14u};
-    wgml_kernel *k;
-    qparams p;
-    memset(&p, 0, sizeof p);
-    p.n = (uint32_t)blocks;
-    p.cols = (uint32_t)rowlen;
-    p.n_idx = (uint32_t)idx->shape[nb];
-    p.rows = (uint32_t)dst->shape[nb];
-    p.nbat = (uint32_t)(wgml_tensor_nelem(idx) / (idx->shape[nb] ? idx->shape[nb] : 1));
-    wg_binding b[5];
-    uint64_t rem;
-    if ((st = wg_kernel_get(dst->ctx, &ref, &k)) == WGML_OK && (st = bind_table(name, dst, &b[0], &p.src_off)) == WGML_OK &&
-        (st = bind_idx(name, idx, &b[2], &p)) == WGML_OK) {
-        b[3] = wg_errword_bind(dst->ctx);
-        if (win) /* one i32 per (row, batch): smaller than the table, which fits a binding */
-            b[4] = wg_bind_from(win->st->buf, win->offset, wgml_tensor_nbytes(win), &rem);
-        uint64_t sb = (uint64_t)wgml_tensor_nelem(sc) * 4;
-        b[1] = wg_bind_from(sc->st->buf, sc->offset, sb, &rem);
-        p.out_off = (uint32_t)(rem / 4);
-        if (b[1].size < p.out_off * 4ull + sb)
-            st = wg_fail_window(dst->ctx, sb, "%s: the source rows", name);
-        else
-            st = wg_dispatch(dst->ctx, k, b, win ? 5 : 4, &p, sizeof p, (uint32_t)((blocks + 63) / 64), 1, 1);
+    if ((st = q_kernel(dst->ctx, "quant", defs, win ? 5 : 4, win ? 30u : 14u, &j)) == WGML_OK) {
+        wg_win w[NQ];
+        memset(w, 0, sizeof w);
+        int64_t it[4];
+        w[QX] = idx_slot(idx, it);
+        it[3] = rowlen / d->block_elems;
+        int qdim[3] = {-1, -1, -1}, pad = 3 - idx->ndim;
+        for (int k = 0; k < nb; k++)
+            qdim[pad + k] = k;
+        w[QT] = q_slot(dst, qdim);
+        j.ax[QT] = (uint64_t)(dst->strides[nb] / d->block_elems * d->block_bytes);
+        w[QO] = plain_slot(sc, it, rowlen, d->block_elems, "src");
+        w[QJ].esz = 4; /* virtual: the position along idx's last dim */
+        w[QJ].st[2] = 1;
+        if (win) { /* slot r * batches + b; b: idx's batch dims, row-major */
+            int64_t step = 1;
+            w[QW] = (wg_win){win->st->buf, win->offset / 4, {0, 0, 0, 0}, 4, 0, "winners"};
+            for (int k = nb - 1; k >= 0; k--) {
+                w[QW].st[pad + k] = step;
+                step *= idx->shape[k];
+            }
+            j.ax[QW] = (uint64_t)step;
+        }
+        st = q_run(name, &j, w, it);
     }
     release(src, sc);
     return st;
