@@ -475,6 +475,45 @@ static void async_completion_and_profile(void)
     wgml_ctx_destroy(pc);
 }
 
+/* Ops' scratch in a graph lives in the arena, after the planned tensors:
+ * set_rows' winners table (repeated indices: the last occurrence wins),
+ * zeroed on every run by its recorded fill. */
+static void scratch_in_arena(void)
+{
+    wgml_graph *g = NULL;
+    CHECK_OK(wgml_graph_create(t_ctx, &g));
+    wgml_node *x, *idx, *dst, *out;
+    CHECK_OK(wgml_graph_input(g, "x", WGML_F32, 2, (int64_t[]){6, 8}, &x));
+    CHECK_OK(wgml_graph_input(g, "idx", WGML_I32, 1, (int64_t[]){6}, &idx));
+    CHECK_OK(wgml_g_fill(g, WGML_F32, 2, (int64_t[]){10, 8}, -1.0, &dst));
+    CHECK_OK(wgml_g_set_rows(g, dst, idx, x, &out));
+    CHECK_OK(wgml_graph_output(g, out));
+    CHECK_OK(wgml_graph_compile(g, NULL));
+    wgml_graph_stats gs;
+    CHECK_OK(wgml_graph_stats_get(g, &gs));
+    printf("    arena %llu bytes of tensors + %llu of scratch\n", (unsigned long long)gs.arena_bytes,
+           (unsigned long long)gs.scratch_bytes);
+    CHECK(gs.scratch_bytes > 0 && g->scratch_off >= gs.arena_bytes, "no scratch region after the tensors");
+    float xh[48];
+    for (int i = 0; i < 48; i++)
+        xh[i] = (float)i;
+    const int32_t sets[2][6] = {{3, 1, 3, 9, 1, 0}, {2, 2, 2, 5, 7, 5}};
+    CHECK_OK(wgml_graph_write(g, x, xh, sizeof xh));
+    for (int r = 0; r < 2; r++) {
+        CHECK_OK(wgml_graph_write(g, idx, sets[r], sizeof sets[r]));
+        CHECK_OK(wgml_graph_run(g));
+        float got[80], want[80];
+        for (int i = 0; i < 80; i++)
+            want[i] = -1;
+        for (int i = 0; i < 6; i++)
+            for (int j = 0; j < 8; j++)
+                want[sets[r][i] * 8 + j] = xh[i * 8 + j];
+        CHECK_OK(wgml_graph_read(g, out, got, sizeof got));
+        CHECK(!memcmp(got, want, sizeof got), "run %d: set_rows with repeated indices wrong", r);
+    }
+    wgml_graph_free(g);
+}
+
 static const t_case cases[] = {
     {"op_table_complete", op_table_complete},
     {"symbolic_dims_rebind_without_compiling", symbolic_dims_rebind_without_compiling},
@@ -487,6 +526,7 @@ static const t_case cases[] = {
     {"eager_makes_outputs", eager_makes_outputs},
     {"dump_and_nancheck", dump_and_nancheck},
     {"async_completion_and_profile", async_completion_and_profile},
+    {"scratch_in_arena", scratch_in_arena},
 };
 
 int main(int argc, char **argv)

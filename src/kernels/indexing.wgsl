@@ -61,7 +61,7 @@ fn j_at(c: vec4<u32>) -> u32 {
 }
 
 #ifdef CHECK
-#tensor x 1 i32 r
+#tensor x 1 i32 X_MODE
 @group(0) @binding(2) var<storage, read_write> err: array<atomic<u32>>;
 
 @compute @workgroup_size(256)
@@ -94,7 +94,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #endif
 
 #ifdef CLAIM
-#tensor x 1 i32 r
+// x is read_write when it shares the winners' buffer (a graph's arena)
+#tensor x 1 i32 X_MODE
 @group(0) @binding(2) var<storage, read_write> win: array<atomic<i32>>;
 
 @compute @workgroup_size(256)
@@ -147,7 +148,7 @@ fn o_add(k: u32, v: a_T) {
 #tensor o 3 O_DT O_MODE
 #endif
 #ifdef WIN
-@group(0) @binding(4) var<storage, read> win: array<i32>;
+@group(0) @binding(4) var<storage, {{WIN_ACCESS}}> win: array<i32>;
 @group(0) @binding(5) var<storage, read> err: array<u32>;
 #else
 @group(0) @binding(4) var<storage, read> err: array<u32>;

@@ -225,13 +225,15 @@ static wgml_status launch(ix_job *j, const char *kind, ix_slot s[NSLOT], const i
     char defs[320];
     unsigned ro = 0;
     int nb = 0;
-    const char *mode[2] = {"r", "r"};
+    const char *mode[SJ] = {"r", "r", "w", "r"};
+    /* The written tensor: out (or dst), or CLAIM's winners table, which a
+     * graph may place in the arena with the indices. */
+    const wgml_tensor *written = claim ? s[SW].t : w;
     for (int k = SA; k < SJ; k++) {
         if (!s[k].t)
             continue;
-        bool wr = k == SO || (k == SW && claim) || (k < SO && shares(s[k].t, w));
-        if (k < SO)
-            mode[k] = wr ? "rw" : "r";
+        bool wr = k == SO || (k == SW && claim) || shares(s[k].t, written);
+        mode[k] = k == SO ? "w" : wr ? "rw" : "r";
         ro |= wr ? 0u : 1u << nb;
         nb++;
     }
@@ -241,14 +243,15 @@ static wgml_status launch(ix_job *j, const char *kind, ix_slot s[NSLOT], const i
         nb++;
     }
     if (check || claim)
-        snprintf(defs, sizeof defs, "EW_OWN_PARAMS;%s", kind);
+        snprintf(defs, sizeof defs, "EW_OWN_PARAMS;%s;X_MODE=%s", kind, mode[SX]);
     else if (strcmp(kind, "ONE_HOT") == 0)
         snprintf(defs, sizeof defs, "EW_OWN_PARAMS;WRITES;ONE_HOT;X_MODE=%s;O_DT=%s;O_MODE=w", mode[SX],
                  wg_dtype(w->dtype)->wgsl);
     else
         snprintf(defs, sizeof defs, "EW_OWN_PARAMS;WRITES;GATHER_SCATTER;%s%s%s;A_DT=%s;A_MODE=%s;X_MODE=%s;"
-                 "O_DT=%s;O_MODE=w", kind, strcmp(kind, "ADD") == 0 && w->dtype == WGML_F32 ? ";ADD_F32" : "",
-                 s[SW].t ? ";WIN" : "", slot_dt(kind, s[SA].t, w), mode[SA], mode[SX], slot_dt(kind, w, s[SA].t));
+                 "O_DT=%s;O_MODE=w;WIN_ACCESS=%s", kind, strcmp(kind, "ADD") == 0 && w->dtype == WGML_F32 ? ";ADD_F32" : "",
+                 s[SW].t ? ";WIN" : "", slot_dt(kind, s[SA].t, w), mode[SA], mode[SX], slot_dt(kind, w, s[SA].t),
+                 strcmp(mode[SW], "rw") == 0 ? "read_write" : "read");
     wg_kernel_ref ref = {"indexing.wgsl", "main", defs, nb, ro};
     wgml_status st = wg_kernel_get(s[SX].t->ctx, &ref, &j->k);
     return st != WGML_OK ? st : run(j, s, it);
@@ -494,7 +497,7 @@ wgml_status wg_set_rows_impl(wgml_tensor *dst, const wgml_tensor *idx, const wgm
     uint64_t wb = wg_set_rows_scratch_bytes(dst, idx);
     if (wb) {
         int64_t n = (int64_t)(wb / 4);
-        st = wgml_tensor_new(dst->ctx, WGML_I32, 1, &n, &win); /* zeroed, pooled */
+        st = wg_scratch_tensor(dst->ctx, WGML_I32, 1, &n, &win); /* zeroed: the pool, or a graph arena */
         if (st == WGML_OK)
             st = claim_rows(op, idx, win, dst->shape[axis]);
     }

@@ -46,7 +46,7 @@ static wgml_status contiguous(const wgml_tensor *t, bool copy_in, wgml_tensor **
         *out = (wgml_tensor *)t;
         return WGML_OK;
     }
-    wgml_status st = wgml_tensor_new(t->ctx, t->dtype, t->ndim, t->shape, out);
+    wgml_status st = wg_scratch_tensor(t->ctx, t->dtype, t->ndim, t->shape, out);
     if (st == WGML_OK && copy_in)
         st = wg_copy_impl(t, *out);
     return st;
