@@ -494,6 +494,8 @@ static void scratch_in_arena(void)
     printf("    arena %llu bytes of tensors + %llu of scratch\n", (unsigned long long)gs.arena_bytes,
            (unsigned long long)gs.scratch_bytes);
     CHECK(gs.scratch_bytes > 0 && g->scratch_off >= gs.arena_bytes, "no scratch region after the tensors");
+    CHECK(gs.recordings == 1, "set_rows declares its scratch: one recording at compile, not %llu",
+          (unsigned long long)gs.recordings);
     float xh[48];
     for (int i = 0; i < 48; i++)
         xh[i] = (float)i;

@@ -325,6 +325,8 @@ void wg_set_scratch_provider(wgml_ctx *ctx, wg_scratch_fn fn, void *data)
     ctx->scratch_data = fn ? data : NULL;
 }
 
+bool wg_scratch_provided(const wgml_ctx *ctx) { return ctx->scratch_fn != NULL; }
+
 wgml_status wg_scratch_take(wgml_ctx *ctx, uint64_t bytes, const wgml_tensor **base, uint64_t *offset)
 {
     if (!ctx->scratch_fn)

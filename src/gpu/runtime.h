@@ -155,6 +155,7 @@ void wg_recording_free(wg_recording *r);
  */
 typedef wgml_status (*wg_scratch_fn)(void *data, uint64_t bytes, const wgml_tensor **base, uint64_t *offset);
 void wg_set_scratch_provider(wgml_ctx *ctx, wg_scratch_fn fn, void *data);
+bool wg_scratch_provided(const wgml_ctx *ctx);
 /* The provider's answer for `bytes` (WGML_ERR_LIMIT when none is set). */
 wgml_status wg_scratch_take(wgml_ctx *ctx, uint64_t bytes, const wgml_tensor **base, uint64_t *offset);
 

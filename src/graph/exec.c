@@ -219,6 +219,35 @@ static wgml_status current_recording(wgml_graph *g)
     return WGML_OK;
 }
 
+/* The scratch region: the most any node's row declares at the dims'
+ * maxima (recording measures what undeclared scratch needs on top). */
+static uint64_t declared_scratch(const wgml_graph *g)
+{
+    uint64_t most = 0;
+    for (size_t i = 0; i < g->n_order; i++) {
+        const wgml_node *x = g->order[i];
+        const wg_op_def *def = x->kind == WG_N_OP ? wg_op_def_get(x->op) : NULL;
+        if (!def || !def->scratch || x->produced_by)
+            continue;
+        wg_desc d[WG_OP_MAX_IN], o = x->d;
+        const wg_desc *dp[WG_OP_MAX_IN] = {0};
+        for (int k = -1; k < x->nin; k++) {
+            wg_desc *t = k < 0 ? &o : &d[k];
+            if (k >= 0 && !x->in[k])
+                continue;
+            if (k >= 0)
+                *t = x->in[k]->d;
+            for (int j = 0; j < t->ndim; j++)
+                t->shape[j] = wg_graph_dim_value(g, t->shape[j], true);
+            if (k >= 0)
+                dp[k] = t;
+        }
+        uint64_t b = def->scratch(&x->p, dp, x->nin, &o);
+        most = b > most ? b : most;
+    }
+    return most;
+}
+
 static wgml_status alloc_arena(wgml_graph *g)
 {
     int64_t len = (int64_t)(g->scratch_cap ? g->scratch_off + g->scratch_cap : g->arena_bytes);
@@ -308,7 +337,8 @@ wgml_status wgml_graph_compile(wgml_graph *g, const wgml_graph_options *opts)
     if ((st = wg_graph_plan(g)) != WGML_OK)
         return st;
     g->scratch_off = wg_align_up(g->arena_bytes, 256);
-    g->scratch_cap = g->scratch_need = 0;
+    g->scratch_cap = declared_scratch(g);
+    g->scratch_need = 0;
     if ((st = alloc_arena(g)) != WGML_OK)
         return st;
     free(g->node_ns);

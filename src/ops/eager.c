@@ -42,7 +42,7 @@ static bool matches(const call *c, const wg_desc *want, const wgml_tensor *t)
 /* The check on c's operands: WGML_OK when it accepts them and out (and
  * out2) are what it computes.  Operands it cannot describe (NULL, another
  * context's) are the implementation's to refuse: returns -1 then. */
-static int check(const call *c, char *msg, size_t n)
+static int check(const call *c, char *msg, size_t n, uint64_t *scratch)
 {
     const wg_op_def *def = wg_op_def_get(c->op);
     wg_desc d[WG_OP_MAX_IN];
@@ -65,6 +65,7 @@ static int check(const call *c, char *msg, size_t n)
         snprintf(msg, n, "%s", wgml_last_error());
         return 1;
     }
+    *scratch = def->scratch ? def->scratch(&c->p, dp, c->nin, &o) : 0;
     char ws[96];
     if (c->out && !matches(c, &o, c->out)) {
         snprintf(msg, n, "the check computes %s %s for out", wgml_dtype_name(o.dtype), wg_desc_str(&o, NULL, ws, sizeof ws));
@@ -85,17 +86,44 @@ static int check(const call *c, char *msg, size_t n)
     return 0;
 }
 
+/* Counts the scratch an eager op takes (the pool serves it). */
+typedef struct tally { uint64_t used; } tally;
+static wgml_status count_scratch(void *data, uint64_t bytes, const wgml_tensor **base, uint64_t *off)
+{
+    (void)base, (void)off;
+    ((tally *)data)->used += wg_align_up(bytes, 256);
+    return WGML_ERR_LIMIT;
+}
+
+static wgml_ctx *ctx_of(const call *c)
+{
+    for (int i = 0; i < c->nin; i++)
+        if (c->in[i])
+            return c->in[i]->ctx;
+    return c->out ? c->out->ctx : NULL;
+}
+
 static wgml_status run(const call *c)
 {
     char msg[512] = "";
-    int ck = check(c, msg, sizeof msg);
+    uint64_t declared = 0;
+    int ck = check(c, msg, sizeof msg, &declared);
     const wg_op_def *def = wg_op_def_get(c->op);
+    /* The scratch the op takes must stay within what its row declares. */
+    wgml_ctx *ctx = ck == 0 ? ctx_of(c) : NULL;
+    tally t = {0};
+    bool counting = ctx && !wg_scratch_provided(ctx);
+    if (counting)
+        wg_set_scratch_provider(ctx, count_scratch, &t);
     wgml_status st = def->encode(&c->p, c->in, c->nin, c->out, c->out2);
+    if (counting)
+        wg_set_scratch_provider(ctx, NULL, NULL);
     if (ck == 1 && st == WGML_OK)
         return wg_fail(WGML_ERR_INTERNAL, "wgml_%s: the op table's check refused a call the op accepted (a bug in "
                        "src/ops/optable.c): %s", def->name, msg);
-    if (ck == 0 && st == WGML_OK)
-        return WGML_OK;
+    if (st == WGML_OK && t.used > declared)
+        return wg_fail(WGML_ERR_INTERNAL, "wgml_%s: took %llu bytes of scratch, its op table row declares %llu (a bug "
+                       "in src/ops/optable.c)", def->name, (unsigned long long)t.used, (unsigned long long)declared);
     return st;
 }
 
@@ -298,7 +326,8 @@ wgml_status wgml_top_k(const wgml_tensor *x, int64_t k, wgml_tensor *values, wgm
     if (!values && !indices)
         return wg_top_k_impl(x, k, values, indices);
     char msg[512] = "";
-    int ck = check(&c, msg, sizeof msg);
+    uint64_t declared = 0;
+    int ck = check(&c, msg, sizeof msg, &declared);
     wgml_status st = wg_top_k_impl(x, k, values, indices);
     if (ck == 1 && st == WGML_OK)
         return wg_fail(WGML_ERR_INTERNAL, "wgml_top_k: the op table's check refused a call the op accepted (a bug "
@@ -328,7 +357,8 @@ wgml_status wgml_norm(const wgml_tensor *x, const wgml_norm_params *p, wgml_tens
      * has no slot for batch norm's mean and var: call the implementation
      * with the caller's params, after the check. */
     char msg[512] = "";
-    int ck = check(&c, msg, sizeof msg);
+    uint64_t declared = 0;
+    int ck = check(&c, msg, sizeof msg, &declared);
     wgml_status st = wg_norm_impl(x, p, out);
     if (ck == 1 && st == WGML_OK)
         return wg_fail(WGML_ERR_INTERNAL, "wgml_norm: the op table's check refused a call the op accepted (a bug "

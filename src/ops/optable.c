@@ -537,6 +537,34 @@ static wgml_status ck_sample(const wg_op_params *p, const wg_desc *const *in, in
     return WGML_OK;
 }
 
+/* ------------------------------------------------------------ scratch */
+
+static uint64_t desc_bytes(const wg_desc *d)
+{
+    uint64_t n = 1;
+    for (int i = 0; i < d->ndim; i++)
+        n *= d->shape[i] < 0 ? 0 : (uint64_t)d->shape[i];
+    return wg_align_up(n / wg_dtype(d->dtype)->block_elems * wg_dtype(d->dtype)->block_bytes, 256);
+}
+
+/* set_rows: the winners table when an index can repeat (wg_set_rows_scratch_bytes),
+ * and a contiguous copy of src for a quantised dst. */
+static uint64_t sc_set_rows(const wg_op_params *p, const wg_desc *const *in, int nin, const wg_desc *out)
+{
+    const wg_desc *dst = in[0], *idx = in[1];
+    int64_t n = idx->shape[idx->ndim - 1], nidx = 1;
+    for (int i = 0; i < idx->ndim; i++)
+        nidx *= idx->shape[i];
+    uint64_t win = n < 2 ? 0 : wg_align_up((uint64_t)(nidx / n) * (uint64_t)dst->shape[idx->ndim - 1] * 4, 256);
+    return win + (wg_dtype_is_plain(dst->dtype) ? 0 : desc_bytes(in[2]));
+}
+
+/* Quantised tables and dequantize: a contiguous stand-in for a strided out. */
+static uint64_t sc_quant_out(const wg_op_params *p, const wg_desc *const *in, int nin, const wg_desc *out)
+{
+    return wg_dtype_is_plain(in[0]->dtype) ? 0 : desc_bytes(out);
+}
+
 /* ------------------------------------------------------------ encodes */
 
 #define T(i) (in[i])
@@ -688,7 +716,8 @@ static wgml_status en_sample(const wg_op_params *p, const wgml_tensor *const *in
 
 /* ------------------------------------------------------------ the table */
 
-#define ROW(id, nm, lo, hi, ip, up, ck, en) [id] = {nm, lo, hi, ip, up, ck, en}
+#define ROW(id, nm, lo, hi, ip, up, ck, en) [id] = {nm, lo, hi, ip, up, ck, NULL, en}
+#define ROWS(id, nm, lo, hi, ip, up, ck, sc, en) [id] = {nm, lo, hi, ip, up, ck, sc, en}
 static const wg_op_def table[] = {
     ROW(WG_OP_UNARY, "unary", 1, 1, true, false, ck_unary, en_unary),
     ROW(WG_OP_BINARY, "binary", 2, 2, true, false, ck_binary, en_binary),
@@ -704,14 +733,14 @@ static const wg_op_def table[] = {
     ROW(WG_OP_ROLL, "roll", 1, 1, false, false, ck_same, en_roll),
     ROW(WG_OP_TRI, "tri", 1, 1, true, false, ck_tri, en_tri),
     ROW(WG_OP_DIAG, "diag", 1, 1, false, false, ck_diag, en_diag),
-    ROW(WG_OP_GET_ROWS, "get_rows", 2, 2, false, false, ck_get_rows, en_get_rows),
-    ROW(WG_OP_SET_ROWS, "set_rows", 3, 3, false, true, ck_set_rows, en_set_rows),
+    ROWS(WG_OP_GET_ROWS, "get_rows", 2, 2, false, false, ck_get_rows, sc_quant_out, en_get_rows),
+    ROWS(WG_OP_SET_ROWS, "set_rows", 3, 3, false, true, ck_set_rows, sc_set_rows, en_set_rows),
     ROW(WG_OP_GATHER, "gather", 2, 2, false, false, ck_gather, en_gather),
     ROW(WG_OP_SCATTER_ADD, "scatter_add", 3, 3, false, true, ck_scatter_add, en_scatter_add),
     ROW(WG_OP_INDEX_SELECT, "index_select", 2, 2, false, false, ck_index_select, en_index_select),
     ROW(WG_OP_ONE_HOT, "one_hot", 1, 1, false, false, ck_one_hot, en_one_hot),
-    ROW(WG_OP_EMBEDDING, "embedding", 2, 2, false, false, ck_embedding, en_embedding),
-    ROW(WG_OP_DEQUANTIZE, "dequantize", 1, 1, false, false, ck_dequantize, en_dequantize),
+    ROWS(WG_OP_EMBEDDING, "embedding", 2, 2, false, false, ck_embedding, sc_quant_out, en_embedding),
+    ROWS(WG_OP_DEQUANTIZE, "dequantize", 1, 1, false, false, ck_dequantize, sc_quant_out, en_dequantize),
     ROW(WG_OP_REDUCE, "reduce", 1, 1, false, false, ck_reduce, en_reduce),
     ROW(WG_OP_CUMSUM, "cumsum", 1, 1, true, false, ck_cumsum, en_cumsum),
     ROW(WG_OP_ARGSORT, "argsort", 1, 1, false, false, ck_argsort, en_argsort),

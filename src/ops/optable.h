@@ -75,6 +75,11 @@ typedef struct wg_op_def {
      * the update (set_rows, scatter_add). */
     bool updates_input;
     wgml_status (*check)(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out);
+    /* Scratch the encode may take (wg_scratch_tensor) for these operands,
+     * an upper bound in bytes with each request rounded up to 256 (NULL:
+     * none).  Eager calls verify it (taking more is WGML_ERR_INTERNAL);
+     * graphs size their arena's scratch region with it. */
+    uint64_t (*scratch)(const wg_op_params *p, const wg_desc *const *in, int nin, const wg_desc *out);
     /* out2: a second output for ops fusion gives one (norm's sum_out), else NULL. */
     wgml_status (*encode)(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out,
                           wgml_tensor *out2);
