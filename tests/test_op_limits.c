@@ -304,6 +304,44 @@ static void t_quant_table(void)
     wgml_tensor_free(o);
 }
 
+/* ------------------------------------------------ reduce (issue 8) */
+
+/* Reductions whose input, running states and out all span several
+ * windows: x [8, 1500] (48000 bytes) over axis 0 (1500 running states of
+ * up to 16 bytes, out 6000 bytes), axis 1, both, and a [3, 700, 4] over
+ * its middle axis (kept dims contiguous and outermost). */
+static void t_limits_reduce_windows(void)
+{
+    const int64_t xs[2] = {8, 1500}, ys[3] = {3, 700, 4};
+    t_tensor x = rnd(2, xs, -3, 3), y = rnd(3, ys, -3, 3);
+    static const wgml_reduce_op ops[] = {WGML_SUM, WGML_RMAX, WGML_ARGMAX, WGML_VAR, WGML_LOGSUMEXP};
+    static const struct { int which; unsigned mask; } cases[] = {{0, 1}, {0, 2}, {0, 3}, {1, 2}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases && x.t && y.t; c++) {
+        const t_tensor *in = cases[c].which ? &y : &x;
+        int nd = in->t->ndim;
+        int64_t os[3];
+        for (int i = 0; i < nd; i++)
+            os[i] = (cases[c].mask >> i) & 1 ? 1 : in->t->shape[i];
+        for (size_t k = 0; k < sizeof ops / sizeof *ops; k++) {
+            bool arg = ops[k] == WGML_ARGMAX;
+            if (arg && (cases[c].mask & (cases[c].mask - 1)))
+                continue;
+            wgml_tensor *o = mk(arg ? WGML_I32 : WGML_F32, nd, os);
+            double *want = malloc(sizeof(double) * (size_t)wgml_tensor_nelem(o));
+            char what[96];
+            snprintf(what, sizeof what, "reduce %s of [%s] over mask %u", wg_reduce_name(ops[k]),
+                     cases[c].which ? "3, 700, 4" : "8, 1500", cases[c].mask);
+            CHECK(wgml_reduce(ops[k], in->t, cases[c].mask, 1.0f, o) == WGML_OK, "%s: %s", what, wgml_last_error());
+            wg_reduce_ref(ops[k], WGML_F32, in->val, nd, in->t->shape, cases[c].mask, 1.0, want);
+            expect_values(what, o, want, 1e-5, 1e-5);
+            free(want);
+            wgml_tensor_free(o);
+        }
+    }
+    t_free(&x);
+    t_free(&y);
+}
+
 int main(int argc, char **argv)
 {
     if (t_setup(argc, argv))
@@ -332,6 +370,7 @@ int main(int argc, char **argv)
         {"softmax_long_rows", t_softmax_long},
         {"norm_long_rows", t_norm_long},
         {"cumsum_long_rows", t_cumsum_long},
+        {"limits_reduce_windows", t_limits_reduce_windows},
     };
     int rc = t_run(cases, sizeof cases / sizeof *cases, argc > 1 ? argv[1] : NULL);
     wgml_ctx_destroy(small);
