@@ -416,6 +416,58 @@ static void t_limits_sort_long_rows(void)
     t_free(&b);
 }
 
+/* ------------------------------------------------ norm (issue 8) */
+
+/* One group / batch norm of x (shape xs, C channels, s spatial) on the
+ * small context against the reference; weight from every other element
+ * of a [2C] (strided), bias contiguous. */
+static void norm_case(const char *what, wgml_norm_kind kind, int groups, int nd, const int64_t *xs)
+{
+    int64_t c = xs[1], s = 1, n = 1, c2 = 2 * c;
+    for (int i = 0; i < nd; i++)
+        n *= xs[i];
+    for (int i = 2; i < nd; i++)
+        s *= xs[i];
+    t_tensor x = rnd(nd, xs, -2, 3), w2 = rnd(1, &c2, -2, 2), b = rnd(1, &c, -1, 1);
+    t_tensor mn = rnd(1, &c, -1, 1), vr = rnd(1, &c, 0.5, 2);
+    wgml_tensor *w = NULL, *o = mk(WGML_F32, nd, xs);
+    CHECK_OK(wgml_view_slice(w2.t, 0, 0, c2, 2, &w));
+    double *want = malloc(sizeof(double) * (size_t)n), *wv = malloc(sizeof(double) * (size_t)n);
+    double *bv = malloc(sizeof(double) * (size_t)n);
+    if (x.t && w && b.t && mn.t && vr.t && o && want && wv && bv) {
+        for (int64_t i = 0; i < n; i++) {
+            wv[i] = w2.val[2 * ((i / s) % c)];
+            bv[i] = b.val[(i / s) % c];
+        }
+        bool batch = kind == WGML_BATCH_NORM;
+        wgml_norm_params np = {kind, 1e-5f, groups, w, b.t, NULL, batch ? mn.t : NULL, batch ? vr.t : NULL, NULL};
+        CHECK(wgml_norm(x.t, &np, o) == WGML_OK, "%s: %s", what, wgml_last_error());
+        wg_norm_ref(nd, xs, x.val, NULL, wv, bv, mn.val, vr.val, &np, want, NULL);
+        expect_values(what, o, want, 1e-4, 1e-5);
+    }
+    free(want);
+    free(wv);
+    free(bv);
+    wgml_tensor_free(w);
+    wgml_tensor_free(o);
+    t_free(&x);
+    t_free(&w2);
+    t_free(&b);
+    t_free(&mn);
+    t_free(&vr);
+}
+
+/* Group norm rows (2 of 4 channels x 600 spatial = 4800 bytes) and batch
+ * norm rows (40 x 40 spatial, and x [2, 3000]: channels along the row)
+ * longer than the window. */
+static void t_limits_norm_group_batch(void)
+{
+    const int64_t g4[4] = {2, 4, 30, 20}, b4[4] = {2, 3, 40, 40}, b2[2] = {2, 3000};
+    norm_case("group norm, groups over the window", WGML_GROUP_NORM, 2, 4, g4);
+    norm_case("batch norm, spatial rows over the window", WGML_BATCH_NORM, 0, 4, b4);
+    norm_case("batch norm of [2, 3000]", WGML_BATCH_NORM, 0, 2, b2);
+}
+
 int main(int argc, char **argv)
 {
     if (t_setup(argc, argv))
@@ -446,6 +498,7 @@ int main(int argc, char **argv)
         {"cumsum_long_rows", t_cumsum_long},
         {"limits_reduce_windows", t_limits_reduce_windows},
         {"limits_sort_long_rows", t_limits_sort_long_rows},
+        {"limits_norm_group_batch", t_limits_norm_group_batch},
     };
     int rc = t_run(cases, sizeof cases / sizeof *cases, argc > 1 ? argv[1] : NULL);
     wgml_ctx_destroy(small);
