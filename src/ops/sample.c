@@ -239,6 +239,11 @@ wgml_status wg_sample_impl(const wgml_tensor *logits, const wgml_sample_params *
     uint64_t per = rs ? (cap / esz - row_span) / rs + 1 : (uint64_t)rows;
     if (per > (uint64_t)rows)
         per = (uint64_t)rows;
+    /* ... and whose ids fit out's window (broadcast logits, stride 0,
+     * bound no window at all) */
+    uint64_t ost = (uint64_t)out->strides[0];
+    if (ost && (cap / 4 - 1) / ost + 1 < per)
+        per = (cap / 4 - 1) / ost + 1;
     uint64_t l0 = wg_view4_of(logits).offset, o0 = wg_view4_of(out).offset;
     for (uint64_t r0 = 0; r0 < (uint64_t)rows; r0 += per) {
         uint64_t n = (uint64_t)rows - r0 < per ? (uint64_t)rows - r0 : per;
