@@ -50,20 +50,6 @@ static wgml_tensor *mk(wgml_dtype dt, int ndim, const int64_t *shape)
     return t;
 }
 
-/* A rope row of 2048 f32 (8192 bytes). */
-static void t_long_rows(void)
-{
-    const int64_t s3[3] = {1, 1, 2048}, one[1] = {1};
-    wgml_tensor *r = mk(WGML_F32, 3, s3), *ro = mk(WGML_F32, 3, s3), *pos = mk(WGML_I32, 1, one);
-    if (!r || !ro || !pos)
-        return;
-    wgml_rope_params rp = {WGML_ROPE_NORMAL, 2048, 10000.0f, 1.0f, 0, 1.0f, 32, 1, 0, {0}, NULL};
-    expect_limit("rope", wgml_rope(r, pos, &rp, ro), "wgml_rope: ", 8192);
-    wgml_tensor *all[] = {r, ro, pos};
-    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
-        wgml_tensor_free(all[i]);
-}
-
 /* ------------------------------------------------ cases that now split */
 
 /* Random f32 values on the small-window context. */
@@ -529,6 +515,45 @@ static void t_limits_sample_long_rows(void)
     t_free(&b);
 }
 
+/* ------------------------------------------------ rope (issue 8) */
+
+/* Rope rows (head_dim 1500: 6000 bytes) longer than the window: NORMAL,
+ * NEOX with freq_factors and YaRN (pairs 700 apart, gathered through a
+ * scratch), M-RoPE, and NEOX in place; n_dims 1400 leaves a copied
+ * tail. */
+static void t_limits_rope_long_rows(void)
+{
+    const int64_t xs[3] = {3, 2, 1500}, s4[4] = {1, 3, 2, 1500}, nf = 700, np4 = 12;
+    t_tensor x = rnd(3, xs, -2, 2), ff = rnd(1, &nf, 0.5, 3);
+    wgml_tensor *pos = NULL, *o = mk(WGML_F32, 3, xs);
+    CHECK_OK(wgml_tensor_new(small, WGML_I32, 1, &np4, &pos));
+    const int32_t pv[12] = {3, 17, 25, 1, 2, 3, 40, 41, 42, 5, 6, 7};
+    double *want = malloc(sizeof(double) * 9000);
+    if (x.t && ff.t && pos && o && want) {
+        CHECK_OK(wgml_tensor_upload(pos, pv, sizeof pv));
+        wgml_tensor *p3 = NULL;
+        CHECK_OK(wgml_view_slice(pos, 0, 0, 3, 1, &p3));
+        static const char *names[4] = {"normal", "neox, freq_factors, YaRN", "mrope", "neox in place"};
+        for (int c = 0; c < 4 && p3; c++) {
+            wgml_rope_params rp = {c == 0 ? WGML_ROPE_NORMAL : c == 2 ? WGML_ROPE_MROPE : WGML_ROPE_NEOX, 1400,
+                                   10000.0f, c == 1 ? 0.5f : 1.0f, c == 1 ? 1.0f : 0.0f, 1.0f, 0, 0, 512,
+                                   {100, 200, 300, 100}, c == 1 ? ff.t : NULL};
+            wg_rope_ref(&rp, s4, x.val, pv, c == 1 ? ff.val : NULL, want, NULL);
+            wgml_tensor *dst = c == 3 ? x.t : o;
+            CHECK(wgml_rope(x.t, c == 2 ? pos : p3, &rp, dst) == WGML_OK, "rope %s: %s", names[c], wgml_last_error());
+            char what[64];
+            snprintf(what, sizeof what, "rope %s of long rows", names[c]);
+            expect_values(what, dst, want, 1e-5, 3e-5); /* theta up to ~40: f32 angles */
+        }
+        wgml_tensor_free(p3);
+    }
+    free(want);
+    wgml_tensor_free(pos);
+    wgml_tensor_free(o);
+    t_free(&x);
+    t_free(&ff);
+}
+
 int main(int argc, char **argv)
 {
     if (t_setup(argc, argv))
@@ -549,7 +574,6 @@ int main(int argc, char **argv)
         return 1;
     }
     static const t_case cases[] = {
-        {"long_rows", t_long_rows},
         {"quantised_table", t_quant_table},
         {"elementwise_split", t_elementwise_split},
         {"transposed_copy", t_transposed_copy},
@@ -560,6 +584,7 @@ int main(int argc, char **argv)
         {"limits_sort_long_rows", t_limits_sort_long_rows},
         {"limits_norm_group_batch", t_limits_norm_group_batch},
         {"limits_sample_long_rows", t_limits_sample_long_rows},
+        {"limits_rope_long_rows", t_limits_rope_long_rows},
     };
     int rc = t_run(cases, sizeof cases / sizeof *cases, argc > 1 ? argv[1] : NULL);
     wgml_ctx_destroy(small);
