@@ -13,7 +13,8 @@
  * then each merge stage k runs its long distances as global steps and
  * finishes the distances below a block in workgroup memory, so a 2^18 row
  * takes 36 dispatches instead of 171.  top_k sorts descending and keeps
- * the first k.
+ * the first k.  A row whose pair array or windows exceed one binding is
+ * sorted in chunks and merged by rank (sort_long).
  */
 #include "reduce.h"
 #include "elementwise.h"
@@ -471,6 +472,19 @@ static wg_binding chunk_x(const wgml_tensor *xs, uint64_t len, uint64_t C, uint6
     return b;
 }
 
+/* The window operand of a one-row tensor's row (absent for NULL). */
+static wg_win row_win(const wgml_tensor *t, const char *name)
+{
+    wg_win w = {NULL, 0, {0, 0, 0, 0}, 4, 0, name};
+    if (t) {
+        w.buf = t->st->buf;
+        w.offset = wg_view4_of(t).offset;
+        w.st[3] = t->strides[t->ndim - 1];
+        w.esz = wg_dtype(t->dtype)->block_bytes;
+    }
+    return w;
+}
+
 /* One row whose pairs or windows exceed one binding.  A strided row is
  * first copied to a contiguous scratch (the copy walks any windows).
  * The row is sorted in chunks of C pairs (a power of two whose pairs fit
@@ -539,11 +553,7 @@ static wgml_status sort_long(const char *name, const wgml_tensor *x, bool desc, 
         }
     }
     /* 3: the output row in windows of ranks that fit */
-    wg_win wo[2] = {wg_win_of(oi, &(wg_view4){{0}, {0}, wg_view4_of(oi).offset}, "indices"),
-                    ov ? wg_win_of(ov, &(wg_view4){{0}, {0}, wg_view4_of(ov).offset}, "values")
-                       : (wg_win){NULL, 0, {0}, 4, 0, "values"}};
-    wo[0].st[3] = oi->strides[ax];
-    wo[1].st[3] = ov ? ov->strides[ax] : 0;
+    wg_win wo[2] = {row_win(oi, "indices"), row_win(ov, "values")};
     const int64_t orow[4] = {1, 1, 1, kout};
     int64_t W = wg_win_most(ctx, wo, 2, orow, 3, MAX_ELEMS);
     if (W == 0 && st == WGML_OK)

@@ -27,6 +27,8 @@
  * any vocabulary size works.  top_k and min_p decisions are exact; top_p
  * and the draw compare f32 sums (f64 in the reference), so a row whose
  * boundary lies within the sums' rounding may differ from the reference.
+ * Rows longer than one binding window run the same steps per chunk
+ * (sample_long).
  */
 #include "rope.h"
 
