@@ -54,21 +54,33 @@ fn values(xb: u32, rb: u32, base: u32, n: u32) -> vec4<f32> {
     return v;
 }
 
-// Index of element j in a per-channel operand's row.
+// Index of element j in a per-channel operand's row.  A chunked group
+// norm row (p.ip.w = 1) counts channels from the row's start, since its
+// weight and bias stay at the row's first channel (stride 1, not moved
+// with the chunk: the host sets their row stride 0 and a tail).
 fn chan(j: vec4<u32>) -> vec4<u32> {
     if (p.ip.x == 1u) {
         return j;
     }
+#ifdef CHUNKED
+    return (j + vec4<u32>(p.chunk.y * p.chunk.w)) / vec4<u32>(p.ip.x);
+#else
     return j / vec4<u32>(p.ip.x);
+#endif
+}
+
+// Element stride of weight (k = 2) or bias (3) at chan(j).
+fn wstride(k: u32) -> u32 {
+    return select(p.st[k].w, 1u, p.ip.w == 1u);
 }
 
 // Operand k (per-element or per-channel, read at chan(j)) over a chunk.
 fn w4(base: u32, c: vec4<u32>) -> vec4<f32> {
-    let i = c * p.st[2].w + vec4<u32>(base);
+    let i = c * wstride(2u) + vec4<u32>(base);
     return vec4<f32>(w_ld(i.x), w_ld(i.y), w_ld(i.z), w_ld(i.w));
 }
 fn b4(base: u32, c: vec4<u32>) -> vec4<f32> {
-    let i = c * p.st[3].w + vec4<u32>(base);
+    let i = c * wstride(3u) + vec4<u32>(base);
     return vec4<f32>(b_ld(i.x), b_ld(i.y), b_ld(i.z), b_ld(i.w));
 }
 #ifndef PARTIAL

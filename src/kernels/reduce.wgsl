@@ -9,7 +9,7 @@
 // over the segs threads merges the states in workgroup memory.
 //
 // Inputs:  x elements (default) or IN_STATES: states [rows][len] of an
-//          earlier pass (raw words).
+//          earlier pass (raw words), from state p.soff of the binding.
 // Outputs: OUT_FINAL the op's value into o; OUT_PARTIAL the state of chunk g
 //          to [row][nchunk]; OUT_ACCUM merged into a running state
 //          [p.rbase + row] (boxes of an input too big for one binding).
@@ -34,12 +34,12 @@ struct Params {
     xoff: u32,
     ooff: u32,
     jbase: u32,       // reduced index of the box's first element (ARGMAX/ARGMIN)
-    rbase: u32,       // running-state row of the box's first row (OUT_ACCUM)
+    rbase: u32,       // the box's first running state within its binding (OUT_ACCUM)
     count: f32,       // whole reduced length (MEAN)
     p0: f32,          // VAR/STD correction
     opx: u32,         // the op within its group
     nrd: u32,         // non-trivial reduced dims (<= 1: one stride)
-    pad0: u32,
+    soff: u32,        // IN_STATES: the first state within its binding
     pad1: u32,
 }
 
@@ -371,7 +371,7 @@ fn reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
         let j0 = g * p.chunk;
         let j1 = min(p.len, j0 + p.chunk);
 #if IN_STATES
-        let base = row * p.len;
+        let base = p.soff + row * p.len;
         for (var j = j0 + s; j < j1; j += p.segs) {
             acc = st_merge(acc, st_load(base + j));
         }

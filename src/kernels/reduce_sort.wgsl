@@ -11,6 +11,14 @@
 //               of a stage is below B); loads from x (SRC_X) or pairs,
 //               stores pairs or the outputs (DST_OUT: indices, VALUES)
 //   sort_step   one (stage k, distance j >= B) step over global memory
+// A row whose pairs exceed one binding (argsort/top_k of long rows) is
+// sorted in chunks of p.n pairs that fit one (indices p.ibase + col),
+// then merged by rank: the pairs are distinct, so a pair's place in the
+// row is the count of smaller pairs over all chunks:
+//   sort_rank    rank[q] (+)= pairs of chunk b below pair q of chunk a,
+//                by binary search (RANK_INIT: the first chunk b writes)
+//   sort_scatter writes the pairs of chunk a whose rank falls in the
+//                output window [p.w0, p.w0 + p.wn) (and below p.kout)
 // Short rows share a block; stage k's direction comes from bit k of the
 // column, so each row sorts ascending on its own.
 #include "prelude.wgsl"
@@ -33,12 +41,30 @@ struct Params {
     ooff: u32,
     voff: u32,
     desc: u32,        // 1: descending
+    ibase: u32,       // index of column 0 (a chunk of a long row)
+    w0: u32,          // sort_scatter: the output window's first rank
+    wn: u32,          //               and its length
+    pad: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
 
 #if STEP
 @group(0) @binding(1) var<storage, read_write> pr: array<vec2<u32>>;
+#else
+#if RANK
+@group(0) @binding(1) var<storage, read> pa: array<vec2<u32>>;
+@group(0) @binding(2) var<storage, read> pb: array<vec2<u32>>;
+@group(0) @binding(3) var<storage, read_write> rk: array<u32>;
+#else
+#if SCATTER
+@group(0) @binding(1) var<storage, read> pa: array<vec2<u32>>;
+@group(0) @binding(2) var<storage, read> rk: array<u32>;
+#tensor oi 3 i32 w
+#if VALUES
+#tensor x 4 X_DT X_MODE
+#tensor ov 5 V_DT w
+#endif
 #else
 #if SRC_X
 #tensor x 1 X_DT X_MODE
@@ -61,6 +87,8 @@ struct Params {
 #endif
 #endif
 #endif
+#endif
+#endif
 
 const B: u32 = 2048u;
 const SENTINEL: u32 = 0xffffffffu;
@@ -75,6 +103,59 @@ fn row_base(r: u32, st: vec4<u32>) -> u32 {
     return (q / p.sh.y) * st.x + (q % p.sh.y) * st.y + (r % p.sh.z) * st.z;
 }
 
+#if RANK
+@compute @workgroup_size(256)
+fn sort_rank(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+             @builtin(local_invocation_index) li: u32) {
+    let q = wg_linear(wid, nwg) * 256u + li;
+    if (q >= p.n) {
+        return;
+    }
+    let e = pa[q];
+    if (e.y == SENTINEL) {
+        return;
+    }
+    // lower bound of e in the sorted chunk b (its padding sorts last)
+    var lo = 0u;
+    var hi = p.n;
+    loop {
+        if (lo >= hi) {
+            break;
+        }
+        let mid = (lo + hi) >> 1u;
+        let m = pb[mid];
+        if (lt(m.x, m.y, e.x, e.y)) {
+            lo = mid + 1u;
+        } else {
+            hi = mid;
+        }
+    }
+#if RANK_INIT
+    rk[q] = lo;
+#else
+    rk[q] = rk[q] + lo;
+#endif
+}
+#else
+#if SCATTER
+@compute @workgroup_size(256)
+fn sort_scatter(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                @builtin(local_invocation_index) li: u32) {
+    let q = wg_linear(wid, nwg) * 256u + li;
+    if (q >= p.n) {
+        return;
+    }
+    let e = pa[q];
+    let r = rk[q];
+    if (e.y == SENTINEL || r >= p.kout || r < p.w0 || r - p.w0 >= p.wn) {
+        return;
+    }
+    oi_st(p.ooff + (r - p.w0) * p.ost.w, i32(e.y));
+#if VALUES
+    ov_st(p.voff + (r - p.w0) * p.vst.w, x_ld(p.xoff + (e.y - p.ibase) * p.xst.w));
+#endif
+}
+#else
 #if STEP
 @compute @workgroup_size(256)
 fn sort_step(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -139,7 +220,7 @@ fn sort_local(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
         let row = f >> p.lg;
         let col = f & pm;
         if (row < p.rows && col < p.sh.w) {
-            v = vec2<u32>(key_of(x_ld(p.xoff + row_base(p.r0 + row, p.xst) + col * p.xst.w)), col);
+            v = vec2<u32>(key_of(x_ld(p.xoff + row_base(p.r0 + row, p.xst) + col * p.xst.w)), p.ibase + col);
         }
 #else
         if (f < total) {
@@ -195,4 +276,6 @@ fn sort_local(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
 #endif
     }
 }
+#endif
+#endif
 #endif

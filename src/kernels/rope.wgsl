@@ -23,7 +23,7 @@ struct RopeParams {
     d: vec4<u32>,      // end of section 2, sum of sections, mode (wgml_rope_mode), has freq_factors
     f0: vec4<f32>,     // k_hi, k_lo (log2 of the per-pair frequency ratio), freq_scale, ext_factor
     f1: vec4<f32>,     // corr_lo, corr_hi (YaRN ramp), mscale
-    e: vec4<u32>,      // heads per thread, head groups
+    e: vec4<u32>,      // heads per thread, head groups, first pair (a piece of a long row)
 }
 
 @group(0) @binding(0) var<uniform> P: RopeParams;
@@ -113,16 +113,19 @@ fn rope(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let normal = P.d.z == 0u;
     let d0 = select(j, 2u * j, normal);
     let d1 = select(j + nh, 2u * j + 1u, normal);
-    let p = f32(pos_ld(P.b.y + s * P.b.z + rope_stream(j) * P.b.w));
+    // The pair's index in the whole row: a row longer than one window
+    // runs in pieces of pairs (rope_long in rope.c), P.e.z the first.
+    let ja = j + P.e.z;
+    let p = f32(pos_ld(P.b.y + s * P.b.z + rope_stream(ja) * P.b.w));
     // theta = p * base^(-2j/n) / ff_j, then YaRN: theta_interp * (1 - mix) +
     // theta_extrap * mix = theta_extrap * (freq_scale * (1 - mix) + mix).
     var g = P.f0.z;
     if (P.f0.w != 0.0) {
-        let y = (f32(j) - P.f1.x) / max(0.001, P.f1.y - P.f1.x);
+        let y = (f32(ja) - P.f1.x) / max(0.001, P.f1.y - P.f1.x);
         let mix = (1.0 - clamp(y, 0.0, 1.0)) * P.f0.w;
         g = P.f0.z * (1.0 - mix) + mix;
     }
-    var w = rope_inv_freq(j) * g;
+    var w = rope_inv_freq(ja) * g;
     if (P.d.w != 0u) {
         w = w / ff_ld(P.c.x + j * P.c.y);
     }

@@ -3,6 +3,13 @@
 // key, so every filter is "keep key >= t" and the thresholds are found by
 // binary search over keys with workgroup reductions: no sorting, no scratch
 // memory, any vocabulary size.
+//
+// CHUNKED (rows longer than one binding window, sample_long in sample.c):
+// the same steps, but each reduction runs per chunk of the row in
+// sample_part (one workgroup, one chunk window, stage P.e.y), writing
+// partials to pt[], and sample_step (one thread) merges them and moves the
+// search, whose state lives in sv[] between dispatches.  The search
+// itself (search_next / search_update) is shared with the one-pass kernel.
 #include "prelude.wgsl"
 #include "dtype.wgsl"
 
@@ -14,12 +21,18 @@ struct SampleParams {
     e: vec4<u32>,   // WG / 2: where the reduction trees start.  A uniform, not a
                     // constant, so the tree loops are not unrolled: each
                     // unrolled barrier made lavapipe's compile much slower.
+                    // CHUNKED: .y stage, .z chunk, .w chunks; a.w is then the
+                    // chunk's first index (a launch is one row).
 }
 
 @group(0) @binding(0) var<uniform> P: SampleParams;
 
 #tensor l 1 L_DT L_MODE
 #tensor o 2 i32 w
+#if CHUNKED
+@group(0) @binding(3) var<storage, read_write> sv: array<u32>;  // search state (SV_*)
+@group(0) @binding(4) var<storage, read_write> pt: array<u32>;  // per-chunk partials
+#endif
 
 const WG: u32 = {{WG}}u;
 const NONE: u32 = 0xffffffffu;
@@ -133,21 +146,11 @@ fn stats(li: u32, rb: u32, t: u32, u: u32, m: f32, weigh: bool) -> Stats {
     return r;
 }
 
-@compute @workgroup_size({{WG}})
-fn sample(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-          @builtin(local_invocation_index) li: u32) {
-    let r = wg_linear(wid, nwg);
-    if (r >= P.a.x) {
-        return;
-    }
-    let V = P.a.y;
-    let rb = P.a.z + r * P.a.w;
-    let oi = P.b.y + r * P.b.z;
-
-    // Largest key, first occurrence.
+// The largest key of the range and its first index (NONE: empty range).
+fn range_max(li: u32, rb: u32) -> vec2<u32> {
     var bk = 0u;
     var bi = NONE;
-    for (var i = li; i < V; i += WG) {
+    for (var i = li; i < P.a.y; i += WG) {
         let k = skey(logit(rb, i));
         if (bi == NONE || k > bk) {
             bk = k;
@@ -170,74 +173,94 @@ fn sample(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
         workgroupBarrier();
     }
     if (li == 0u) {
-        res.count = sh_a[0];
+        res.above = sh_a[0];
+        res.below = sh_b[0];
     }
-    let mk = workgroupUniformLoad(&res).count;
-    let m = unkey(mk);
-    if ((P.c.y & F_GREEDY) != 0u || (bitcast<u32>(m) & 0x7f800000u) == 0x7f800000u) {
-        if (li == 0u) {
-            o_st(oi, i32(sh_b[0]));
-        }
-        return;
-    }
+    let r = workgroupUniformLoad(&res);
     workgroupBarrier();
+    return vec2<u32>(r.above, r.below);
+}
 
-    // top-k, then top-p: each looks for the largest threshold whose kept
-    // set still passes.  A probe that passes moves lo up to the smallest
-    // key present at or above it, one that fails moves hi down to the
-    // largest key present below it (or to lo), so a search ends after at
-    // most 32 probes, and after about log2(distinct keys) on few values.
-    //   top-k: count(key >= t) >= k; stops early at exactly k (the kept
-    //          set is then the same).  Ties at the k-th value are all kept.
-    //   top-p: mass(key >= t') >= top_p * mass(key >= t) for t' >= t (the
-    //          mass is monotone in t', also in f32).
-    // One loop with one reduction call site keeps the shader small (every
-    // inlined copy costs compile time).  phase 0: top-k search, 1: top-p
-    // total, 2: top-p search.
-    let kk = P.c.x;
-    var t = 1u;
-    var phase = select(1u, 0u, kk > 0u);
-    var lo = 1u;
-    var hi = mk;
-    var want = 0.0;
+// top-k, then top-p: each looks for the largest threshold whose kept set
+// still passes.  A probe that passes moves lo up to the smallest key
+// present at or above it, one that fails moves hi down to the largest key
+// present below it (or to lo), so a search ends after at most 32 probes,
+// and after about log2(distinct keys) on few values.
+//   top-k: count(key >= t) >= k; stops early at exactly k (the kept set is
+//          then the same).  Ties at the k-th value are all kept.
+//   top-p: mass(key >= t') >= top_p * mass(key >= t) for t' >= t (the mass
+//          is monotone in t', also in f32).
+// phase 0: top-k search, 1: top-p total, 2: top-p search, 3: done (t).
+struct Search {
+    phase: u32,
+    t: u32,
+    lo: u32,
+    hi: u32,
+    mid: u32,
+    want: f32,
+}
+
+fn search_start(mk: u32) -> Search {
+    return search_next(Search(select(1u, 0u, P.c.x > 0u), 1u, 1u, mk, 0u, 0.0));
+}
+
+// Advances to the next probe (stats(t, mid), weighed unless phase 0) or
+// to phase 3.
+fn search_next(s0: Search) -> Search {
+    var s = s0;
     loop {
-        if (phase == 1u && (P.c.y & F_TOPP) == 0u) {
+        if (s.phase == 1u && (P.c.y & F_TOPP) == 0u) {
+            s.phase = 3u;
             break;
         }
-        if (phase != 1u && lo >= hi) {
-            t = lo;
-            if (phase == 2u) {
+        if (s.phase != 1u && s.lo >= s.hi) {
+            s.t = s.lo;
+            if (s.phase == 2u) {
+                s.phase = 3u;
                 break;
             }
-            phase = 1u;
+            s.phase = 1u;
             continue;
         }
-        let mid = select(lo + (hi - lo + 1u) / 2u, t, phase == 1u);
-        let st = stats(li, rb, t, mid, m, phase != 0u);
-        if (phase == 1u) {
-            want = P.f.y * st.mass;
-            lo = t;
-            hi = mk;
-            phase = 2u;
-        } else if ((phase == 0u && st.count >= kk) || (phase == 2u && st.mass >= want)) {
-            lo = min(st.above, hi);
-            if (phase == 0u && st.count == kk) {
-                hi = lo;
-            }
-        } else {
-            hi = max(lo, st.below);
+        s.mid = select(s.lo + (s.hi - s.lo + 1u) / 2u, s.t, s.phase == 1u);
+        break;
+    }
+    return s;
+}
+
+// The probe's result applied (mk: the row's largest key).
+fn search_update(s0: Search, st: Stats, mk: u32) -> Search {
+    var s = s0;
+    if (s.phase == 1u) {
+        s.want = P.f.y * st.mass;
+        s.lo = s.t;
+        s.hi = mk;
+        s.phase = 2u;
+    } else if ((s.phase == 0u && st.count >= P.c.x) || (s.phase == 2u && st.mass >= s.want)) {
+        s.lo = min(st.above, s.hi);
+        if (s.phase == 0u && st.count == P.c.x) {
+            s.hi = s.lo;
         }
+    } else {
+        s.hi = max(s.lo, st.below);
     }
+    return search_next(s);
+}
 
-    // min-p: p >= min_p * p_max  <=>  logit >= m + T ln(min_p).
+// min-p: p >= min_p * p_max  <=>  logit >= m + T ln(min_p).
+fn minp_threshold(t: u32, m: f32) -> u32 {
     if ((P.c.y & F_MINP) != 0u) {
-        t = max(t, skey(m + P.f.z));
+        return max(t, skey(m + P.f.z));
     }
+    return t;
+}
 
-    // Categorical draw in index order: each thread owns a contiguous block,
-    // thread 0 scans the block sums serially (so the intervals tile
-    // [0, total) exactly and only non-empty blocks own one), and the owner
-    // of u * total walks its block.
+// Categorical draw in index order: each thread owns a contiguous block of
+// the range, thread 0 scans the block sums serially (so the intervals tile
+// [0, total) exactly and only non-empty blocks own one).  Returns the
+// range's total; sh_f holds the inclusive block sums.
+fn block_sums(li: u32, rb: u32, t: u32, m: f32) -> f32 {
+    let V = P.a.y;
     let C = (V + WG - 1u) / WG;
     let b0 = min(li * C, V);
     let b1 = min(b0 + C, V);
@@ -262,40 +285,235 @@ fn sample(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
         }
         res_f = acc;
     }
-    let total = workgroupUniformLoad(&res_f);
+    return workgroupUniformLoad(&res_f);
+}
+
+// The token at `goal` (< total) of the range after block_sums: its owner
+// thread walks its block; NONE for the other threads.
+fn walk(li: u32, rb: u32, t: u32, m: f32, goal: f32) -> u32 {
+    let V = P.a.y;
+    let C = (V + WG - 1u) / WG;
+    let b0 = min(li * C, V);
+    let b1 = min(b0 + C, V);
     let incl = sh_f[li];
     var excl = 0.0;
     if (li > 0u) {
         excl = sh_f[li - 1u];
     }
-    let u = f32(rand_bits(P.b.w + r, 0u) >> 8u) * 5.9604644775390625e-8;
-    // u < 1, but u * total may round up to total: stay below it.
-    let goal = min(u * total, bitcast<f32>(bitcast<u32>(total) - 1u));
-    if (excl <= goal && goal < incl) {
-        let rel = goal - excl;
-        var acc = 0.0;
-        var ac = 0.0;
-        var pick = NONE;
-        var last = b0;
-        for (var i = b0; i < b1; i++) {
-            let v = logit(rb, i);
-            if (skey(v) >= t) {
-                let w = exp((v - m) * P.f.x);
-                if (w > 0.0) {
-                    last = i;
-                }
-                let y = w - ac;
-                let na = acc + y;
-                ac = (na - acc) - y;
-                acc = na;
-                if (acc > rel) {
-                    pick = i;
-                    break;
-                }
+    if (!(excl <= goal && goal < incl)) {
+        return NONE;
+    }
+    let rel = goal - excl;
+    var acc = 0.0;
+    var ac = 0.0;
+    var pick = NONE;
+    var last = b0;
+    for (var i = b0; i < b1; i++) {
+        let v = logit(rb, i);
+        if (skey(v) >= t) {
+            let w = exp((v - m) * P.f.x);
+            if (w > 0.0) {
+                last = i;
+            }
+            let y = w - ac;
+            let na = acc + y;
+            ac = (na - acc) - y;
+            acc = na;
+            if (acc > rel) {
+                pick = i;
+                break;
             }
         }
-        // Rounding can leave acc just short of rel: the block's last token
-        // with weight is then the one.
-        o_st(oi, i32(select(pick, last, pick == NONE)));
+    }
+    // Rounding can leave acc just short of rel: the block's last token
+    // with weight is then the one.
+    return select(pick, last, pick == NONE);
+}
+
+// u * total for the row's draw, kept below total (u < 1, but the product
+// may round up to it).
+fn draw_goal(row: u32, total: f32) -> f32 {
+    let u = f32(rand_bits(row, 0u) >> 8u) * 5.9604644775390625e-8;
+    return min(u * total, bitcast<f32>(bitcast<u32>(total) - 1u));
+}
+
+#ifndef CHUNKED
+@compute @workgroup_size({{WG}})
+fn sample(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+          @builtin(local_invocation_index) li: u32) {
+    let r = wg_linear(wid, nwg);
+    if (r >= P.a.x) {
+        return;
+    }
+    let rb = P.a.z + r * P.a.w;
+    let oi = P.b.y + r * P.b.z;
+
+    // Largest key, first occurrence.
+    let best = range_max(li, rb);
+    let mk = best.x;
+    let m = unkey(mk);
+    if ((P.c.y & F_GREEDY) != 0u || (bitcast<u32>(m) & 0x7f800000u) == 0x7f800000u) {
+        if (li == 0u) {
+            o_st(oi, i32(best.y));
+        }
+        return;
+    }
+    // One loop with one reduction call site keeps the shader small (every
+    // inlined copy costs compile time).
+    var s = search_start(mk);
+    loop {
+        if (s.phase == 3u) {
+            break;
+        }
+        s = search_update(s, stats(li, rb, s.t, s.mid, m, s.phase != 0u), mk);
+    }
+    let t = minp_threshold(s.t, m);
+    let total = block_sums(li, rb, t, m);
+    let pick = walk(li, rb, t, m, draw_goal(P.b.w + r, total));
+    if (pick != NONE) {
+        o_st(oi, i32(pick));
     }
 }
+#else
+// The search state of the row (words of sv).
+const SV_MK: u32 = 0u;      // largest key
+const SV_PHASE: u32 = 1u;   // Search.phase; 4: chunk picked, 5: written (greedy)
+const SV_T: u32 = 2u;
+const SV_LO: u32 = 3u;
+const SV_HI: u32 = 4u;
+const SV_MID: u32 = 5u;
+const SV_WANT: u32 = 6u;
+const SV_CHUNK: u32 = 7u;   // the chunk holding the draw
+const SV_GOAL: u32 = 8u;    // the draw's offset within that chunk's mass
+
+fn sv_search() -> Search {
+    return Search(sv[SV_PHASE], sv[SV_T], sv[SV_LO], sv[SV_HI], sv[SV_MID], bitcast<f32>(sv[SV_WANT]));
+}
+
+fn sv_store(s: Search) {
+    sv[SV_PHASE] = s.phase;
+    sv[SV_T] = s.t;
+    sv[SV_LO] = s.lo;
+    sv[SV_HI] = s.hi;
+    sv[SV_MID] = s.mid;
+    sv[SV_WANT] = bitcast<u32>(s.want);
+}
+
+// Stages, one chunk each (pt: 4 words per chunk):
+//   0 range_max -> (key, index)      1 stats at (t, mid) -> Stats
+//   2 block_sums at the final t -> mass
+//   3 the picked chunk draws at SV_GOAL and writes out
+@compute @workgroup_size({{WG}})
+fn sample_part(@builtin(local_invocation_index) li: u32) {
+    let c = P.e.z;
+    let rb = P.a.z;
+    let mk = sv[SV_MK];
+    let m = unkey(mk);
+    if (P.e.y == 0u) {
+        let best = range_max(li, rb);
+        if (li == 0u) {
+            pt[4u * c] = best.x;
+            pt[4u * c + 1u] = select(best.y + P.a.w, NONE, best.y == NONE);
+        }
+    } else if (P.e.y == 1u) {
+        // every thread reads the same state words; stats' barriers stay
+        // in uniform control flow because the stage is uniform
+        let s = sv_search();
+        let st = stats(li, rb, s.t, s.mid, m, s.phase != 0u);
+        if (li == 0u) {
+            pt[4u * c] = bitcast<u32>(st.mass);
+            pt[4u * c + 1u] = st.count;
+            pt[4u * c + 2u] = st.above;
+            pt[4u * c + 3u] = st.below;
+        }
+    } else {
+        let t = minp_threshold(sv[SV_T], m);
+        let total = block_sums(li, rb, t, m);
+        if (P.e.y == 2u) {
+            if (li == 0u) {
+                pt[4u * c] = bitcast<u32>(total);
+            }
+        } else if (sv[SV_PHASE] == 4u && sv[SV_CHUNK] == c && total > 0.0) {
+            let goal = min(bitcast<f32>(sv[SV_GOAL]), bitcast<f32>(bitcast<u32>(total) - 1u));
+            let pick = walk(li, rb, t, m, goal);
+            if (pick != NONE) {
+                o_st(P.b.y, i32(pick + P.a.w));
+            }
+        }
+    }
+}
+
+// Stages over the chunks' partials: 0 the row's largest key (greedy rows
+// are written here), 1 one search step, 2 the chunk holding the draw.
+@compute @workgroup_size(1)
+fn sample_step() {
+    let K = P.e.w;
+    if (P.e.y == 0u) {
+        var bk = 0u;
+        var bi = NONE;
+        for (var c = 0u; c < K; c++) { // chunks in index order: ties keep the first
+            let i2 = pt[4u * c + 1u];
+            if (i2 != NONE && (bi == NONE || pt[4u * c] > bk)) {
+                bk = pt[4u * c];
+                bi = i2;
+            }
+        }
+        sv[SV_MK] = bk;
+        let m = unkey(bk);
+        if ((P.c.y & F_GREEDY) != 0u || (bitcast<u32>(m) & 0x7f800000u) == 0x7f800000u) {
+            o_st(P.b.y, i32(bi));
+            sv[SV_PHASE] = 5u;
+            return;
+        }
+        sv_store(search_start(bk));
+        return;
+    }
+    let phase = sv[SV_PHASE];
+    if (P.e.y == 1u) {
+        if (phase >= 3u) {
+            return;
+        }
+        var st = Stats(0.0, 0u, NONE, 0u);
+        for (var c = 0u; c < K; c++) {
+            st.mass = st.mass + bitcast<f32>(pt[4u * c]);
+            st.count = st.count + pt[4u * c + 1u];
+            st.above = min(st.above, pt[4u * c + 2u]);
+            st.below = max(st.below, pt[4u * c + 3u]);
+        }
+        sv_store(search_update(sv_search(), st, sv[SV_MK]));
+        return;
+    }
+    if (phase != 3u) {
+        return;
+    }
+    var total = 0.0;
+    for (var c = 0u; c < K; c++) {
+        total = total + bitcast<f32>(pt[4u * c]);
+    }
+    let goal = draw_goal(P.b.w, total);
+    // the chunk whose mass interval holds goal; rounding may leave none,
+    // then the last chunk with mass
+    var pick = NONE;
+    var last = 0u;
+    var excl = 0.0;
+    var at = 0.0;
+    for (var c = 0u; c < K; c++) {
+        let mc = bitcast<f32>(pt[4u * c]);
+        if (mc > 0.0) {
+            last = c;
+            if (pick == NONE && excl <= goal && goal < excl + mc) {
+                pick = c;
+                at = goal - excl;
+            }
+        }
+        excl = excl + mc;
+    }
+    if (pick == NONE) {
+        pick = last;
+        at = bitcast<f32>(pt[4u * last]);
+    }
+    sv[SV_CHUNK] = pick;
+    sv[SV_GOAL] = bitcast<u32>(at);
+    sv[SV_PHASE] = 4u;
+}
+#endif

@@ -213,9 +213,31 @@ static wgml_status group_norm(const wgml_tensor *x, const wgml_norm_params *p, w
             ops[7] = group_operand(use[3], block, "so", true);
         int64_t iter[4] = {1, n, g, block};
         ip[0] = (uint32_t)s;
-        /* no chunked rows: the per-channel operands' index j / s would
-         * need the chunk's start */
-        st = wg_rows_launch(x->ctx, "norm.wgsl", "rows_main", NULL, ops, 8, iter, fp, ip, -1);
+        /* Rows longer than one window run chunked (LAYER's partials in the
+         * mean/var slots).  The per-channel weight and bias index j / s
+         * from the row's start there (norm.wgsl chan, p.ip.w): they are
+         * bound from the row's first channel through the group's last (row
+         * stride 0 plus a tail), so they must be contiguous; others are
+         * copied first (C elements). */
+        wgml_tensor *wc[2] = {NULL, NULL};
+        if (!wg_rows_fit(x->ctx, ops, 8, block)) {
+            const wgml_tensor *wb[2] = {p->weight, p->bias};
+            for (int i = 0; i < 2 && st == WGML_OK; i++) {
+                if (!wb[i])
+                    continue;
+                if (wb[i]->strides[0] != 1 && (st = wgml_tensor_new(x->ctx, wb[i]->dtype, 1, &c, &wc[i])) == WGML_OK)
+                    st = wg_copy_impl(wb[i], wc[i]);
+                const wgml_tensor *t = wc[i] ? wc[i] : wb[i];
+                wg_row_operand o = {t, wg_view4_of(t).offset, {0, 0, c / g, 0}, i ? "b" : "w", false, false,
+                                    (uint64_t)(c / g - 1)};
+                ops[2 + i] = o;
+            }
+            ip[3] = 1;
+        }
+        if (st == WGML_OK)
+            st = wg_rows_launch(x->ctx, "norm.wgsl", "rows_main", NULL, ops, 8, iter, fp, ip, 4);
+        wgml_tensor_free(wc[0]);
+        wgml_tensor_free(wc[1]);
     }
     if (st == WGML_OK && tmp[2])
         st = wg_copy_impl(tmp[2], out);
@@ -322,8 +344,10 @@ wgml_status wg_norm_impl(const wgml_tensor *x, const wgml_norm_params *p, wgml_t
     /* Rows longer than one window: LAYER/RMS/L2 run chunked passes with
      * partial statistics in the mean/var slots, which only BATCH uses
      * (norm.wgsl PARTIAL / COMBINE); BATCH reduces nothing along a row,
-     * but its per-channel operands do not move with a chunk. */
-    return wg_rows_launch(x->ctx, "norm.wgsl", "rows_main", vec ? "ROWS4OK" : NULL, ops, 8, s4, fp, ip, vec ? 4 : -1);
+     * so its pieces run as launches of their own (its per-channel operands
+     * are constant along a row, or per-element for x [N, C]). */
+    return wg_rows_launch(x->ctx, "norm.wgsl", "rows_main", vec ? "ROWS4OK" : NULL, ops, 8, s4, fp, ip,
+                          vec ? 4 : WG_ROWS_PIECES);
 }
 
 /* ------------------------------------------------------------ reference */

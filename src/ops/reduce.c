@@ -12,7 +12,10 @@
  * An input whose window exceeds one storage binding is cut into boxes
  * along its largest-stride dims: boxes that cut kept dims are independent
  * reductions; once a reduced dim is cut, every box merges its states into
- * a running state per row and a last pass writes out.
+ * a running state per row and a last pass writes out.  A box's states
+ * (running or partial) must fit one binding too, which bounds its rows
+ * and chunks; the last pass walks the running states and out in windows
+ * (wg_win_split), so no state array or out has to fit one binding.
  */
 #include "reduce.h"
 #include "elementwise.h"
@@ -178,7 +181,7 @@ typedef struct rparams {
     uint32_t ksh[4], kst[4], ost[4], rsh[4], rst[4];
     uint32_t rows, len, cols, segs, chunk, nchunk, xoff, ooff, jbase, rbase;
     float count, p0;
-    uint32_t opx, nrd, pad0, pad1;
+    uint32_t opx, nrd, soff, pad1;
 } rparams;
 
 enum { IN_X, IN_STATES };
@@ -205,8 +208,19 @@ static void set_kept(rparams *p, const int64_t kn[4], const int64_t kxs[4], cons
     }
 }
 
-/* States in -> out: pass 2 of a split box, or the last pass after boxes. */
-static wgml_status merge_states(const rplan *pl, wgml_buffer *states, int64_t nper, const int64_t kn[4],
+/* The running states of rows [r0, r0 + rows) as one binding; *rbase:
+ * the first one's index within it (the kernel's p.rbase). */
+static wg_binding bind_acc(const rplan *pl, wgml_buffer *acc, int64_t r0, int64_t rows, uint32_t *rbase)
+{
+    uint64_t ssz = (uint64_t)state_words(pl->op) * 4, rem;
+    wg_binding b = wg_bind_from(acc, (uint64_t)r0 * ssz, (uint64_t)rows * ssz, &rem);
+    *rbase = (uint32_t)(rem / ssz);
+    return b;
+}
+
+/* States in -> out: pass 2 of a split box (sb: its [rows][nper] states,
+ * from state soff), or a block of the last pass after boxes. */
+static wgml_status merge_states(const rplan *pl, wg_binding sb, uint32_t soff, int64_t nper, const int64_t kn[4],
                                 uint64_t ooff, int64_t r0, wgml_buffer *acc)
 {
     rparams p;
@@ -223,7 +237,7 @@ static wgml_status merge_states(const rplan *pl, wgml_buffer *states, int64_t np
     p.cols = WG / p.segs;
     p.chunk = (uint32_t)nper;
     p.nchunk = 1;
-    p.rbase = (uint32_t)r0;
+    p.soff = soff;
     p.count = (float)pl->len;
     p.p0 = pl->p0;
     p.opx = op_index(pl->op);
@@ -232,9 +246,9 @@ static wgml_status merge_states(const rplan *pl, wgml_buffer *states, int64_t np
     if (st != WGML_OK)
         return st;
     wg_binding b[2];
-    b[0] = wg_bind_all(states);
+    b[0] = sb;
     if (acc) {
-        b[1] = wg_bind_all(acc);
+        b[1] = bind_acc(pl, acc, r0, rows, &p.rbase);
     } else {
         uint64_t rem;
         b[1] = wg_bind_from(pl->out->st->buf, ooff * pl->oesz, (span(kn, pl->kos) + 1) * pl->oesz, &rem);
@@ -242,6 +256,40 @@ static wgml_status merge_states(const rplan *pl, wgml_buffer *states, int64_t np
     }
     uint64_t groups = ((uint64_t)rows + p.cols - 1) / p.cols;
     return wg_dispatch(pl->x->ctx, k, b, 2, &p, sizeof p, (uint32_t)groups, 1, 1);
+}
+
+typedef struct final_job {
+    const rplan *pl;
+    wgml_buffer *acc;
+} final_job;
+
+/* One block of the last pass: the window binder moved the states (w[0])
+ * and out (w[1]) to the block's first row. */
+static wgml_status final_block(void *user, const wg_win *w, const int64_t iter[4], const int64_t origin[4])
+{
+    (void)origin;
+    const final_job *j = user;
+    uint32_t soff;
+    wg_binding sb = wg_win_bind(&w[0], iter, &soff);
+    return merge_states(j->pl, sb, soff, 1, iter, w[1].offset, 0, NULL);
+}
+
+/* The running states [rows] -> out.  Both are cut into blocks of kept
+ * dims whose windows fit: the states as a virtual row-major operand of
+ * one state per row, so each block is a contiguous run of them. */
+static wgml_status final_pass(const rplan *pl, wgml_buffer *acc, uint64_t ooff)
+{
+    int64_t rs = 1;
+    wg_win w[2] = {{acc, 0, {0, 0, 0, 0}, (uint64_t)state_words(pl->op) * 4, 0, "running states"},
+                   {pl->out->st->buf, ooff, {pl->kos[0], pl->kos[1], pl->kos[2], pl->kos[3]}, pl->oesz, 0, "out"}};
+    for (int i = 3; i >= 0; i--) {
+        w[0].st[i] = pl->kn[i] > 1 ? rs : 0;
+        rs *= pl->kn[i];
+    }
+    final_job j = {pl, acc};
+    char who[48];
+    snprintf(who, sizeof who, "wgml_reduce(%s)", names[pl->op]);
+    return wg_win_split(pl->x->ctx, w, 2, pl->kn, 4, MAX_ELEMS, who, final_block, &j);
 }
 
 /* One box whose windows fit a binding: one pass, or two when split. */
@@ -291,6 +339,10 @@ static wgml_status run_box(const rplan *pl, const rbox *bx, wgml_buffer *acc)
         uint64_t most = (uint64_t)len / ((uint64_t)segs * MIN_PER_THREAD);
         if (nchunk > most)
             nchunk = most;
+        /* the partial states [rows][nchunk] are one binding */
+        uint64_t fit = pl->cap / ((uint64_t)rows * (uint64_t)state_words(pl->op) * 4);
+        if (nchunk > fit)
+            nchunk = fit ? fit : 1;
         chunk = ((uint64_t)len + nchunk - 1) / nchunk;
         nchunk = ((uint64_t)len + chunk - 1) / chunk;
     }
@@ -301,7 +353,6 @@ static wgml_status run_box(const rplan *pl, const rbox *bx, wgml_buffer *acc)
     p.chunk = (uint32_t)(chunk ? chunk : 1);
     p.nchunk = (uint32_t)nchunk;
     p.jbase = (uint32_t)bx->j0;
-    p.rbase = (uint32_t)bx->r0;
     p.count = (float)pl->len;
     p.p0 = pl->p0;
     p.opx = op_index(pl->op);
@@ -327,14 +378,14 @@ static wgml_status run_box(const rplan *pl, const rbox *bx, wgml_buffer *acc)
             return st;
         b[1] = wg_bind_all(part);
     } else if (acc) {
-        b[1] = wg_bind_all(acc);
+        b[1] = bind_acc(pl, acc, bx->r0, rows, &p.rbase);
     } else {
         b[1] = wg_bind_from(pl->out->st->buf, bx->ooff * pl->oesz, (span(bx->kn, pl->kos) + 1) * pl->oesz, &rem);
         p.ooff = (uint32_t)(rem / pl->oesz);
     }
     st = wg_dispatch(ctx, k, b, 2, &p, sizeof p, (uint32_t)(nrb * nchunk), 1, 1);
     if (st == WGML_OK && split)
-        st = merge_states(pl, part, (int64_t)nchunk, bx->kn, bx->ooff, bx->r0, acc);
+        st = merge_states(pl, wg_bind_all(part), 0, (int64_t)nchunk, bx->kn, bx->ooff, bx->r0, acc);
     wgml_buffer_destroy(part); /* released once the recorded work is done */
     return st;
 }
@@ -345,6 +396,9 @@ static bool box_fits(const rplan *pl, const rbox *b, bool final_out)
     if (rows * len > MAX_ELEMS || rows > MAX_ELEMS || len > MAX_ELEMS)
         return false;
     if ((span(b->kn, pl->kxs) + span(b->rn, pl->rxs) + 1) * pl->xesz > pl->cap)
+        return false;
+    /* the box's running (or partial) states are one binding too */
+    if (rows * (uint64_t)state_words(pl->op) * 4 > pl->cap)
         return false;
     return !final_out || (span(b->kn, pl->kos) + 1) * pl->oesz <= pl->cap;
 }
@@ -480,15 +534,10 @@ wgml_status wg_reduce_impl(wgml_reduce_op op, const wgml_tensor *x, unsigned axe
     }
     wgml_buffer *acc = NULL;
     if (L.cut_reduced) {
-        /* Running states in one binding, finished by one pass into out. */
+        /* Running states, bound per box and cut into windows by the
+         * last pass (final_pass), so neither they nor out need to fit. */
         uint64_t bytes = (uint64_t)pl.rows * (uint64_t)state_words(op) * 4;
-        uint64_t obytes = (span(pl.kn, pl.kos) + 1) * pl.oesz;
-        if (bytes > pl.cap)
-            st = wg_fail_window(x->ctx, bytes, "%s: the running states of %lld rows", name, (long long)pl.rows);
-        else if (obytes > pl.cap)
-            st = wg_fail_window(x->ctx, obytes, "%s: out's window", name);
-        if (st == WGML_OK)
-            st = wgml_buffer_create(x->ctx, bytes, &acc);
+        st = wgml_buffer_create(x->ctx, bytes, &acc);
         uint32_t pat = empty_pattern(op, wg_dtype(x->dtype)->kind);
         if (st == WGML_OK && pat)
             st = wgml_buffer_fill(acc, 0, bytes, pat);
@@ -496,7 +545,7 @@ wgml_status wg_reduce_impl(wgml_reduce_op op, const wgml_tensor *x, unsigned axe
     for (size_t i = 0; st == WGML_OK && i < L.n; i++)
         st = run_box(&pl, &L.v[i], acc);
     if (st == WGML_OK && acc)
-        st = merge_states(&pl, acc, 1, pl.kn, whole.ooff, 0, NULL);
+        st = final_pass(&pl, acc, whole.ooff);
     wgml_buffer_destroy(acc);
     free(L.v);
     return st;

@@ -13,7 +13,8 @@
  * then each merge stage k runs its long distances as global steps and
  * finishes the distances below a block in workgroup memory, so a 2^18 row
  * takes 36 dispatches instead of 171.  top_k sorts descending and keeps
- * the first k.
+ * the first k.  A row whose pair array or windows exceed one binding is
+ * sorted in chunks and merged by rank (sort_long).
  */
 #include "reduce.h"
 #include "elementwise.h"
@@ -339,6 +340,7 @@ void wg_cumsum_ref(wgml_dtype dt, const double *x, int ndim, const int64_t *shap
 typedef struct oparams {
     uint32_t sh[4], xst[4], ost[4], vst[4];
     uint32_t rows, r0, n, lg, kout, k, j, kend, xoff, ooff, voff, desc;
+    uint32_t ibase, w0, wn, pad;
 } oparams;
 
 typedef struct sorter {
@@ -422,6 +424,168 @@ static void lead_dims(const wgml_tensor *t, uint32_t sh[4], uint32_t st[4])
     }
 }
 
+/* Sorts p->rows rows of p->n > BLOCK pairs from x through the pair array
+ * s->bp: blocks in workgroup memory, then each merge stage's long
+ * distances as global steps; the last stage writes the outputs (to_out)
+ * or leaves the sorted pairs. */
+static wgml_status sort_pairs(const sorter *s, oparams *p, bool to_out)
+{
+    p->k = 2;
+    p->j = 1;
+    p->kend = p->n < BLOCK ? p->n : BLOCK;
+    wgml_status st = local_pass(s, true, to_out && p->n <= BLOCK, p);
+    for (uint32_t k = 2 * BLOCK; k <= p->n && st == WGML_OK; k <<= 1) {
+        p->k = k;
+        for (uint32_t j = k / 2; j >= BLOCK && st == WGML_OK; j >>= 1) {
+            p->j = j;
+            st = step_pass(s, p);
+        }
+        p->j = BLOCK / 2;
+        p->kend = k;
+        if (st == WGML_OK)
+            st = local_pass(s, false, to_out && k == p->n, p);
+    }
+    return st;
+}
+
+/* One dispatch of sort_rank or sort_scatter over the C pairs of a chunk. */
+static wgml_status merge_pass(const sorter *s, const char *defs, const char *entry, const wg_binding *b, int nb,
+                              unsigned ro, oparams *p)
+{
+    wg_kernel_ref ref = {"reduce_sort.wgsl", entry, defs, nb, ro};
+    wgml_kernel *k;
+    wgml_status st = wg_kernel_get(s->ctx, &ref, &k);
+    if (st != WGML_OK)
+        return st;
+    return wg_dispatch(s->ctx, k, b, nb, p, sizeof *p, (p->n + WG - 1) / WG, 1, 1);
+}
+
+/* Chunk a (C elements from a * C) of the contiguous row xs, bound; sets
+ * the chunk's offset, length and first index in p. */
+static wg_binding chunk_x(const wgml_tensor *xs, uint64_t len, uint64_t C, uint64_t a, oparams *p)
+{
+    uint64_t esz = wg_dtype(xs->dtype)->block_bytes, n = len - a * C < C ? len - a * C : C, rem;
+    wg_binding b = wg_bind_from(xs->st->buf, (wg_view4_of(xs).offset + a * C) * esz, n * esz, &rem);
+    p->xoff = (uint32_t)(rem / esz);
+    p->sh[3] = (uint32_t)n;
+    p->ibase = (uint32_t)(a * C);
+    return b;
+}
+
+/* The window operand of a one-row tensor's row (absent for NULL). */
+static wg_win row_win(const wgml_tensor *t, const char *name)
+{
+    wg_win w = {NULL, 0, {0, 0, 0, 0}, 4, 0, name};
+    if (t) {
+        w.buf = t->st->buf;
+        w.offset = wg_view4_of(t).offset;
+        w.st[3] = t->strides[t->ndim - 1];
+        w.esz = wg_dtype(t->dtype)->block_bytes;
+    }
+    return w;
+}
+
+/* One row whose pairs or windows exceed one binding.  A strided row is
+ * first copied to a contiguous scratch (the copy walks any windows).
+ * The row is sorted in chunks of C pairs (a power of two whose pairs fit
+ * one binding) into a pair scratch; a pair's place in the row is then its
+ * count of smaller pairs over every chunk (sort_rank, K^2 passes for K
+ * chunks: fine while a chunk is a whole binding), and sort_scatter writes
+ * each chunk's pairs to the output windows their ranks fall in.  Chunks
+ * take at least 64 pairs, so every chunk's pairs (512 bytes) and ranks
+ * start on a binding-offset boundary. */
+static wgml_status sort_long(const char *name, const wgml_tensor *x, bool desc, int64_t kout, const wgml_tensor *oi,
+                             const wgml_tensor *ov)
+{
+    wgml_ctx *ctx = x->ctx;
+    uint64_t cap = wg_window_cap(ctx), rem;
+    int ax = x->ndim - 1;
+    uint64_t len = (uint64_t)x->shape[ax], C = 64;
+    while (C * 16 <= cap && C < len)
+        C *= 2;
+    if (C * 8 > cap)
+        return wg_fail_window(ctx, C * 8, "%s: the (key, index) pairs of a chunk of %llu elements", name,
+                              (unsigned long long)C);
+    uint64_t K = (len + C - 1) / C;
+    wgml_tensor *xc = NULL;
+    wgml_buffer *pairs = NULL, *rank = NULL;
+    wgml_status st = WGML_OK;
+    if (x->strides[ax] != 1 && (st = wgml_tensor_new(ctx, x->dtype, x->ndim, x->shape, &xc)) == WGML_OK)
+        st = wg_copy_impl(x, xc);
+    const wgml_tensor *xs = xc ? xc : x;
+    if (st == WGML_OK)
+        st = wgml_buffer_create(ctx, K * C * 8, &pairs);
+    if (st == WGML_OK)
+        st = wgml_buffer_create(ctx, K * C * 4, &rank);
+    sorter s;
+    memset(&s, 0, sizeof s);
+    s.ctx = ctx;
+    s.x = xs;
+    s.values = ov != NULL;
+    s.vdt = ov ? ov->dtype : x->dtype;
+    s.kind = wg_dtype_is_float(x->dtype) ? "FLOAT" : wg_dtype(x->dtype)->kind == WG_KIND_INT ? "SINT" : "UINT";
+    s.x_rw = xs->st->buf == oi->st->buf || (ov && xs->st->buf == ov->st->buf);
+    oparams p;
+    memset(&p, 0, sizeof p);
+    p.rows = 1;
+    p.n = (uint32_t)C;
+    while ((1ull << p.lg) < C)
+        p.lg++;
+    p.desc = desc ? 1 : 0;
+    p.sh[0] = p.sh[1] = p.sh[2] = 1;
+    p.xst[3] = 1;
+    p.kout = (uint32_t)kout;
+    p.ost[3] = (uint32_t)oi->strides[ax];
+    p.vst[3] = ov ? (uint32_t)ov->strides[ax] : 0;
+    wg_binding bpair[2], brank; /* [0]: chunk a, [1]: chunk b */
+    for (uint64_t a = 0; a < K && st == WGML_OK; a++) { /* 1: each chunk to sorted pairs */
+        s.bx = chunk_x(xs, len, C, a, &p);
+        s.bp = wg_bind_from(pairs, a * C * 8, C * 8, &rem);
+        st = sort_pairs(&s, &p, false);
+    }
+    for (uint64_t a = 0; a < K && st == WGML_OK; a++) { /* 2: ranks */
+        bpair[0] = wg_bind_from(pairs, a * C * 8, C * 8, &rem);
+        brank = wg_bind_from(rank, a * C * 4, C * 4, &rem);
+        for (uint64_t b = 0; b < K && st == WGML_OK; b++) {
+            bpair[1] = wg_bind_from(pairs, b * C * 8, C * 8, &rem);
+            wg_binding bs[3] = {bpair[0], bpair[1], brank};
+            st = merge_pass(&s, b ? "RANK" : "RANK;RANK_INIT", "sort_rank", bs, 3, 3u, &p);
+        }
+    }
+    /* 3: the output row in windows of ranks that fit */
+    wg_win wo[2] = {row_win(oi, "indices"), row_win(ov, "values")};
+    const int64_t orow[4] = {1, 1, 1, kout};
+    int64_t W = wg_win_most(ctx, wo, 2, orow, 3, MAX_ELEMS);
+    if (W == 0 && st == WGML_OK)
+        st = wg_fail_window(ctx, wg_win_bytes(&wo[0], (const int64_t[4]){1, 1, 1, 1}), "%s: one output element",
+                            name);
+    char defs[160];
+    snprintf(defs, sizeof defs, "SCATTER;X_DT=%s;X_MODE=%s;V_DT=%s%s", wg_dtype(xs->dtype)->wgsl,
+             s.x_rw ? "rw" : "r", wg_dtype(s.vdt)->wgsl, ov ? ";VALUES" : "");
+    for (int64_t w0 = 0; w0 < kout && st == WGML_OK; w0 += W) {
+        const int64_t sub[4] = {1, 1, 1, kout - w0 < W ? kout - w0 : W};
+        wg_win wi = wo[0], wv = wo[1];
+        wi.offset += (uint64_t)(w0 * wi.st[3]);
+        wv.offset += (uint64_t)(w0 * wv.st[3]);
+        wg_binding bs[5];
+        bs[2] = wg_win_bind(&wi, sub, &p.ooff);
+        if (ov)
+            bs[4] = wg_win_bind(&wv, sub, &p.voff);
+        p.w0 = (uint32_t)w0;
+        p.wn = (uint32_t)sub[3];
+        for (uint64_t a = 0; a < K && st == WGML_OK; a++) {
+            bs[0] = wg_bind_from(pairs, a * C * 8, C * 8, &rem);
+            bs[1] = wg_bind_from(rank, a * C * 4, C * 4, &rem);
+            bs[3] = chunk_x(xs, len, C, a, &p);
+            st = merge_pass(&s, defs, "sort_scatter", bs, ov ? 5 : 3, 3u | (s.x_rw ? 0u : 8u), &p);
+        }
+    }
+    wgml_buffer_destroy(pairs);
+    wgml_buffer_destroy(rank);
+    wgml_tensor_free(xc);
+    return st;
+}
+
 static wgml_status sort_rows(const char *name, const wgml_tensor *x, bool desc, int64_t kout, const wgml_tensor *oi,
                              const wgml_tensor *ov);
 
@@ -457,11 +621,12 @@ static wgml_status sort_rows(const char *name, const wgml_tensor *x, bool desc, 
     s.vdt = ov ? ov->dtype : x->dtype;
     s.kind = wg_dtype_is_float(x->dtype) ? "FLOAT" : wg_dtype(x->dtype)->kind == WG_KIND_INT ? "SINT" : "UINT";
     s.x_rw = x->st->buf == oi->st->buf || (ov && x->st->buf == ov->st->buf);
-    if ((uint64_t)p.n * 8 > cap)
-        return wg_fail_window(ctx, (uint64_t)p.n * 8, "%s: the (key, index) pair array of one row of %lld elements "
-                              "(padded to %llu pairs)", name, (long long)len, (unsigned long long)p.n);
-    if ((uint64_t)rows * (uint64_t)p.n > (1ull << 31) || !window(x, cap, &s.bx, &p.xoff) ||
+    /* Rows of more than one block go through a pair array in one binding. */
+    bool pairs_fit = p.n <= BLOCK || (uint64_t)p.n * 8 <= cap;
+    if ((uint64_t)rows * (uint64_t)p.n > (1ull << 31) || !pairs_fit || !window(x, cap, &s.bx, &p.xoff) ||
         !window(oi, cap, &s.bo, &p.ooff) || (ov && !window(ov, cap, &s.bv, &p.voff))) {
+        if (rows == 1)
+            return sort_long(name, x, desc, kout, oi, ov);
         /* rows in halves until each part's windows fit */
         sort_args a = {name, desc, kout};
         const wgml_tensor *ts[3] = {x, oi, ov};
@@ -491,21 +656,7 @@ static wgml_status sort_rows(const char *name, const wgml_tensor *x, bool desc, 
     for (uint64_t r0 = 0; r0 < (uint64_t)rows && st == WGML_OK; r0 += group) {
         p.r0 = (uint32_t)r0;
         p.rows = (uint32_t)((uint64_t)rows - r0 < group ? (uint64_t)rows - r0 : group);
-        p.k = 2;
-        p.j = 1;
-        p.kend = BLOCK;
-        st = local_pass(&s, true, false, &p);
-        for (uint32_t k = 2 * BLOCK; k <= p.n && st == WGML_OK; k <<= 1) {
-            p.k = k;
-            for (uint32_t j = k / 2; j >= BLOCK && st == WGML_OK; j >>= 1) {
-                p.j = j;
-                st = step_pass(&s, &p);
-            }
-            p.j = BLOCK / 2;
-            p.kend = k;
-            if (st == WGML_OK)
-                st = local_pass(&s, false, k == p.n, &p);
-        }
+        st = sort_pairs(&s, &p, true);
     }
     wgml_buffer_destroy(pairs);
     return st;

@@ -238,6 +238,106 @@ static wgml_status rope_run(wgml_ctx *ctx, wgml_kernel *k, const rope_job *j, co
 
 static bool same_buf(const wgml_tensor *a, const wgml_tensor *b) { return a && b && a->st->buf == b->st->buf; }
 
+/* Pairs [j0, j0 + n) of the rows of x -> out, views holding just them:
+ * the kernel sees n pairs (no copied tail) starting at pair j0. */
+static wgml_status rope_piece(wgml_ctx *ctx, wgml_kernel *k, const rope_job *j, const rope_params *base,
+                              const wgml_tensor *x, const wgml_tensor *out, int64_t n, int64_t j0)
+{
+    rope_job jp = *j;
+    rope_params bp = *base;
+    jp.x = x;
+    jp.out = out;
+    jp.xv = wg_view4_of(x);
+    jp.ov = wg_view4_of(out);
+    jp.ff_off += j0 * j->ff_st;
+    bp.a[2] = (uint32_t)n;
+    bp.e[2] = (uint32_t)j0;
+    return rope_run(ctx, k, &jp, &bp);
+}
+
+/* Slice [a, b) of t's last dim (a view). */
+static wgml_status last_slice(const wgml_tensor *t, int64_t a, int64_t b, wgml_tensor **v)
+{
+    return wgml_view_slice(t, t->ndim - 1, a, b, 1, v);
+}
+
+/* Rows (head_dim) longer than one window.  The elements past n_dims are
+ * a copy; the pairs run in pieces that fit (the kernel's P.e.z gives a
+ * piece's first pair).  NORMAL pairs are neighbours: a piece is a slice
+ * of x and out.  NEOX / M-RoPE pair j with j + n_dims/2, which may lie
+ * windows apart: a piece's two halves are gathered into a contiguous
+ * scratch [.., 2n], rotated there as n pairs, and copied back (in place
+ * is safe: a piece writes only the elements it has read). */
+static wgml_status rope_long(wgml_ctx *ctx, wgml_kernel *k, const rope_job *j, const rope_params *base,
+                             const wgml_rope_params *p)
+{
+    const wgml_tensor *x = j->x, *out = j->out;
+    int64_t D = x->shape[x->ndim - 1], nh = p->n_dims / 2;
+    wgml_status st = WGML_OK;
+    wgml_tensor *v[4] = {NULL, NULL, NULL, NULL};
+    bool same = x->st->buf == out->st->buf && j->xv.offset == j->ov.offset &&
+                memcmp(j->xv.strides, j->ov.strides, sizeof j->xv.strides) == 0;
+    if (p->n_dims < D && !same) {
+        if ((st = last_slice(x, p->n_dims, D, &v[0])) == WGML_OK && (st = last_slice(out, p->n_dims, D, &v[1])) ==
+            WGML_OK)
+            st = wg_copy_impl(v[0], v[1]);
+        wgml_tensor_free(v[0]);
+        wgml_tensor_free(v[1]);
+    }
+    uint64_t esz = wg_dtype(x->dtype)->block_bytes > wg_dtype(out->dtype)->block_bytes
+                       ? wg_dtype(x->dtype)->block_bytes : wg_dtype(out->dtype)->block_bytes;
+    int64_t len;
+    if (p->mode == WGML_ROPE_NORMAL) {
+        wg_win w[2] = {wg_win_of(x, &j->xv, "x"), wg_win_of(out, &j->ov, "out")};
+        const int64_t row[4] = {1, 1, 1, p->n_dims};
+        len = wg_win_most(ctx, w, 2, row, 3, UINT32_MAX) / 2;
+    } else {
+        len = (int64_t)(wg_window_cap(ctx) / esz / 2);
+    }
+    if (len == 0 && st == WGML_OK)
+        st = wg_fail_window(ctx, 2 * esz, "wgml_rope: one pair of a row of %lld elements", (long long)D);
+    for (int64_t j0 = 0; j0 < nh && st == WGML_OK; j0 += len) {
+        int64_t n = nh - j0 < len ? nh - j0 : len;
+        if (p->mode == WGML_ROPE_NORMAL) {
+            if ((st = last_slice(x, 2 * j0, 2 * (j0 + n), &v[0])) == WGML_OK &&
+                (st = last_slice(out, 2 * j0, 2 * (j0 + n), &v[1])) == WGML_OK)
+                st = rope_piece(ctx, k, j, base, v[0], v[1], n, j0);
+        } else {
+            int64_t shape[WGML_MAX_DIMS];
+            memcpy(shape, x->shape, sizeof shape);
+            shape[x->ndim - 1] = 2 * n;
+            wgml_tensor *sx = NULL, *so = NULL, *h[2] = {NULL, NULL};
+            if ((st = wgml_tensor_new(ctx, x->dtype, x->ndim, shape, &sx)) == WGML_OK)
+                st = wgml_tensor_new(ctx, out->dtype, x->ndim, shape, &so);
+            for (int half = 0; half < 2 && st == WGML_OK; half++) { /* x's halves -> sx */
+                if ((st = last_slice(x, half * nh + j0, half * nh + j0 + n, &v[half])) == WGML_OK &&
+                    (st = last_slice(sx, half * n, (half + 1) * n, &h[half])) == WGML_OK)
+                    st = wg_copy_impl(v[half], h[half]);
+            }
+            if (st == WGML_OK)
+                st = rope_piece(ctx, k, j, base, sx, so, n, j0);
+            for (int half = 0; half < 2; half++) {
+                wgml_tensor_free(v[half]);
+                wgml_tensor_free(h[half]);
+                v[half] = h[half] = NULL;
+            }
+            for (int half = 0; half < 2 && st == WGML_OK; half++) { /* so -> out's halves */
+                if ((st = last_slice(so, half * n, (half + 1) * n, &h[half])) == WGML_OK &&
+                    (st = last_slice(out, half * nh + j0, half * nh + j0 + n, &v[half])) == WGML_OK)
+                    st = wg_copy_impl(h[half], v[half]);
+            }
+            for (int half = 0; half < 2; half++)
+                wgml_tensor_free(h[half]);
+            wgml_tensor_free(sx);
+            wgml_tensor_free(so);
+        }
+        wgml_tensor_free(v[0]);
+        wgml_tensor_free(v[1]);
+        v[0] = v[1] = NULL;
+    }
+    return st;
+}
+
 wgml_status wg_rope_impl(const wgml_tensor *x, const wgml_tensor *pos, const wgml_rope_params *p, wgml_tensor *out)
 {
     rope_k kc;
@@ -305,6 +405,10 @@ wgml_status wg_rope_impl(const wgml_tensor *x, const wgml_tensor *pos, const wgm
         j.ff_off = (int64_t)wg_view4_of(ff).offset;
         j.ff_st = ff->strides[0];
     }
+    wg_win w[2] = {wg_win_of(x, &j.xv, "x"), wg_win_of(out, &j.ov, "out")};
+    const int64_t row[4] = {1, 1, 1, j.xv.shape[3]};
+    if (!wg_win_fits(x->ctx, w, 2, row, UINT32_MAX))
+        return rope_long(x->ctx, k, &j, &base, p);
     return rope_run(x->ctx, k, &j, &base);
 }
 

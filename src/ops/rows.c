@@ -253,18 +253,52 @@ static wgml_status rows_chunked(wgml_ctx *ctx, const char *file, const char *ent
     return st;
 }
 
+/* Rows longer than one window of a kernel that reduces nothing along
+ * them (qslot WG_ROWS_PIECES): each piece of the row that fits is a launch
+ * of its own, every operand moved along the row to the piece's start. */
+static wgml_status rows_pieces(wgml_ctx *ctx, const char *file, const char *entry, const char *defines,
+                               const wg_row_operand *ops, int nops, const int64_t iter[4], const float fp[4],
+                               const uint32_t ip[4])
+{
+    wg_win w[WG_ROW_MAX_OPS];
+    wins_of(ops, nops, w);
+    const int64_t row[4] = {1, 1, 1, iter[3]};
+    int64_t most = wg_win_most(ctx, w, nops, row, 3, UINT32_MAX);
+    if (most == 0) /* not even one element fits: the row launcher names it */
+        return rows_run(ctx, file, entry, defines, ops, nops, iter, iter[3], fp, ip, NULL);
+    int64_t L = iter[3], K = (L + most - 1) / most, C = (L + K - 1) / K;
+    wgml_status st = WGML_OK;
+    for (int64_t c = 0; c * C < L && st == WGML_OK; c++) {
+        wg_row_operand o2[WG_ROW_MAX_OPS];
+        for (int j = 0; j < nops; j++) {
+            o2[j] = ops[j];
+            o2[j].offset += (uint64_t)(c * C * ops[j].st[3]);
+            o2[j].vec = false;
+        }
+        const int64_t sub[4] = {iter[0], iter[1], iter[2], L - c * C < C ? L - c * C : C};
+        st = rows_run(ctx, file, entry, defines, o2, nops, sub, C, fp, ip, NULL);
+    }
+    return st;
+}
+
+bool wg_rows_fit(wgml_ctx *ctx, const wg_row_operand *ops, int nops, int64_t len)
+{
+    wg_win w[WG_ROW_MAX_OPS];
+    wins_of(ops, nops, w);
+    const int64_t row[4] = {1, 1, 1, len};
+    return wg_win_fits(ctx, w, nops, row, UINT32_MAX);
+}
+
 wgml_status wg_rows_launch(wgml_ctx *ctx, const char *file, const char *entry, const char *defines,
                            wg_row_operand *ops, int nops, const int64_t iter[4], const float fp[4],
                            const uint32_t ip[4], int qslot)
 {
     if (wg_nelem4(iter) == 0)
         return wg_check(ctx);
-    if (qslot >= 0) {
-        wg_win w[WG_ROW_MAX_OPS];
-        wins_of(ops, nops, w);
-        const int64_t row[4] = {1, 1, 1, iter[3]};
-        if (!wg_win_fits(ctx, w, nops, row, UINT32_MAX))
-            return rows_chunked(ctx, file, entry, defines, ops, nops, iter, fp, ip, qslot);
+    if (qslot != -1 && !wg_rows_fit(ctx, ops, nops, iter[3])) {
+        if (qslot == WG_ROWS_PIECES)
+            return rows_pieces(ctx, file, entry, defines, ops, nops, iter, fp, ip);
+        return rows_chunked(ctx, file, entry, defines, ops, nops, iter, fp, ip, qslot);
     }
     return rows_run(ctx, file, entry, defines, ops, nops, iter, iter[3], fp, ip, NULL);
 }

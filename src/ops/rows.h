@@ -45,10 +45,17 @@ wg_row_operand wg_row_operand_of(const wgml_tensor *t, const int64_t shape4[4], 
  * (PARTIAL and COMBINE, see rows_chunked in rows.c and rows.wgsl's
  * p.chunk) names in qslot the first of two slots that then hold f32
  * per-(row, chunk) partials (slots past nops are added; slots within
- * must be absent ones); qslot < 0: such rows fail with WGML_ERR_LIMIT. */
+ * must be absent ones); qslot WG_ROWS_PIECES: the kernel reduces nothing
+ * along a row, so each piece of the row that fits runs as a launch of its
+ * own; qslot -1: such rows fail with WGML_ERR_LIMIT. */
+#define WG_ROWS_PIECES (-2)
 wgml_status wg_rows_launch(wgml_ctx *ctx, const char *file, const char *entry, const char *defines,
                            wg_row_operand *ops, int nops, const int64_t iter[4], const float fp[4],
                            const uint32_t ip[4], int qslot);
+
+/* Whether one row of len elements of every present operand fits one
+ * binding (else wg_rows_launch runs it in chunks or pieces). */
+bool wg_rows_fit(wgml_ctx *ctx, const wg_row_operand *ops, int nops, int64_t len);
 
 /* ggml's ALiBi slope of head h among n_head heads. */
 double wg_alibi_slope(double max_bias, int64_t n_head, int64_t h);

@@ -27,6 +27,8 @@
  * any vocabulary size works.  top_k and min_p decisions are exact; top_p
  * and the draw compare f32 sums (f64 in the reference), so a row whose
  * boundary lies within the sums' rounding may differ from the reference.
+ * Rows longer than one binding window run the same steps per chunk
+ * (sample_long).
  */
 #include "rope.h"
 
@@ -94,6 +96,102 @@ typedef struct sample_params {
     uint32_t e[4];
 } sample_params;
 
+/* The parameters every launch of one row shares. */
+static void row_params(sample_params *sp, const wgml_sample_params *p, const sample_k *k, int64_t vocab)
+{
+    memset(sp, 0, sizeof *sp);
+    sp->a[0] = 1;
+    sp->a[1] = (uint32_t)vocab;
+    sp->c[0] = (uint32_t)p->top_k;
+    sp->c[1] = k->flags;
+    sp->c[2] = (uint32_t)p->seed;
+    sp->c[3] = (uint32_t)(p->seed >> 32);
+    sp->f[0] = k->inv_t;
+    sp->f[1] = k->top_p;
+    sp->f[2] = k->minp_c;
+    sp->e[0] = 128;
+}
+
+/* Rows longer than one binding window (sample.wgsl CHUNKED): one row at a
+ * time, in K chunks that fit.  Each reduction of the one-pass kernel is a
+ * sample_part dispatch per chunk (partials in pt) and a sample_step that
+ * merges them and moves the search, whose state (sv) stays on the device:
+ * the largest logit, then up to 32 probes per threshold search (the host
+ * records them all; steps after the search ends do nothing), the chunks'
+ * kept masses, the chunk holding the draw and its walk.  Results equal
+ * the one-pass kernel's but for f32 sums taken in another order. */
+static wgml_status sample_long(const wgml_tensor *logits, const wgml_sample_params *p, const sample_k *k,
+                               wgml_tensor *out)
+{
+    wgml_ctx *ctx = logits->ctx;
+    int64_t rows = logits->shape[0], vocab = logits->shape[1];
+    uint64_t esz = wg_dtype(logits->dtype)->block_bytes, cap = wg_window_cap(ctx);
+    uint64_t rs = (uint64_t)logits->strides[0], cs = (uint64_t)logits->strides[1];
+    if (esz > cap)
+        return wg_fail_window(ctx, esz, "wgml_sample: one logit");
+    uint64_t most = (cap / esz - 1) / cs + 1, K = ((uint64_t)vocab + most - 1) / most;
+    uint64_t C = ((uint64_t)vocab + K - 1) / K;
+    K = ((uint64_t)vocab + C - 1) / C;
+    if (K * 16 > cap)
+        return wg_fail_window(ctx, K * 16, "wgml_sample: the partials of %llu chunks of a row of %lld logits",
+                              (unsigned long long)K, (long long)vocab);
+    bool alias = logits->st->buf == out->st->buf;
+    char defs[80];
+    snprintf(defs, sizeof defs, "L_DT=%s;L_MODE=%s;WG=256;CHUNKED", wg_dtype(logits->dtype)->wgsl,
+             alias ? "rw" : "r");
+    wg_kernel_ref rpart = {"sample.wgsl", "sample_part", defs, 4, alias ? 0u : 1u};
+    wg_kernel_ref rstep = {"sample.wgsl", "sample_step", defs, 4, alias ? 0u : 1u};
+    wgml_kernel *kpart = NULL, *kstep = NULL;
+    wgml_status st = wg_kernel_get(ctx, &rpart, &kpart);
+    if (st == WGML_OK)
+        st = wg_kernel_get(ctx, &rstep, &kstep);
+    wgml_buffer *sv = NULL, *pt = NULL;
+    if (st == WGML_OK)
+        st = wgml_buffer_create(ctx, 64, &sv);
+    if (st == WGML_OK)
+        st = wgml_buffer_create(ctx, K * 16, &pt);
+    /* Probes: 32 at most per search (each halves a u32 key range), one
+     * more for top-p's total. */
+    int rounds = (k->flags & F_GREEDY) ? 0 : (p->top_k > 0 ? 32 : 0) + ((k->flags & F_TOPP) ? 33 : 0);
+    uint64_t l0 = wg_view4_of(logits).offset, o0 = wg_view4_of(out).offset;
+    for (int64_t r = 0; r < rows && st == WGML_OK; r++) {
+        sample_params sp;
+        row_params(&sp, p, k, vocab);
+        sp.b[3] = (uint32_t)r;
+        sp.e[3] = (uint32_t)K;
+        uint64_t rem;
+        wg_binding b[4];
+        b[1] = wg_bind_from(out->st->buf, (o0 + (uint64_t)r * (uint64_t)out->strides[0]) * 4, 4, &rem);
+        sp.b[1] = (uint32_t)(rem / 4);
+        b[2] = wg_bind_all(sv);
+        b[3] = wg_bind_all(pt);
+        /* stage, with the parts' stage first: 0 max, then the rounds of
+         * stats (1), the masses (2) and the draw (3, no step after it) */
+        for (int stage = 0; stage < 3 + rounds && st == WGML_OK; stage++) {
+            uint32_t ps = stage == 0 ? 0 : stage <= rounds ? 1 : (uint32_t)(stage - rounds + 1);
+            if (ps == 2 && (k->flags & F_GREEDY))
+                break; /* greedy rows were written by step 0 */
+            sp.e[1] = ps;
+            for (uint64_t c = 0; c < K && st == WGML_OK; c++) {
+                uint64_t n = (uint64_t)vocab - c * C < C ? (uint64_t)vocab - c * C : C;
+                b[0] = wg_bind_from(logits->st->buf, (l0 + (uint64_t)r * rs + c * C * cs) * esz,
+                                    ((n - 1) * cs + 1) * esz, &rem);
+                sp.a[1] = (uint32_t)n;
+                sp.a[2] = (uint32_t)(rem / esz);
+                sp.a[3] = (uint32_t)(c * C);
+                sp.b[0] = (uint32_t)cs;
+                sp.e[2] = (uint32_t)c;
+                st = wg_dispatch(ctx, kpart, b, 4, &sp, sizeof sp, 1, 1, 1);
+            }
+            if (st == WGML_OK && ps < 3)
+                st = wg_dispatch(ctx, kstep, b, 4, &sp, sizeof sp, 1, 1, 1);
+        }
+    }
+    wgml_buffer_destroy(sv);
+    wgml_buffer_destroy(pt);
+    return st;
+}
+
 wgml_status wg_sample_impl(const wgml_tensor *logits, const wgml_sample_params *p, wgml_tensor *out)
 {
     const char *op = "wgml_sample";
@@ -122,6 +220,12 @@ wgml_status wg_sample_impl(const wgml_tensor *logits, const wgml_sample_params *
     if (rows == 0)
         return wg_check(logits->ctx);
     wgml_ctx *ctx = logits->ctx;
+    uint64_t esz = wg_dtype(logits->dtype)->block_bytes;
+    uint64_t cap = wg_window_cap(ctx);
+    uint64_t rs = (uint64_t)logits->strides[0], cs = (uint64_t)logits->strides[1];
+    uint64_t row_span = (uint64_t)(vocab - 1) * cs + 1; /* elements of one row's window */
+    if (row_span * esz > cap)
+        return sample_long(logits, p, &k, out);
     bool alias = logits->st->buf == out->st->buf;
     char defs[64];
     /* Small vocabularies leave most of a 256-wide workgroup idle at every
@@ -133,17 +237,15 @@ wgml_status wg_sample_impl(const wgml_tensor *logits, const wgml_sample_params *
     if ((st = wg_kernel_get(ctx, &ref, &kern)) != WGML_OK)
         return st;
 
-    uint64_t esz = wg_dtype(logits->dtype)->block_bytes;
-    uint64_t cap = wg_window_cap(ctx);
-    uint64_t rs = (uint64_t)logits->strides[0], cs = (uint64_t)logits->strides[1];
-    uint64_t row_span = (uint64_t)(vocab - 1) * cs + 1; /* elements of one row's window */
-    if (row_span * esz > cap)
-        return wg_fail_window(ctx, row_span * esz, "%s: one row of %lld logits (element stride %lld)", op,
-                              (long long)vocab, (long long)cs);
     /* Rows per launch: as many as fit one binding (rows sharing the window). */
     uint64_t per = rs ? (cap / esz - row_span) / rs + 1 : (uint64_t)rows;
     if (per > (uint64_t)rows)
         per = (uint64_t)rows;
+    /* ... and whose ids fit out's window (broadcast logits, stride 0,
+     * bound no window at all) */
+    uint64_t ost = (uint64_t)out->strides[0];
+    if (ost && (cap / 4 - 1) / ost + 1 < per)
+        per = (cap / 4 - 1) / ost + 1;
     uint64_t l0 = wg_view4_of(logits).offset, o0 = wg_view4_of(out).offset;
     for (uint64_t r0 = 0; r0 < (uint64_t)rows; r0 += per) {
         uint64_t n = (uint64_t)rows - r0 < per ? (uint64_t)rows - r0 : per;
