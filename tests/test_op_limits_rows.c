@@ -4,6 +4,21 @@
  * batch norm, rope; each against its CPU reference. */
 #include "limits_harness.h"
 
+/* Four strided rows of 256: the transpose of a random [256, 4] tensor
+ * (*b, its view *v) and their values in row order (to free). */
+static double *strided_rows(double lo, double hi, t_tensor *b, wgml_tensor **v)
+{
+    const int64_t bs[2] = {256, 4};
+    *b = rnd(2, bs, lo, hi);
+    *v = NULL;
+    CHECK_OK(wgml_view_transpose(b->t, 0, 1, v));
+    double *tv = malloc(sizeof(double) * 1024);
+    for (int i = 0; tv && i < 4; i++)
+        for (int j = 0; j < 256; j++)
+            tv[i * 256 + j] = b->val[j * 4 + i];
+    return tv;
+}
+
 /* Reductions whose input, running states and out all span several
  * windows: x [8, 1500] (48000 bytes) over axis 0 (1500 running states of
  * up to 16 bytes, out 6000 bytes), axis 1, both, and a [3, 700, 4] over
@@ -101,15 +116,10 @@ static void t_limits_sort_long_rows(void)
         check_sorted("[2, 3000] with NaN and ties", x.t, x.val, 2, 3000);
     }
     t_free(&x);
-    const int64_t bs[2] = {256, 4};
-    t_tensor b = rnd(2, bs, -4, 4);
     wgml_tensor *v = NULL;
-    CHECK_OK(wgml_view_transpose(b.t, 0, 1, &v));
-    double *tv = malloc(sizeof(double) * 1024);
+    t_tensor b;
+    double *tv = strided_rows(-4, 4, &b, &v);
     if (v && tv) {
-        for (int i = 0; i < 4; i++)
-            for (int j = 0; j < 256; j++)
-                tv[i * 256 + j] = b.val[j * 4 + i];
         check_sorted("strided rows", v, tv, 4, 256);
     }
     free(tv);
@@ -231,15 +241,10 @@ static void t_limits_sample_long_rows(void)
         }
     }
     t_free(&x);
-    const int64_t bs[2] = {256, 4};
-    t_tensor b = rnd(2, bs, -3, 3);
     wgml_tensor *v = NULL;
-    CHECK_OK(wgml_view_transpose(b.t, 0, 1, &v));
-    double *tv = malloc(sizeof(double) * 1024);
+    t_tensor b;
+    double *tv = strided_rows(-3, 3, &b, &v);
     if (v && tv) {
-        for (int i = 0; i < 4; i++)
-            for (int j = 0; j < 256; j++)
-                tv[i * 256 + j] = b.val[j * 4 + i];
         wgml_sample_params p = {0.7f, 20, 1.0f, 0.0f, 5};
         free(sample_check("sample of strided rows", v, tv, 4, 256, &p));
     }

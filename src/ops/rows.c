@@ -199,6 +199,23 @@ static wgml_status rows_run(wgml_ctx *ctx, const char *file, const char *entry, 
     return wg_win_split(ctx, w, nops, iter, 3, rows_max_elems(iter), who, rows_one, &job);
 }
 
+/* A row of iter[3] elements cut into K pieces of C that fit one window
+ * (the last one shorter); false when not even one element fits. */
+static bool row_split(wgml_ctx *ctx, const wg_row_operand *ops, int nops, const int64_t iter[4], int64_t *K,
+                      int64_t *C)
+{
+    wg_win w[WG_ROW_MAX_OPS];
+    wins_of(ops, nops, w);
+    const int64_t row[4] = {1, 1, 1, iter[3]};
+    int64_t most = wg_win_most(ctx, w, nops, row, 3, UINT32_MAX), L = iter[3];
+    if (most == 0)
+        return false;
+    *K = (L + most - 1) / most;
+    *C = (L + *K - 1) / *K;
+    *K = (L + *C - 1) / *C;
+    return true;
+}
+
 /* Rows longer than one window, in chunks of the row that fit: a PARTIAL
  * pass writes each (row, chunk)'s statistics to two f32 scratch tensors
  * [rows, K] in slots qslot and qslot + 1, then a COMBINE pass merges a
@@ -208,14 +225,9 @@ static wgml_status rows_chunked(wgml_ctx *ctx, const char *file, const char *ent
                                 const wg_row_operand *ops, int nops, const int64_t iter[4], const float fp[4],
                                 const uint32_t ip[4], int qslot)
 {
-    wg_win w[WG_ROW_MAX_OPS];
-    wins_of(ops, nops, w);
-    const int64_t row[4] = {1, 1, 1, iter[3]};
-    int64_t most = wg_win_most(ctx, w, nops, row, 3, UINT32_MAX);
-    if (most == 0) /* not even one element fits: the row launcher names it */
+    int64_t L = iter[3], K, C;
+    if (!row_split(ctx, ops, nops, iter, &K, &C)) /* not even one element fits: the row launcher names it */
         return rows_run(ctx, file, entry, defines, ops, nops, iter, iter[3], fp, ip, NULL);
-    int64_t L = iter[3], K = (L + most - 1) / most, C = (L + K - 1) / K;
-    K = (L + C - 1) / C;
     int64_t rows = iter[0] * iter[1] * iter[2];
     if ((uint64_t)K > UINT32_MAX || (uint64_t)rows > UINT64_MAX / 8 / (uint64_t)K)
         return wg_fail(WGML_ERR_LIMIT, "rows of %lld elements: too many chunks", (long long)L);
@@ -260,13 +272,9 @@ static wgml_status rows_pieces(wgml_ctx *ctx, const char *file, const char *entr
                                const wg_row_operand *ops, int nops, const int64_t iter[4], const float fp[4],
                                const uint32_t ip[4])
 {
-    wg_win w[WG_ROW_MAX_OPS];
-    wins_of(ops, nops, w);
-    const int64_t row[4] = {1, 1, 1, iter[3]};
-    int64_t most = wg_win_most(ctx, w, nops, row, 3, UINT32_MAX);
-    if (most == 0) /* not even one element fits: the row launcher names it */
+    int64_t L = iter[3], K, C;
+    if (!row_split(ctx, ops, nops, iter, &K, &C)) /* not even one element fits: the row launcher names it */
         return rows_run(ctx, file, entry, defines, ops, nops, iter, iter[3], fp, ip, NULL);
-    int64_t L = iter[3], K = (L + most - 1) / most, C = (L + K - 1) / K;
     wgml_status st = WGML_OK;
     for (int64_t c = 0; c * C < L && st == WGML_OK; c++) {
         wg_row_operand o2[WG_ROW_MAX_OPS];
