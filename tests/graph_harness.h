@@ -39,4 +39,14 @@ static inline void expect(wgml_status got, wgml_status want, const char *needle,
 }
 
 
+/* Opens the test context and runs the cases. */
+static inline int graph_main(int argc, char **argv, const t_case *cases, size_t n)
+{
+    if (t_setup(argc, argv))
+        return 1;
+    int rc = t_run(cases, n, argc > 1 ? argv[1] : NULL);
+    wgml_ctx_destroy(t_ctx);
+    return rc;
+}
+
 #endif

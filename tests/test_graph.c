@@ -502,11 +502,4 @@ static const t_case cases[] = {
     {"fusions_fold_what_they_should", fusions_fold_what_they_should},
 };
 
-int main(int argc, char **argv)
-{
-    if (t_setup(argc, argv))
-        return 1;
-    int rc = t_run(cases, sizeof cases / sizeof *cases, argc > 1 ? argv[1] : NULL);
-    wgml_ctx_destroy(t_ctx);
-    return rc;
-}
+int main(int argc, char **argv) { return graph_main(argc, argv, cases, sizeof cases / sizeof *cases); }
