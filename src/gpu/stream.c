@@ -21,6 +21,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define MAX_BATCH 8192
 /* One early submit per wait.  Recorded work reaches the GPU only at a
@@ -394,10 +395,33 @@ bool wg_fence_done(wgml_ctx *ctx, uint64_t ticket)
     return ctx->fence_done >= ticket || ctx->lost;
 }
 
+/* Waiting spins on non-blocking polls for up to WG_SPIN_US before it
+ * blocks: a blocking poll sleeps on the driver's fence and wakes up late,
+ * which is most of the ~70 us an H100 took per submit + wait (a decode
+ * step waits once per token).  Work longer than the spin costs that much
+ * CPU.  Not on CPU adapters (lavapipe): there the GPU work runs on the
+ * driver's worker threads, and a spinning thread would take a core from
+ * them. */
+#define WG_SPIN_US 1000.0
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+}
+
 wgml_status wg_stream_wait(wgml_ctx *ctx)
 {
-    if (!ctx->lost)
-        wg_native_poll(ctx->device, true);
+    if (!ctx->lost) {
+        const char *e = getenv("WGML_SPIN_US");
+        double t0 = now_us(), spin = e ? atof(e) : strcmp(ctx->info.device_type, "cpu") ? WG_SPIN_US : 0;
+        bool idle = false;
+        while (spin > 0 && !(idle = wg_native_poll(ctx->device, false)) && now_us() - t0 < spin && !ctx->lost)
+            ;
+        if (!idle && !ctx->lost)
+            wg_native_poll(ctx->device, true);
+    }
     ctx->stream.since_wait = 0;
     ctx->stream.kicked = false;
     ctx->stats.waits++;
