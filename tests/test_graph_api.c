@@ -516,6 +516,94 @@ static void scratch_in_arena(void)
     wgml_graph_free(g);
 }
 
+/* Rows longer than one storage binding inside a graph (a 4 KiB-window
+ * context): chunked softmax and norms and rope in pieces take their
+ * scratch from the arena, bind it next to the arena's other tensors, and
+ * equal the same ops run eagerly. */
+static void long_rows_in_graph(void)
+{
+    setenv("WGML_MAX_BINDING", "4096", 1);
+    wgml_ctx *sc = NULL;
+    wgml_status cst = wgml_ctx_create(NULL, &sc);
+    unsetenv("WGML_MAX_BINDING");
+    CHECK_OK(cst);
+    if (!sc)
+        return;
+    enum { R = 3, N = 3000, HD = 2048 };
+    float *xh = host_f32(R * N, -3, 3), *wh = host_f32(N, 0.5, 1.5), *qh = host_f32(2 * HD, -2, 2);
+    int32_t ph[2] = {3, 11};
+    wgml_graph *g = NULL;
+    CHECK_OK(wgml_graph_create(sc, &g));
+    wgml_node *x, *w, *q, *pos, *o[5], *xg, *w8, *ws;
+    CHECK_OK(wgml_graph_input(g, "x", WGML_F32, 2, (int64_t[]){R, N}, &x));
+    CHECK_OK(wgml_graph_input(g, "w", WGML_F32, 1, (int64_t[]){N}, &w));
+    CHECK_OK(wgml_graph_input(g, "q", WGML_F32, 3, (int64_t[]){2, 1, HD}, &q));
+    CHECK_OK(wgml_graph_input(g, "pos", WGML_I32, 1, (int64_t[]){2}, &pos));
+    wgml_softmax_params sp = {-1, 0.5f, 0, 0};
+    wgml_norm_params rms = {WGML_RMS_NORM, 1e-6f, 0, 0, 0, 0, 0, 0, 0};
+    wgml_norm_params ln = {WGML_LAYER_NORM, 1e-5f, 0, 0, 0, 0, 0, 0, 0};
+    wgml_rope_params rp = {WGML_ROPE_NEOX, HD, 10000, 1, 0, 1, 32, 1, 0, {0}, 0};
+    CHECK_OK(wgml_g_softmax(g, x, NULL, NULL, &sp, &o[0]));
+    CHECK_OK(wgml_g_norm(g, x, &rms, w, NULL, NULL, &o[1]));
+    CHECK_OK(wgml_g_norm(g, o[0], &ln, NULL, w, NULL, &o[2]));
+    CHECK_OK(wgml_g_rope(g, q, pos, &rp, NULL, &o[3]));
+    /* group norm, groups of 2 x 1500, with a strided weight (copied to a
+     * contiguous scratch when the group runs in chunks) */
+    wgml_norm_params gn = {WGML_GROUP_NORM, 1e-5f, 2, 0, 0, 0, 0, 0, 0};
+    CHECK_OK(wgml_g_reshape(g, x, 3, (int64_t[]){1, 6, 1500}, &xg));
+    CHECK_OK(wgml_g_reshape(g, w, 1, (int64_t[]){N}, &w8));
+    CHECK_OK(wgml_g_slice(g, w8, 0, 0, 12, 2, &ws));
+    CHECK_OK(wgml_g_norm(g, xg, &gn, ws, NULL, NULL, &o[4]));
+    for (int i = 0; i < 5; i++)
+        CHECK_OK(wgml_graph_output(g, o[i]));
+    wgml_graph_options nofuse = {1, 0};
+    CHECK_OK(wgml_graph_compile(g, &nofuse));
+    wgml_graph_stats gs;
+    CHECK_OK(wgml_graph_stats_get(g, &gs));
+    printf("    arena %llu + scratch %llu bytes, %llu dispatches\n", (unsigned long long)gs.arena_bytes,
+           (unsigned long long)gs.scratch_bytes, (unsigned long long)gs.dispatches);
+    CHECK(gs.scratch_bytes > 0, "chunked rows took no scratch from the arena");
+    CHECK_OK(wgml_graph_write(g, x, xh, R * N * 4));
+    CHECK_OK(wgml_graph_write(g, w, wh, N * 4));
+    CHECK_OK(wgml_graph_write(g, q, qh, 2 * HD * 4));
+    CHECK_OK(wgml_graph_write(g, pos, ph, sizeof ph));
+    CHECK_OK(wgml_graph_run(g));
+    /* the same ops eagerly on the same context */
+    wgml_graph *e = NULL;
+    CHECK_OK(wgml_graph_create_eager(sc, &e));
+    wgml_node *ex, *ew, *eq, *ep, *eo[5], *exg, *ews;
+    CHECK_OK(wgml_graph_input(e, "x", WGML_F32, 2, (int64_t[]){R, N}, &ex));
+    CHECK_OK(wgml_graph_write(e, ex, xh, R * N * 4));
+    CHECK_OK(wgml_graph_input(e, "w", WGML_F32, 1, (int64_t[]){N}, &ew));
+    CHECK_OK(wgml_graph_write(e, ew, wh, N * 4));
+    CHECK_OK(wgml_graph_input(e, "q", WGML_F32, 3, (int64_t[]){2, 1, HD}, &eq));
+    CHECK_OK(wgml_graph_write(e, eq, qh, 2 * HD * 4));
+    CHECK_OK(wgml_graph_input(e, "pos", WGML_I32, 1, (int64_t[]){2}, &ep));
+    CHECK_OK(wgml_graph_write(e, ep, ph, sizeof ph));
+    CHECK_OK(wgml_g_softmax(e, ex, NULL, NULL, &sp, &eo[0]));
+    CHECK_OK(wgml_g_norm(e, ex, &rms, ew, NULL, NULL, &eo[1]));
+    CHECK_OK(wgml_g_norm(e, eo[0], &ln, NULL, ew, NULL, &eo[2]));
+    CHECK_OK(wgml_g_rope(e, eq, ep, &rp, NULL, &eo[3]));
+    CHECK_OK(wgml_g_reshape(e, ex, 3, (int64_t[]){1, 6, 1500}, &exg));
+    CHECK_OK(wgml_g_slice(e, ew, 0, 0, 12, 2, &ews));
+    CHECK_OK(wgml_g_norm(e, exg, &gn, ews, NULL, NULL, &eo[4]));
+    const int64_t n[5] = {R * N, R * N, R * N, 2 * HD, R * N};
+    for (int i = 0; i < 5; i++) {
+        float *a = malloc((size_t)n[i] * 4), *b = malloc((size_t)n[i] * 4);
+        CHECK_OK(wgml_graph_read(g, o[i], a, (uint64_t)n[i] * 4));
+        CHECK_OK(wgml_graph_read(e, eo[i], b, (uint64_t)n[i] * 4));
+        int bad = 0;
+        for (int64_t k = 0; k < n[i]; k++)
+            bad += !f32_close(a[k], b[k]);
+        CHECK(!bad, "output %d: %d of %lld elements differ from eager", i, bad, (long long)n[i]);
+        free(a), free(b);
+    }
+    wgml_graph_free(e);
+    wgml_graph_free(g);
+    free(xh), free(wh), free(qh);
+    wgml_ctx_destroy(sc);
+}
+
 static const t_case cases[] = {
     {"op_table_complete", op_table_complete},
     {"symbolic_dims_rebind_without_compiling", symbolic_dims_rebind_without_compiling},
@@ -529,6 +617,7 @@ static const t_case cases[] = {
     {"dump_and_nancheck", dump_and_nancheck},
     {"async_completion_and_profile", async_completion_and_profile},
     {"scratch_in_arena", scratch_in_arena},
+    {"long_rows_in_graph", long_rows_in_graph},
 };
 
 int main(int argc, char **argv) { return graph_main(argc, argv, cases, sizeof cases / sizeof *cases); }

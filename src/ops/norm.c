@@ -152,7 +152,7 @@ static wgml_status group_view(const wgml_tensor *t, const wgml_tensor *x, bool f
         same = t->shape[i] == x->shape[i];
     if (!t || (same && sample_contiguous(t)))
         return WGML_OK;
-    wgml_status st = wgml_tensor_new(x->ctx, t->dtype, x->ndim, x->shape, tmp);
+    wgml_status st = wg_scratch_tensor(x->ctx, t->dtype, x->ndim, x->shape, tmp);
     if (st != WGML_OK || !fill) {
         *use = *tmp;
         return st;
@@ -225,7 +225,7 @@ static wgml_status group_norm(const wgml_tensor *x, const wgml_norm_params *p, w
             for (int i = 0; i < 2 && st == WGML_OK; i++) {
                 if (!wb[i])
                     continue;
-                if (wb[i]->strides[0] != 1 && (st = wgml_tensor_new(x->ctx, wb[i]->dtype, 1, &c, &wc[i])) == WGML_OK)
+                if (wb[i]->strides[0] != 1 && (st = wg_scratch_tensor(x->ctx, wb[i]->dtype, 1, &c, &wc[i])) == WGML_OK)
                     st = wg_copy_impl(wb[i], wc[i]);
                 const wgml_tensor *t = wc[i] ? wc[i] : wb[i];
                 wg_row_operand o = {t, wg_view4_of(t).offset, {0, 0, c / g, 0}, i ? "b" : "w", false, false,

@@ -307,8 +307,8 @@ static wgml_status rope_long(wgml_ctx *ctx, wgml_kernel *k, const rope_job *j, c
             memcpy(shape, x->shape, sizeof shape);
             shape[x->ndim - 1] = 2 * n;
             wgml_tensor *sx = NULL, *so = NULL, *h[2] = {NULL, NULL};
-            if ((st = wgml_tensor_new(ctx, x->dtype, x->ndim, shape, &sx)) == WGML_OK)
-                st = wgml_tensor_new(ctx, out->dtype, x->ndim, shape, &so);
+            if ((st = wg_scratch_tensor(ctx, x->dtype, x->ndim, shape, &sx)) == WGML_OK)
+                st = wg_scratch_tensor(ctx, out->dtype, x->ndim, shape, &so);
             for (int half = 0; half < 2 && st == WGML_OK; half++) { /* x's halves -> sx */
                 if ((st = last_slice(x, half * nh + j0, half * nh + j0 + n, &v[half])) == WGML_OK &&
                     (st = last_slice(sx, half * n, (half + 1) * n, &h[half])) == WGML_OK)

@@ -235,7 +235,7 @@ static wgml_status rows_chunked(wgml_ctx *ctx, const char *file, const char *ent
     const int64_t qshape[1] = {rows * K};
     wgml_status st = WGML_OK;
     for (int i = 0; i < 2 && st == WGML_OK; i++)
-        st = wgml_tensor_new(ctx, WGML_F32, 1, qshape, &q[i]);
+        st = wg_scratch_tensor(ctx, WGML_F32, 1, qshape, &q[i]);
     int n = qslot + 2 > nops ? qslot + 2 : nops;
     char defs[256];
     for (int pass = 0; pass < 2 && st == WGML_OK; pass++) {
@@ -250,7 +250,8 @@ static wgml_status rows_chunked(wgml_ctx *ctx, const char *file, const char *ent
             for (int i = 0; i < 2; i++) {
                 /* PARTIAL writes element c of the row's run; COMBINE reads
                  * all K (its window: the run's first element plus a tail) */
-                wg_row_operand x = {q[i], pass ? 0 : (uint64_t)c, {iter[1] * iter[2] * K, iter[2] * K, K, 0},
+                uint64_t q0 = wg_view4_of(q[i]).offset; /* scratch may sit inside a graph's arena */
+                wg_row_operand x = {q[i], q0 + (pass ? 0 : (uint64_t)c), {iter[1] * iter[2] * K, iter[2] * K, K, 0},
                                     qslot + i < nops ? ops[qslot + i].name : i ? "qb" : "qa", !pass, false,
                                     pass ? (uint64_t)(K - 1) : 0};
                 o2[qslot + i] = x;
