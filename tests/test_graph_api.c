@@ -534,7 +534,7 @@ static void long_rows_in_graph(void)
     int32_t ph[2] = {3, 11};
     wgml_graph *g = NULL;
     CHECK_OK(wgml_graph_create(sc, &g));
-    wgml_node *x, *w, *q, *pos, *o[5], *xg, *w8, *ws;
+    wgml_node *x, *w, *q, *pos, *o[8], *xg, *w8, *ws, *xt;
     CHECK_OK(wgml_graph_input(g, "x", WGML_F32, 2, (int64_t[]){R, N}, &x));
     CHECK_OK(wgml_graph_input(g, "w", WGML_F32, 1, (int64_t[]){N}, &w));
     CHECK_OK(wgml_graph_input(g, "q", WGML_F32, 3, (int64_t[]){2, 1, HD}, &q));
@@ -554,7 +554,13 @@ static void long_rows_in_graph(void)
     CHECK_OK(wgml_g_reshape(g, w, 1, (int64_t[]){N}, &w8));
     CHECK_OK(wgml_g_slice(g, w8, 0, 0, 12, 2, &ws));
     CHECK_OK(wgml_g_norm(g, xg, &gn, ws, NULL, NULL, &o[4]));
-    for (int i = 0; i < 5; i++)
+    /* cumsum in pieces (their totals in scratch), argsort of a strided row
+     * (copied to a contiguous scratch first), top_k's indices alone */
+    CHECK_OK(wgml_g_cumsum(g, x, 1, 0, &o[5]));
+    CHECK_OK(wgml_g_transpose(g, x, 0, 1, &xt));
+    CHECK_OK(wgml_g_argsort(g, xt, 0, &o[6]));
+    CHECK_OK(wgml_g_top_k(g, x, 50, 0, &o[7]));
+    for (int i = 0; i < 8; i++)
         CHECK_OK(wgml_graph_output(g, o[i]));
     wgml_graph_options nofuse = {1, 0};
     CHECK_OK(wgml_graph_compile(g, &nofuse));
@@ -571,7 +577,7 @@ static void long_rows_in_graph(void)
     /* the same ops eagerly on the same context */
     wgml_graph *e = NULL;
     CHECK_OK(wgml_graph_create_eager(sc, &e));
-    wgml_node *ex, *ew, *eq, *ep, *eo[5], *exg, *ews;
+    wgml_node *ex, *ew, *eq, *ep, *eo[8], *exg, *ews, *ext;
     CHECK_OK(wgml_graph_input(e, "x", WGML_F32, 2, (int64_t[]){R, N}, &ex));
     CHECK_OK(wgml_graph_write(e, ex, xh, R * N * 4));
     CHECK_OK(wgml_graph_input(e, "w", WGML_F32, 1, (int64_t[]){N}, &ew));
@@ -587,8 +593,12 @@ static void long_rows_in_graph(void)
     CHECK_OK(wgml_g_reshape(e, ex, 3, (int64_t[]){1, 6, 1500}, &exg));
     CHECK_OK(wgml_g_slice(e, ew, 0, 0, 12, 2, &ews));
     CHECK_OK(wgml_g_norm(e, exg, &gn, ews, NULL, NULL, &eo[4]));
-    const int64_t n[5] = {R * N, R * N, R * N, 2 * HD, R * N};
-    for (int i = 0; i < 5; i++) {
+    CHECK_OK(wgml_g_cumsum(e, ex, 1, 0, &eo[5]));
+    CHECK_OK(wgml_g_transpose(e, ex, 0, 1, &ext));
+    CHECK_OK(wgml_g_argsort(e, ext, 0, &eo[6]));
+    CHECK_OK(wgml_g_top_k(e, ex, 50, 0, &eo[7]));
+    const int64_t n[8] = {R * N, R * N, R * N, 2 * HD, R * N, R * N, R * N, R * 50};
+    for (int i = 0; i < 8; i++) {
         float *a = malloc((size_t)n[i] * 4), *b = malloc((size_t)n[i] * 4);
         CHECK_OK(wgml_graph_read(g, o[i], a, (uint64_t)n[i] * 4));
         CHECK_OK(wgml_graph_read(e, eo[i], b, (uint64_t)n[i] * 4));

@@ -38,7 +38,7 @@ struct Params {
 #tensor o 2 O_DT w
 #endif
 #if CARRY_IN
-@group(0) @binding(3) var<storage, read> cin: array<u32>;
+@group(0) @binding(3) var<storage, {{CIN_ACCESS}}> cin: array<u32>;
 #endif
 
 alias A = x_T;

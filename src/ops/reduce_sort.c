@@ -59,10 +59,13 @@ typedef struct sparams {
 static wgml_status scan_dispatch(wgml_ctx *ctx, wgml_dtype xdt, bool x_rw, wgml_dtype odt, const char *mode,
                                  const wg_binding *b, int nb, sparams *p)
 {
-    char defs[160];
-    snprintf(defs, sizeof defs, "X_DT=%s;X_MODE=%s;O_DT=%s%s%s", wg_dtype(xdt)->wgsl, x_rw ? "rw" : "r",
-             wg_dtype(odt)->wgsl, mode ? ";" : "", mode ? mode : "");
-    unsigned ro = (x_rw ? 0u : 1u) | (nb == 3 ? 4u : 0u);
+    char defs[192];
+    /* CARRY_IN's carries (b[2]) share out's buffer inside a graph's arena:
+     * then they are bound read_write like everything else there. */
+    bool c_rw = nb == 3 && b[2].buffer == b[1].buffer;
+    snprintf(defs, sizeof defs, "X_DT=%s;X_MODE=%s;O_DT=%s;CIN_ACCESS=%s%s%s", wg_dtype(xdt)->wgsl,
+             x_rw ? "rw" : "r", wg_dtype(odt)->wgsl, c_rw ? "read_write" : "read", mode ? ";" : "", mode ? mode : "");
+    unsigned ro = (x_rw ? 0u : 1u) | (nb == 3 && !c_rw ? 4u : 0u);
     wg_kernel_ref ref = {"reduce_scan.wgsl", "scan", defs, nb, ro};
     wgml_kernel *k;
     wgml_status st = wg_kernel_get(ctx, &ref, &k);
@@ -171,9 +174,9 @@ static wgml_status cumsum_long(const wgml_tensor *x, int a, int exclusive, wgml_
     wgml_dtype at = wg_dtype_is_float(x->dtype) ? WGML_F32 : x->dtype;
     wgml_tensor *tot = NULL, *pre = NULL;
     const int64_t ts[1] = {pieces};
-    wgml_status st = wgml_tensor_new(ctx, at, 1, ts, &tot);
+    wgml_status st = wg_scratch_tensor(ctx, at, 1, ts, &tot);
     if (st == WGML_OK)
-        st = wgml_tensor_new(ctx, at, 1, ts, &pre);
+        st = wg_scratch_tensor(ctx, at, 1, ts, &pre);
     bool x_rw = x->st->buf == out->st->buf;
     for (int pass = 0; pass < 2 && st == WGML_OK; pass++) {
         for (int64_t j = 0; j < pieces && st == WGML_OK; j++) {
@@ -510,7 +513,7 @@ static wgml_status sort_long(const char *name, const wgml_tensor *x, bool desc, 
     wgml_tensor *xc = NULL;
     wgml_buffer *pairs = NULL, *rank = NULL;
     wgml_status st = WGML_OK;
-    if (x->strides[ax] != 1 && (st = wgml_tensor_new(ctx, x->dtype, x->ndim, x->shape, &xc)) == WGML_OK)
+    if (x->strides[ax] != 1 && (st = wg_scratch_tensor(ctx, x->dtype, x->ndim, x->shape, &xc)) == WGML_OK)
         st = wg_copy_impl(x, xc);
     const wgml_tensor *xs = xc ? xc : x;
     if (st == WGML_OK)
@@ -713,7 +716,7 @@ wgml_status wg_top_k_impl(const wgml_tensor *x, int64_t k, wgml_tensor *values, 
     if (!values && !indices)
         return WGML_OK;
     wgml_tensor *tmp = NULL;
-    if (!indices && (st = wgml_tensor_new(x->ctx, WGML_I32, x->ndim, shape, &tmp)) != WGML_OK)
+    if (!indices && (st = wg_scratch_tensor(x->ctx, WGML_I32, x->ndim, shape, &tmp)) != WGML_OK)
         return st;
     st = sort_rows(name, x, true, k, indices ? indices : tmp, values);
     wgml_tensor_free(tmp);
