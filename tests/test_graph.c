@@ -415,7 +415,9 @@ static void random_graphs_fused_equal_unfused(void)
         wgml_graph_stats s0, s1;
         CHECK_OK(wgml_graph_stats_get(v[0].g, &s0));
         CHECK_OK(wgml_graph_stats_get(v[1].g, &s1));
-        CHECK(s0.fused_nodes == 0 && s1.dispatches + s1.fused_nodes >= s0.dispatches,
+        /* (a folded node may have taken several dispatches: one per window
+         * when its operands span several bindings) */
+        CHECK(s0.fused_nodes == 0 && (s1.fused_nodes == 0 || s1.dispatches <= s0.dispatches),
               "graph %d: fused %llu nodes, %llu dispatches vs %llu", k, (unsigned long long)s1.fused_nodes,
               (unsigned long long)s1.dispatches, (unsigned long long)s0.dispatches);
         fused_total += s1.fused_nodes;
