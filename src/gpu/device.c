@@ -72,7 +72,7 @@ static bool icontains(const char *hay, const char *needle)
     return n == 0;
 }
 
-static double now_s(void)
+double wg_now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -91,7 +91,7 @@ uint64_t wg_hash_bytes(uint64_t h, const void *p, size_t n)
 
 bool wg_wait_flag(wgml_ctx *ctx, volatile int *flag, double timeout_s)
 {
-    double t0 = now_s();
+    double t0 = wg_now_s();
     while (!*flag) {
         if (ctx->instance)
             wgpuInstanceProcessEvents(ctx->instance);
@@ -99,7 +99,7 @@ bool wg_wait_flag(wgml_ctx *ctx, volatile int *flag, double timeout_s)
             break;
         if (ctx->device)
             wg_native_poll(ctx->device, false);
-        if (now_s() - t0 > timeout_s)
+        if (wg_now_s() - t0 > timeout_s)
             return false;
     }
     return true;

@@ -69,6 +69,8 @@ void wg_scope_push(wgml_ctx *ctx);
 wgml_status wg_scope_pop(wgml_ctx *ctx, wgml_status as, const char *what);
 /* Waits on a flag set by a callback, pumping events; false on timeout. */
 bool wg_wait_flag(wgml_ctx *ctx, volatile int *flag, double timeout_s);
+/* Monotonic clock, seconds. */
+double wg_now_s(void);
 
 /* ---------------------------------------------------------------- kernels */
 
@@ -202,6 +204,12 @@ wgml_status wg_stream_not_recording(wgml_ctx *ctx, const char *what);
 /* Ends the pass so copy commands can be recorded; returns the encoder. */
 WGPUCommandEncoder wg_stream_encoder(wgml_ctx *ctx);
 void wg_stream_forget_buffer(wgml_ctx *ctx, uint64_t id);
+/* Bind groups, for the stream's cache and for compiled recordings: the key
+ * of (layout, bindings), and a bind group with `uniform` (WG_PARAMS_MAX
+ * bytes at a dynamic offset) at binding 0 and b at 1.. */
+uint64_t wg_bindings_hash(WGPUBindGroupLayout bgl, const wg_binding *b, int nb);
+WGPUBindGroup wg_bind_group_create(wgml_ctx *ctx, WGPUBindGroupLayout bgl, WGPUBuffer uniform, const wg_binding *b,
+                                   int nb);
 /* The open compute pass of the stream (opened if needed), for replays that
  * encode dispatches themselves (record.c). */
 WGPUComputePassEncoder wg_stream_pass(wgml_ctx *ctx);

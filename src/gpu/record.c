@@ -277,15 +277,9 @@ wgml_status wg_recording_compile(wgml_ctx *ctx, wg_recording *r)
         } else {
             c->off[i] = c->off[ptab[pat]];
         }
-        uint64_t h = wg_hash_bytes(WG_HASH_SEED, &rec->kernel->bgl, sizeof rec->kernel->bgl);
-        for (int j = 0; j < rec->nb; j++) {
-            h = wg_hash_bytes(h, &rec->b[j].buffer->id, 8);
-            h = wg_hash_bytes(h, &rec->b[j].offset, 8);
-            h = wg_hash_bytes(h, &rec->b[j].size, 8);
-            if (rec->b[j].buffer == ctx->errw.buf)
-                c->binds_errword = true;
-        }
-        size_t at = (size_t)h & (hcap - 1);
+        for (int j = 0; j < rec->nb; j++)
+            c->binds_errword = c->binds_errword || rec->b[j].buffer == ctx->errw.buf;
+        size_t at = (size_t)wg_bindings_hash(rec->kernel->bgl, rec->b, rec->nb) & (hcap - 1);
         while (table[at] != SIZE_MAX && !same_bindings(&r->recs[table[at]], rec))
             at = (at + 1) & (hcap - 1);
         if (table[at] != SIZE_MAX) {
@@ -293,21 +287,7 @@ wgml_status wg_recording_compile(wgml_ctx *ctx, wg_recording *r)
             continue;
         }
         table[at] = i;
-        WGPUBindGroupEntry ent[WG_MAX_BUFFERS + 1];
-        memset(ent, 0, sizeof ent);
-        ent[0].buffer = c->params;
-        ent[0].size = WG_PARAMS_MAX;
-        for (int j = 0; j < rec->nb; j++) {
-            ent[j + 1].binding = (uint32_t)j + 1;
-            ent[j + 1].buffer = rec->b[j].buffer->buf;
-            ent[j + 1].offset = rec->b[j].offset;
-            ent[j + 1].size = rec->b[j].size;
-        }
-        WGPUBindGroupDescriptor d = {0};
-        d.layout = rec->kernel->bgl;
-        d.entryCount = (size_t)rec->nb + 1;
-        d.entries = ent;
-        c->bg[i] = c->own[c->n_own++] = wgpuDeviceCreateBindGroup(ctx->device, &d);
+        c->bg[i] = c->own[c->n_own++] = wg_bind_group_create(ctx, rec->kernel->bgl, c->params, rec->b, rec->nb);
     }
     free(table);
     free(ptab);

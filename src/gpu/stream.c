@@ -21,7 +21,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define MAX_BATCH 8192
 /* One early submit per wait.  Recorded work reaches the GPU only at a
@@ -84,14 +83,42 @@ void wg_stream_forget_buffer(wgml_ctx *ctx, uint64_t id)
     }
 }
 
-static WGPUBindGroup bind_group(wgml_ctx *ctx, wgml_kernel *k, const wg_binding *b, int nb)
+uint64_t wg_bindings_hash(WGPUBindGroupLayout bgl, const wg_binding *b, int nb)
 {
-    uint64_t h = wg_hash_bytes(WG_HASH_SEED, &k->bgl, sizeof k->bgl);
+    uint64_t h = wg_hash_bytes(WG_HASH_SEED, &bgl, sizeof bgl);
     for (int i = 0; i < nb; i++) {
         h = wg_hash_bytes(h, &b[i].buffer->id, 8);
         h = wg_hash_bytes(h, &b[i].offset, 8);
         h = wg_hash_bytes(h, &b[i].size, 8);
     }
+    return h;
+}
+
+WGPUBindGroup wg_bind_group_create(wgml_ctx *ctx, WGPUBindGroupLayout bgl, WGPUBuffer uniform, const wg_binding *b,
+                                   int nb)
+{
+    WGPUBindGroupEntry ent[WG_MAX_BUFFERS + 1];
+    memset(ent, 0, sizeof ent);
+    ent[0].binding = 0;
+    ent[0].buffer = uniform;
+    ent[0].offset = 0;
+    ent[0].size = WG_PARAMS_MAX;
+    for (int i = 0; i < nb; i++) {
+        ent[i + 1].binding = (uint32_t)i + 1;
+        ent[i + 1].buffer = b[i].buffer->buf;
+        ent[i + 1].offset = b[i].offset;
+        ent[i + 1].size = b[i].size;
+    }
+    WGPUBindGroupDescriptor d = {0};
+    d.layout = bgl;
+    d.entryCount = (size_t)nb + 1;
+    d.entries = ent;
+    return wgpuDeviceCreateBindGroup(ctx->device, &d);
+}
+
+static WGPUBindGroup bind_group(wgml_ctx *ctx, wgml_kernel *k, const wg_binding *b, int nb)
+{
+    uint64_t h = wg_bindings_hash(k->bgl, b, nb);
     wg_bg_entry *e = &ctx->stream.bg[h & (WG_BG_CACHE - 1)];
     if (e->bg && e->hash == h && e->bgl == k->bgl && e->n == nb) {
         bool same = true;
@@ -104,26 +131,12 @@ static WGPUBindGroup bind_group(wgml_ctx *ctx, wgml_kernel *k, const wg_binding 
     }
     ctx->stats.bind_group_misses++;
     bg_clear(e);
-    WGPUBindGroupEntry ent[WG_MAX_BUFFERS + 1];
-    memset(ent, 0, sizeof ent);
-    ent[0].binding = 0;
-    ent[0].buffer = ctx->stream.ring;
-    ent[0].offset = 0;
-    ent[0].size = WG_PARAMS_MAX;
     for (int i = 0; i < nb; i++) {
-        ent[i + 1].binding = (uint32_t)i + 1;
-        ent[i + 1].buffer = b[i].buffer->buf;
-        ent[i + 1].offset = b[i].offset;
-        ent[i + 1].size = b[i].size;
         e->ids[i] = b[i].buffer->id;
         e->offs[i] = b[i].offset;
         e->sizes[i] = b[i].size;
     }
-    WGPUBindGroupDescriptor d = {0};
-    d.layout = k->bgl;
-    d.entryCount = (size_t)nb + 1;
-    d.entries = ent;
-    e->bg = wgpuDeviceCreateBindGroup(ctx->device, &d);
+    e->bg = wg_bind_group_create(ctx, k->bgl, ctx->stream.ring, b, nb);
     e->hash = h;
     e->bgl = k->bgl;
     e->n = nb;
@@ -406,13 +419,6 @@ bool wg_fence_done(wgml_ctx *ctx, uint64_t ticket)
  * adapters, whose GPU work runs on the driver's worker threads. */
 #define WG_SPIN_US 0.0
 
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
-}
-
 wgml_status wg_stream_wait(wgml_ctx *ctx)
 {
     if (!ctx->lost) {
@@ -421,8 +427,8 @@ wgml_status wg_stream_wait(wgml_ctx *ctx)
         uint64_t ticket = 0;
         bool done = false;
         if (spin > 0 && wg_fence_issue(ctx, &ticket) == WGML_OK) {
-            double t0 = now_us();
-            while (!(done = wg_fence_done(ctx, ticket)) && now_us() - t0 < spin)
+            double t0 = wg_now_s();
+            while (!(done = wg_fence_done(ctx, ticket)) && (wg_now_s() - t0) * 1e6 < spin)
                 ;
         }
         if (!done && !ctx->lost)
