@@ -44,6 +44,14 @@ int64_t wg_graph_dim_value(const wgml_graph *g, int64_t v, bool at_max)
     return at_max || !d->bound ? d->max : d->value;
 }
 
+wg_desc wg_desc_at_max(const wgml_graph *g, const wg_desc *d)
+{
+    wg_desc m = *d;
+    for (int i = 0; i < m.ndim; i++)
+        m.shape[i] = wg_graph_dim_value(g, m.shape[i], true);
+    return m;
+}
+
 void wg_node_concrete(const wgml_node *n, int64_t shape[WGML_MAX_DIMS])
 {
     for (int i = 0; i < WGML_MAX_DIMS; i++)

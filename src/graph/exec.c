@@ -229,19 +229,13 @@ static uint64_t declared_scratch(const wgml_graph *g)
         const wg_op_def *def = x->kind == WG_N_OP ? wg_op_def_get(x->op) : NULL;
         if (!def || !def->scratch || x->produced_by)
             continue;
-        wg_desc d[WG_OP_MAX_IN], o = x->d;
+        wg_desc d[WG_OP_MAX_IN], o = wg_desc_at_max(g, &x->d);
         const wg_desc *dp[WG_OP_MAX_IN] = {0};
-        for (int k = -1; k < x->nin; k++) {
-            wg_desc *t = k < 0 ? &o : &d[k];
-            if (k >= 0 && !x->in[k])
-                continue;
-            if (k >= 0)
-                *t = x->in[k]->d;
-            for (int j = 0; j < t->ndim; j++)
-                t->shape[j] = wg_graph_dim_value(g, t->shape[j], true);
-            if (k >= 0)
-                dp[k] = t;
-        }
+        for (int k = 0; k < x->nin; k++)
+            if (x->in[k]) {
+                d[k] = wg_desc_at_max(g, &x->in[k]->d);
+                dp[k] = &d[k];
+            }
         uint64_t b = def->scratch(&x->p, dp, x->nin, &o);
         most = b > most ? b : most;
     }

@@ -98,6 +98,8 @@ const char *wg_node_kind_name(const wgml_node *n);
 /* The node's description at the graph's current dim values. */
 void wg_node_concrete(const wgml_node *n, int64_t shape[WGML_MAX_DIMS]);
 int64_t wg_graph_dim_value(const wgml_graph *g, int64_t v, bool at_max);
+/* d with every symbolic dim at its maximum (what the planner sizes for). */
+wg_desc wg_desc_at_max(const wgml_graph *g, const wg_desc *d);
 
 /* fuse.c: rewrites the graph before planning (unary chains, residual add
  * + norm, scale and mask into softmax); returns nodes fused. */

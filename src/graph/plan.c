@@ -26,14 +26,8 @@
 
 static uint64_t node_bytes_at_max(const wgml_node *n)
 {
-    int64_t s[WGML_MAX_DIMS];
-    uint64_t e = 1;
-    for (int i = 0; i < n->d.ndim; i++) {
-        s[i] = wg_graph_dim_value(n->g, n->d.shape[i], true);
-        e *= (uint64_t)s[i];
-    }
-    const wg_dtype_info *d = wg_dtype(n->d.dtype);
-    return e / d->block_elems * d->block_bytes;
+    wg_desc m = wg_desc_at_max(n->g, &n->d);
+    return wg_desc_bytes(&m);
 }
 
 /* ------------------------------------------------------------ order */

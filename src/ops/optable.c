@@ -539,13 +539,16 @@ static wgml_status ck_sample(const wg_op_params *p, const wg_desc *const *in, in
 
 /* ------------------------------------------------------------ scratch */
 
-static uint64_t desc_bytes(const wg_desc *d)
+uint64_t wg_desc_bytes(const wg_desc *d)
 {
     uint64_t n = 1;
     for (int i = 0; i < d->ndim; i++)
         n *= d->shape[i] < 0 ? 0 : (uint64_t)d->shape[i];
-    return wg_align_up(n / wg_dtype(d->dtype)->block_elems * wg_dtype(d->dtype)->block_bytes, 256);
+    return n / wg_dtype(d->dtype)->block_elems * wg_dtype(d->dtype)->block_bytes;
 }
+
+/* A scratch request's share of a declaration: wg_scratch_tensor's 256. */
+static uint64_t desc_bytes(const wg_desc *d) { return wg_align_up(wg_desc_bytes(d), 256); }
 
 /* set_rows: the winners table when an index can repeat (wg_set_rows_scratch_bytes),
  * and a contiguous copy of src for a quantised dst. */

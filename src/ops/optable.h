@@ -91,6 +91,8 @@ const wg_op_def *wg_op_def_get(int op);
 /* Symbolic dims (wgml_graph.h): a sentinel per graph dim id. */
 static inline bool wg_is_sym(int64_t d) { return d <= WGML_SYMBOLIC_BASE && d > WGML_SYMBOLIC_BASE - WGML_MAX_GRAPH_DIMS; }
 static inline int wg_sym_id(int64_t d) { return (int)(WGML_SYMBOLIC_BASE - d); }
+/* Bytes of d's elements (concrete dims; a symbolic one counts as 0). */
+uint64_t wg_desc_bytes(const wg_desc *d);
 /* "[seq, 4096]" with symbolic dims by name when names is given. */
 const char *wg_desc_str(const wg_desc *d, const char *const *names, char *buf, size_t n);
 
