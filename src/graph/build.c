@@ -30,10 +30,10 @@ const char *wg_node_label(const wgml_node *n, char *buf, size_t size)
     return buf;
 }
 
-wgml_status wg_graph_fail(const wgml_node *n, wgml_status st, const char *what)
+wgml_status wg_graph_fail(const wgml_node *n, wgml_status st)
 {
     char lab[160];
-    return wg_failp(st, "graph %s%s", wg_node_label(n, lab, sizeof lab), what ? what : "");
+    return wg_failp(st, "graph %s", wg_node_label(n, lab, sizeof lab));
 }
 
 int64_t wg_graph_dim_value(const wgml_graph *g, int64_t v, bool at_max)
@@ -164,7 +164,7 @@ static wgml_status add_node(wgml_graph *g, const wgml_node *proto, const char *f
         for (int i = 0; i < n->nin; i++)
             d[i] = n->in[i] ? &n->in[i]->d : NULL;
         if ((st = def->check(&n->p, d, n->nin, &n->d)) != WGML_OK)
-            st = wg_graph_fail(n, st, NULL);
+            st = wg_graph_fail(n, st);
     }
     if (st == WGML_OK && g->n == g->cap) {
         size_t cap = g->cap ? 2 * g->cap : 64;

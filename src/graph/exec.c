@@ -59,7 +59,7 @@ wgml_status wg_node_make_tensor(wgml_node *n)
         break;
     }
     }
-    return st == WGML_OK ? WGML_OK : wg_graph_fail(n, st, NULL);
+    return st == WGML_OK ? WGML_OK : wg_graph_fail(n, st);
 }
 
 wgml_status wg_node_encode(wgml_node *n)
@@ -68,7 +68,7 @@ wgml_status wg_node_encode(wgml_node *n)
     for (int i = 0; i < n->nin; i++)
         in[i] = n->in[i] ? n->in[i]->t : NULL;
     wgml_status st = wg_op_def_get(n->op)->encode(&n->p, in, n->nin, n->t, n->sum_out ? n->sum_out->t : NULL);
-    return st == WGML_OK ? WGML_OK : wg_graph_fail(n, st, NULL);
+    return st == WGML_OK ? WGML_OK : wg_graph_fail(n, st);
 }
 
 void wg_graph_drop_bindings(wgml_graph *g)
@@ -460,7 +460,7 @@ static wgml_status run_checked(wgml_graph *g)
             continue;
         wgml_status st = wg_recording_replay_range(g->ctx, &c->rec, c->ranges[x->id][0], c->ranges[x->id][1]);
         if (st != WGML_OK || (st = wgml_ctx_sync(g->ctx)) != WGML_OK)
-            return wg_graph_fail(x, st, NULL);
+            return wg_graph_fail(x, st);
         if (!wg_dtype_is_float(x->d.dtype) || !wgml_tensor_nelem(x->t))
             continue;
         int64_t ne = wgml_tensor_nelem(x->t);
@@ -481,7 +481,7 @@ static wgml_status run_checked(wgml_graph *g)
         float v = bad >= 0 ? h[bad] : 0;
         free(h);
         if (st != WGML_OK)
-            return wg_graph_fail(x, st, NULL);
+            return wg_graph_fail(x, st);
         if (bad >= 0) {
             char lab[160];
             return wg_fail(WGML_ERR_INVALID_ARG, "WGML_GRAPH_NANCHECK: %s is the first node with a non-finite "

@@ -92,7 +92,7 @@ struct wgml_graph {
 };
 
 /* build.c */
-wgml_status wg_graph_fail(const wgml_node *n, wgml_status st, const char *what);
+wgml_status wg_graph_fail(const wgml_node *n, wgml_status st);
 const char *wg_node_label(const wgml_node *n, char *buf, size_t size);
 const char *wg_node_kind_name(const wgml_node *n);
 /* The node's description at the graph's current dim values. */

@@ -158,7 +158,7 @@ static wgml_status topo_order(wgml_graph *g)
         for (size_t i = 0; i < n && !stuck; i++)
             if (live[i]->order < 0)
                 stuck = live[i];
-        st = wg_graph_fail(stuck, wg_fail(WGML_ERR_INVALID_ARG, "is on a cycle (its inputs depend on it)"), NULL);
+        st = wg_graph_fail(stuck, wg_fail(WGML_ERR_INVALID_ARG, "is on a cycle (its inputs depend on it)"));
         goto out;
     }
     free(g->order);
@@ -363,7 +363,7 @@ wgml_status wg_graph_verify(const wgml_graph *g)
         if (a->offset % ALIGN || a->offset + a->bytes > g->arena_bytes)
             return wg_graph_fail(a, wg_fail(WGML_ERR_INTERNAL, "planner: [%llu, +%llu) is outside the %llu-byte arena",
                                             (unsigned long long)a->offset, (unsigned long long)a->bytes,
-                                            (unsigned long long)g->arena_bytes), NULL);
+                                            (unsigned long long)g->arena_bytes));
         for (size_t j = i + 1; j < g->n_order; j++) {
             const wgml_node *b = g->order[j];
             if (!b->in_arena || !a->bytes || !b->bytes)
