@@ -552,6 +552,70 @@ typedef struct wgml_sample_params {
 } wgml_sample_params;
 wgml_status wgml_sample(const wgml_tensor *logits, const wgml_sample_params *p, wgml_tensor *out);
 
+/* ------------------------------------------------ matmul and attention */
+
+typedef enum wgml_activation { WGML_ACT_NONE, WGML_ACT_RELU, WGML_ACT_GELU, WGML_ACT_SILU } wgml_activation;
+
+/* out = act(alpha * A.B + beta * out + bias), accumulated in f32.
+ * p NULL: alpha 1, beta 0, no activation; alpha and beta are used as given
+ * (alpha 0 is a valid product).  beta 0: out is never read (NaN or garbage
+ * there does not leak).  k = 0 gives act(beta * out + bias).  Zero-size
+ * m or n: nothing to do.  GELU is the erf form (PyTorch's default). */
+typedef struct wgml_matmul_params {
+    float alpha;
+    float beta;
+    wgml_activation act;
+} wgml_matmul_params;
+
+/* a [..., m, k] . b [..., k, n] -> out [..., m, n]: f32, f16, bf16 in any
+ * mix (out too).  Up to two leading batch dims, numpy-broadcast between a
+ * and b.  Transposes come from strides: a view from wgml_view_transpose is
+ * a transposed operand, read directly when either of its two inner strides
+ * is 1 (other layouts are copied first).  bias [n] (or broadcastable to
+ * out), any float dtype, may be NULL. */
+wgml_status wgml_matmul(const wgml_tensor *a, const wgml_tensor *b, const wgml_tensor *bias,
+                        const wgml_matmul_params *p, wgml_tensor *out);
+
+/* A weight product in GGUF/ggml layout: w [n, k] in f32, f16, bf16 or any
+ * GGUF block type (q4_0 ... q6_K, iq4_nl, mxfp4: blocks along k), x
+ * [..., m, k] f32 or f16: out [..., m, n] = act(alpha * x . w^T + beta *
+ * out + bias).  For a dense w, the same as wgml_matmul(x, w^T).  A few
+ * rows (decode) take a mat-vec path, more rows a tiled GEMM that
+ * dequantises while it loads tiles. */
+wgml_status wgml_linear(const wgml_tensor *x, const wgml_tensor *w, const wgml_tensor *bias,
+                        const wgml_matmul_params *p, wgml_tensor *out);
+
+/* Mixture of experts (ggml's mul_mat_id): w [experts, n, k] (dtypes as
+ * wgml_linear), ids [tokens, used] i32, x [tokens, used or 1, k]:
+ * out [tokens, used, n], out[t, u] = w[ids[t, u]] . x[t, u (or 0)].
+ * An id outside [0, experts) writes nothing and is WGML_ERR_INDEX at the
+ * next sync. */
+wgml_status wgml_linear_id(const wgml_tensor *x, const wgml_tensor *w, const wgml_tensor *ids,
+                           wgml_tensor *out);
+
+/* Attention, forward: out = softmax(scale * q.k^T (+ masks)) . v, computed
+ * flash-style (online softmax over key tiles, nothing of size sq x skv is
+ * stored).  q [B, Hq, Sq, D], k [B, Hkv, Skv, D], v [B, Hkv, Skv, Dv],
+ * out [B, Hq, Sq, Dv]; Hq a multiple of Hkv (GQA, MQA).  Any strides: the
+ * [B, S, H, D] layout is a wgml_view_permute(x, {0, 2, 1, 3}) view, out
+ * included.  q f32/f16; k and v f32, f16 or q8_0; out f32 or f16.
+ * Query i sits at position i + Skv - Sq (bottom-right alignment, so one
+ * query against a KV cache is the cache's last position).
+ * mask: additive (f32/f16) or boolean (bool/u8: nonzero keeps), numpy-
+ * broadcast to [B, Hq, Sq, Skv]; may be NULL.  sinks: [Hq] f32 logits
+ * that join each row's softmax denominator only (may be NULL).  A row
+ * with every key masked gives 0. */
+typedef struct wgml_attn_params {
+    float scale;      /* 0 means 1/sqrt(D) */
+    int causal;       /* 1: key j is visible to query i when j <= i + Skv - Sq */
+    int64_t window;   /* > 0: sliding window, also j > i + Skv - Sq - window */
+    float softcap;    /* > 0: s = softcap * tanh(s / softcap) before masks (Gemma 2) */
+    float max_bias;   /* ALiBi: > 0 multiplies the mask by the head's slope (ggml's slopes) */
+} wgml_attn_params;
+wgml_status wgml_attention(const wgml_tensor *q, const wgml_tensor *k, const wgml_tensor *v,
+                           const wgml_tensor *mask, const wgml_tensor *sinks, const wgml_attn_params *p,
+                           wgml_tensor *out);
+
 /* The op registry: one row per op, with the dtypes it supports. */
 typedef struct wgml_op_info {
     const char *name;

@@ -147,6 +147,16 @@ wgml_status wgml_g_rope(wgml_graph *g, wgml_node *x, wgml_node *pos, const wgml_
 wgml_status wgml_g_glu(wgml_graph *g, wgml_glu_kind kind, wgml_node *x, wgml_node *gate, int swapped,
                        wgml_node **out);
 wgml_status wgml_g_sample(wgml_graph *g, wgml_node *logits, const wgml_sample_params *p, wgml_node **out);
+/* out = act(alpha * a.b + beta * c + bias) (c may be NULL when beta is 0;
+ * out is a new node, c is not updated); out dtype as given. */
+wgml_status wgml_g_matmul(wgml_graph *g, wgml_node *a, wgml_node *b, wgml_node *bias, wgml_node *c,
+                          const wgml_matmul_params *p, wgml_dtype out_dtype, wgml_node **out);
+wgml_status wgml_g_linear(wgml_graph *g, wgml_node *x, wgml_node *w, wgml_node *bias, wgml_node *c,
+                          const wgml_matmul_params *p, wgml_dtype out_dtype, wgml_node **out);
+wgml_status wgml_g_linear_id(wgml_graph *g, wgml_node *x, wgml_node *w, wgml_node *ids, wgml_dtype out_dtype,
+                             wgml_node **out);
+wgml_status wgml_g_attention(wgml_graph *g, wgml_node *q, wgml_node *k, wgml_node *v, wgml_node *mask,
+                             wgml_node *sinks, const wgml_attn_params *p, wgml_dtype out_dtype, wgml_node **out);
 
 /* ------------------------------------------------------------ node facts */
 

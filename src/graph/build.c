@@ -623,3 +623,36 @@ wgml_status wgml_g_sample(wgml_graph *g, wgml_node *logits, const wgml_sample_pa
     wg_op_params p = {.sample = *sp};
     return BUILD(WG_OP_SAMPLE, &p, "wgml_g_sample", logits);
 }
+
+/* ------------------------------------------------ matmul and attention */
+
+static wgml_matmul_params mm_params(const wgml_matmul_params *p)
+{
+    return p ? *p : (wgml_matmul_params){1.0f, 0.0f, WGML_ACT_NONE};
+}
+wgml_status wgml_g_matmul(wgml_graph *g, wgml_node *a, wgml_node *b, wgml_node *bias, wgml_node *c,
+                          const wgml_matmul_params *mp, wgml_dtype out_dtype, wgml_node **out)
+{
+    wg_op_params p = {.mm = mm_params(mp), .dtype = out_dtype};
+    return BUILD(WG_OP_MATMUL, &p, "wgml_g_matmul", a, b, bias, c);
+}
+wgml_status wgml_g_linear(wgml_graph *g, wgml_node *x, wgml_node *w, wgml_node *bias, wgml_node *c,
+                          const wgml_matmul_params *mp, wgml_dtype out_dtype, wgml_node **out)
+{
+    wg_op_params p = {.mm = mm_params(mp), .dtype = out_dtype};
+    return BUILD(WG_OP_LINEAR, &p, "wgml_g_linear", x, w, bias, c);
+}
+wgml_status wgml_g_linear_id(wgml_graph *g, wgml_node *x, wgml_node *w, wgml_node *ids, wgml_dtype out_dtype,
+                             wgml_node **out)
+{
+    wg_op_params p = {.dtype = out_dtype};
+    return BUILD(WG_OP_LINEAR_ID, &p, "wgml_g_linear_id", x, w, ids);
+}
+wgml_status wgml_g_attention(wgml_graph *g, wgml_node *q, wgml_node *k, wgml_node *v, wgml_node *mask,
+                             wgml_node *sinks, const wgml_attn_params *ap, wgml_dtype out_dtype, wgml_node **out)
+{
+    wg_op_params p = {.dtype = out_dtype};
+    if (ap)
+        p.attn = *ap;
+    return BUILD(WG_OP_ATTENTION, &p, "wgml_g_attention", q, k, v, mask, sinks);
+}

@@ -383,3 +383,46 @@ wgml_status wgml_sample(const wgml_tensor *logits, const wgml_sample_params *p, 
     call c = {.op = WG_OP_SAMPLE, .p = {.sample = *p}, .in = {logits}, .nin = 1, .out = out};
     return run(&c);
 }
+
+/* ------------------------------------------------ matmul and attention */
+
+static wgml_matmul_params mm_params(const wgml_matmul_params *p)
+{
+    return p ? *p : (wgml_matmul_params){1.0f, 0.0f, WGML_ACT_NONE};
+}
+
+wgml_status wgml_matmul(const wgml_tensor *a, const wgml_tensor *b, const wgml_tensor *bias,
+                        const wgml_matmul_params *p, wgml_tensor *out)
+{
+    call c = {.op = WG_OP_MATMUL, .p = {.mm = mm_params(p), .dtype = out ? out->dtype : WGML_F32},
+              .in = {a, b, bias}, .nin = 4, .out = out};
+    c.in[3] = c.p.mm.beta != 0.0f ? out : NULL; /* beta 0: out is never read */
+    return run(&c);
+}
+
+wgml_status wgml_linear(const wgml_tensor *x, const wgml_tensor *w, const wgml_tensor *bias,
+                        const wgml_matmul_params *p, wgml_tensor *out)
+{
+    call c = {.op = WG_OP_LINEAR, .p = {.mm = mm_params(p), .dtype = out ? out->dtype : WGML_F32},
+              .in = {x, w, bias}, .nin = 4, .out = out};
+    c.in[3] = c.p.mm.beta != 0.0f ? out : NULL;
+    return run(&c);
+}
+
+wgml_status wgml_linear_id(const wgml_tensor *x, const wgml_tensor *w, const wgml_tensor *ids, wgml_tensor *out)
+{
+    call c = {.op = WG_OP_LINEAR_ID, .p = {.dtype = out ? out->dtype : WGML_F32}, .in = {x, w, ids}, .nin = 3,
+              .out = out};
+    return run(&c);
+}
+
+wgml_status wgml_attention(const wgml_tensor *q, const wgml_tensor *k, const wgml_tensor *v,
+                           const wgml_tensor *mask, const wgml_tensor *sinks, const wgml_attn_params *p,
+                           wgml_tensor *out)
+{
+    call c = {.op = WG_OP_ATTENTION, .p = {.dtype = out ? out->dtype : WGML_F32}, .in = {q, k, v, mask, sinks},
+              .nin = 5, .out = out};
+    if (p)
+        c.p.attn = *p;
+    return run(&c);
+}

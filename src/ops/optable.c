@@ -755,9 +755,11 @@ static const wg_op_def table[] = {
     ROW(WG_OP_SAMPLE, "sample", 1, 1, false, false, ck_sample, en_sample),
     ROW(WG_OP_EW_CHAIN, "unary_chain", 1, 1, true, false, ck_ew_chain, en_ew_chain),
 };
-_Static_assert(sizeof table / sizeof *table == WG_OP_COUNT, "the op table and enum wg_op are out of step");
+_Static_assert(sizeof table / sizeof *table == WG_OP_MATMUL, "the op table and enum wg_op are out of step");
 
 const wg_op_def *wg_op_def_get(int op)
 {
-    return op >= 0 && op < WG_OP_COUNT && table[op].check ? &table[op] : NULL;
+    if (op >= WG_OP_MATMUL)
+        return wg_op_def_mm(op);
+    return op >= 0 && table[op].check ? &table[op] : NULL;
 }

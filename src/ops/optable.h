@@ -30,6 +30,8 @@ typedef enum wg_op {
     WG_OP_REDUCE, WG_OP_CUMSUM, WG_OP_ARGSORT, WG_OP_TOP_K,
     WG_OP_SOFTMAX, WG_OP_NORM, WG_OP_ROPE, WG_OP_GLU, WG_OP_SAMPLE,
     WG_OP_EW_CHAIN, /* fused float unary ops: made by graph fusion only */
+    /* Part 2 (src/ops/optable_mm.c): matrix products and attention. */
+    WG_OP_MATMUL, WG_OP_LINEAR, WG_OP_LINEAR_ID, WG_OP_ATTENTION,
     WG_OP_COUNT
 } wg_op;
 
@@ -60,6 +62,8 @@ typedef struct wg_op_params {
     wgml_norm_params norm;
     wgml_rope_params rope;
     wgml_sample_params sample;
+    wgml_matmul_params mm;  /* matmul, linear (out dtype in .dtype) */
+    wgml_attn_params attn;  /* attention (out dtype in .dtype) */
     int chain_n;        /* WG_OP_EW_CHAIN: ops applied in order */
     int chain_op[WG_CHAIN_MAX];
     float chain_p[WG_CHAIN_MAX][2];
@@ -87,6 +91,8 @@ typedef struct wg_op_def {
 
 /* The row of op (NULL when out of range). */
 const wg_op_def *wg_op_def_get(int op);
+/* Rows WG_OP_MATMUL .. WG_OP_COUNT - 1 (optable_mm.c; NULL otherwise). */
+const wg_op_def *wg_op_def_mm(int op);
 
 /* Symbolic dims (wgml_graph.h): a sentinel per graph dim id. */
 static inline bool wg_is_sym(int64_t d) { return d <= WGML_SYMBOLIC_BASE && d > WGML_SYMBOLIC_BASE - WGML_MAX_GRAPH_DIMS; }

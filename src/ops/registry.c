@@ -5,11 +5,12 @@
  * static archive, and only a strong reference makes the linker pull in a
  * family whose functions the program does not otherwise call.
  */
-#include "ops.h"
+#include "mm.h"
 
 static wg_op_table (*const families[])(void) = {
     wg_elementwise_ops, wg_movement_ops, wg_indexing_ops, wg_reduce_ops, wg_softmax_ops,
     wg_norm_ops,        wg_rope_ops,     wg_glu_ops,      wg_sample_ops, wg_quant_ops,
+    wg_matmul_ops,      wg_matvec_ops,   wg_attention_ops,
 };
 
 static const wgml_op_info *row(size_t i, size_t *total)

@@ -1,0 +1,63 @@
+/*
+ * Matrix products and attention (issue 9): the op table rows of
+ * src/ops/optable_mm.c and the entry points the family files share.
+ *
+ *   matmul.c     wgml_matmul / wgml_linear: tiled GEMM (dense operands in
+ *                any float mix, quantised weights dequantised while tiles
+ *                load), split-K partials in declared scratch, epilogue.
+ *   matvec.c     the mat-vec path of wgml_linear for <= WG_MATVEC_MAX_ROWS
+ *                activation rows (decode), and wgml_linear_id (MoE).
+ *   attention.c  flash attention forward, split-KV decode.
+ *
+ * Kernel choice: every family picks its variant from one table keyed by
+ * device and shape; WGML_FORCE forces one (wg_forced_variant), so tests run
+ * every variant on the CPU driver.
+ */
+#ifndef WGML_MM_H
+#define WGML_MM_H
+
+#include "optable.h"
+
+/* Activation rows up to which wgml_linear takes the mat-vec path. */
+#define WG_MATVEC_MAX_ROWS 8
+
+/* WGML_FORCE="family=variant[,family=variant...]" (e.g.
+ * "gemm=t64,matvec=q8dot,attn=splitkv"): the variant forced for family,
+ * or NULL.  Read at every call (tests change it between cases); an
+ * unknown variant name is the family's to refuse with a message listing
+ * its variants. */
+const char *wg_forced_variant(const char *family, char *buf, size_t n);
+
+/* Op table rows: check, scratch, encode (optable.h's signatures). */
+wgml_status wg_ck_matmul(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out);
+uint64_t wg_sc_matmul(const wg_op_params *p, const wg_desc *const *in, int nin, const wg_desc *out);
+wgml_status wg_en_matmul(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out,
+                         wgml_tensor *out2);
+wgml_status wg_ck_linear(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out);
+uint64_t wg_sc_linear(const wg_op_params *p, const wg_desc *const *in, int nin, const wg_desc *out);
+wgml_status wg_en_linear(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out,
+                         wgml_tensor *out2);
+wgml_status wg_ck_linear_id(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out);
+uint64_t wg_sc_linear_id(const wg_op_params *p, const wg_desc *const *in, int nin, const wg_desc *out);
+wgml_status wg_en_linear_id(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out,
+                            wgml_tensor *out2);
+wgml_status wg_ck_attention(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out);
+uint64_t wg_sc_attention(const wg_op_params *p, const wg_desc *const *in, int nin, const wg_desc *out);
+wgml_status wg_en_attention(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out,
+                            wgml_tensor *out2);
+
+/* The mat-vec path (matvec.c), called by wgml_linear's encode for x with
+ * at most WG_MATVEC_MAX_ROWS rows (all batch dims together): w [n, k] any
+ * dtype wgml_linear takes, x [..., m, k], c the beta operand (NULL when
+ * beta is 0; may be out itself), same semantics as wgml_linear.  Takes
+ * no scratch.  WGML_ERR_UNSUPPORTED when it has no kernel for these
+ * operands (the caller then runs the GEMM). */
+wgml_status wg_matvec(const wgml_tensor *x, const wgml_tensor *w, const wgml_tensor *bias, const wgml_tensor *c,
+                      const wgml_matmul_params *p, wgml_tensor *out);
+
+/* Registry rows for `wgml ops` (registry.c). */
+wg_op_table wg_matmul_ops(void);
+wg_op_table wg_matvec_ops(void);
+wg_op_table wg_attention_ops(void);
+
+#endif

@@ -1,0 +1,48 @@
+/*
+ * The op table's part-2 rows (matrix products and attention): the same
+ * wg_op_def as optable.c, kept here so each family's check, scratch and
+ * encode live in its own file (src/ops/mm.h).
+ *
+ * Inputs: matmul (a, b, bias, c), linear (x, w, bias, c), linear_id
+ * (x, w, ids), attention (q, k, v, mask, sinks).  c is the beta operand:
+ * the eager call passes out itself, a graph a separate node.
+ */
+#include "mm.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define ROWS(id, nm, lo, hi, ip, up, ck, sc, en) [id - WG_OP_MATMUL] = {nm, lo, hi, ip, up, ck, sc, en}
+static const wg_op_def table[] = {
+    ROWS(WG_OP_MATMUL, "matmul", 2, 4, false, false, wg_ck_matmul, wg_sc_matmul, wg_en_matmul),
+    ROWS(WG_OP_LINEAR, "linear", 2, 4, false, false, wg_ck_linear, wg_sc_linear, wg_en_linear),
+    ROWS(WG_OP_LINEAR_ID, "linear_id", 3, 3, false, false, wg_ck_linear_id, wg_sc_linear_id, wg_en_linear_id),
+    ROWS(WG_OP_ATTENTION, "attention", 3, 5, false, false, wg_ck_attention, wg_sc_attention, wg_en_attention),
+};
+_Static_assert(sizeof table / sizeof *table == WG_OP_COUNT - WG_OP_MATMUL,
+               "optable_mm.c's rows and enum wg_op are out of step");
+
+const wg_op_def *wg_op_def_mm(int op)
+{
+    return op >= WG_OP_MATMUL && op < WG_OP_COUNT ? &table[op - WG_OP_MATMUL] : NULL;
+}
+
+const char *wg_forced_variant(const char *family, char *buf, size_t n)
+{
+    const char *env = getenv("WGML_FORCE");
+    size_t fl = strlen(family);
+    for (const char *s = env; s && *s;) {
+        const char *end = strchr(s, ',');
+        size_t len = end ? (size_t)(end - s) : strlen(s);
+        if (len > fl && !strncmp(s, family, fl) && s[fl] == '=') {
+            size_t vl = len - fl - 1;
+            if (vl >= n)
+                vl = n - 1;
+            memcpy(buf, s + fl + 1, vl);
+            buf[vl] = 0;
+            return buf;
+        }
+        s = end ? end + 1 : NULL;
+    }
+    return NULL;
+}
