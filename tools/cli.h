@@ -11,6 +11,9 @@ int cmd_ops(int argc, char **argv);
 int bench_ops(wgml_ctx *ctx, int argc, char **argv);
 int bench_variants(wgml_ctx *ctx, int argc, char **argv);
 int bench_graph(wgml_ctx *ctx, int argc, char **argv);
+int bench_gemm(wgml_ctx *ctx, int argc, char **argv);
+int bench_matvec(wgml_ctx *ctx, int argc, char **argv);
+int bench_attn(wgml_ctx *ctx, int argc, char **argv);
 
 /* Opens a context or prints why not; NULL on failure. */
 wgml_ctx *cli_open(void);

@@ -4,7 +4,9 @@
  *   bench dispatch [n]   n dependent dispatches recorded in one stream and
  *                        waited on once (us per dispatch), then n/10 rounds
  *                        of one dispatch + flush + wait (us per round).
- *   bench graph [--quick] [--json]   graph replay against eager (bench_graph.c) */
+ *   bench graph [--quick] [--json]   graph replay against eager (bench_graph.c)
+ *   bench gemm | matvec | attn [--quick] [--json]   matrix products and
+ *                        attention (bench_gemm.c, bench_matvec.c, bench_attn.c) */
 #include "cli.h"
 
 #include <stdio.h>
@@ -96,22 +98,42 @@ static int bench_dispatch(wgml_ctx *ctx, int n)
     return ok ? 0 : 1;
 }
 
+/* Sub-benchmarks that take a context: one row each. */
+static const struct {
+    const char *name;
+    int (*run)(wgml_ctx *ctx, int argc, char **argv);
+    const char *usage;
+} benches[] = {
+    {"ops", bench_ops, "[MiB] [rounds]"},
+    {"variants", bench_variants, "[MiB]"},
+    {"graph", bench_graph, "[--quick] [--json] [--dot]"},
+    {"gemm", bench_gemm, "[--quick] [--json]"},
+    {"matvec", bench_matvec, "[--quick] [--json]"},
+    {"attn", bench_attn, "[--quick] [--json]"},
+};
+
+static int usage(void)
+{
+    fprintf(stderr, "usage: wgml bench dispatch [n]\n");
+    for (size_t i = 0; i < sizeof benches / sizeof *benches; i++)
+        fprintf(stderr, "       wgml bench %s %s\n", benches[i].name, benches[i].usage);
+    return 2;
+}
+
 int cmd_bench(int argc, char **argv)
 {
-    if (argc >= 2 && (!strcmp(argv[1], "ops") || !strcmp(argv[1], "variants") || !strcmp(argv[1], "graph"))) {
+    for (size_t i = 0; argc >= 2 && i < sizeof benches / sizeof *benches; i++) {
+        if (strcmp(argv[1], benches[i].name))
+            continue;
         wgml_ctx *ctx = cli_open();
         if (!ctx)
             return 1;
-        int rc = argv[1][0] == 'o'   ? bench_ops(ctx, argc - 1, argv + 1)
-                 : argv[1][0] == 'g' ? bench_graph(ctx, argc - 1, argv + 1)
-                                     : bench_variants(ctx, argc - 1, argv + 1);
+        int rc = benches[i].run(ctx, argc - 1, argv + 1);
         wgml_ctx_destroy(ctx);
         return rc;
     }
-    if (argc < 2 || strcmp(argv[1], "dispatch") != 0) {
-        fprintf(stderr, "usage: wgml bench dispatch [n] | wgml bench ops [MiB] [rounds] | wgml bench graph [--quick] [--json]\n");
-        return 2;
-    }
+    if (argc < 2 || strcmp(argv[1], "dispatch") != 0)
+        return usage();
     int n = argc > 2 ? atoi(argv[2]) : 10000;
     if (n <= 0) {
         fprintf(stderr, "wgml bench dispatch: n must be positive\n");
