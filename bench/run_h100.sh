@@ -82,6 +82,8 @@ for s in $sections; do
         WGML_MAX_BINDING=65536 $B/tests/$t 2>&1 | grep -E "check failed|passed" | head -20
         WGML_DISABLE=subgroups $B/tests/$t 2>&1 | grep -E "check failed|passed" | head -20
       done ;;
+    gpuspan) # GPU time per replayed dispatch from timestamps (is replay GPU- or host-bound?)
+      WGML_PROFILE=1 $B/wgml bench graph 2>&1 | grep -E "chain|span|total|unary|block" | head -n 30 ;;
     spin) # the callback-based spin wait: bench ops must stay <= the copy roofline
       WGML_SPIN_US=1000 $B/wgml bench ops 256 2>&1 | tail -n 8
       WGML_SPIN_US=1000 $B/wgml bench dispatch 10000 | tail -n 4

@@ -229,6 +229,11 @@ typedef struct wg_profile {
     double *tag_ns;          /* the current sink (a graph's per-node times) */
     int cur_tag;
     double period_ns;
+    /* First stamp to last of each collected batch, summed: the GPU's time
+     * per dispatch with barriers and gaps between kernels included (the
+     * per-kernel sums above count only the kernels). */
+    double span_ns;
+    uint64_t span_n;
 } wg_profile;
 
 wgml_status wg_profile_init(wgml_ctx *ctx);

@@ -124,14 +124,22 @@ void wg_profile_collect(wgml_ctx *ctx)
     }
     if (done == 1) {
         const uint64_t *t = wgpuBufferGetConstMappedRange(p->readback, 0, 16ull * p->used);
+        uint64_t lo = UINT64_MAX, hi = 0, n = 0;
         for (uint32_t i = 0; t && i < p->used; i++) {
             if (!p->who[i] || t[2 * i + 1] < t[2 * i])
                 continue;
+            lo = t[2 * i] < lo ? t[2 * i] : lo;
+            hi = t[2 * i + 1] > hi ? t[2 * i + 1] : hi;
+            n++;
             double ns = (double)(t[2 * i + 1] - t[2 * i]) * p->period_ns;
             p->who[i]->prof_ns += ns;
             p->who[i]->prof_count++;
             if (p->tag[i] >= 0 && p->sink[i])
                 p->sink[i][p->tag[i]] += ns;
+        }
+        if (n && hi > lo) {
+            p->span_ns += (double)(hi - lo) * p->period_ns;
+            p->span_n += n;
         }
         wgpuBufferUnmap(p->readback);
     }
@@ -183,6 +191,10 @@ wgml_status wgml_profile_print(wgml_ctx *ctx, void *file)
                 list[i]->prof_ns * 1e-3 / (double)list[i]->prof_count,
                 total > 0 ? 100.0 * list[i]->prof_ns / total : 0.0);
     fprintf(f, "  %-48s %10s %12.3f\n", "total", "", total * 1e-6);
+    if (ctx->prof.span_n)
+        fprintf(f, "  GPU span (first stamp to last per batch, barriers and gaps included): %.3f ms over %llu "
+                "dispatches, %.2f us each\n", ctx->prof.span_ns * 1e-6, (unsigned long long)ctx->prof.span_n,
+                ctx->prof.span_ns * 1e-3 / (double)ctx->prof.span_n);
     free(list);
     return WGML_OK;
 }

@@ -15,8 +15,12 @@
  */
 #include "internal.h"
 
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct wg_record {
     wgml_kernel *kernel;
@@ -109,32 +113,18 @@ wgml_status wg_recorder_end(wgml_ctx *ctx)
     return WGML_OK;
 }
 
-static wgml_status replay_fast(wgml_ctx *ctx, const wg_recording *r, size_t from, size_t to)
+/* Encodes records [from, to) into pass, setting a pipeline or bind group
+ * only when it changes (dependent chains often repeat one kernel, and an
+ * in-place chain one bind group). */
+static void encode_range(WGPUComputePassEncoder pass, const wg_recording *r, size_t from, size_t to)
 {
     const wg_replay *c = r->compiled;
-    WGPUComputePassEncoder pass = wg_stream_pass(ctx);
     WGPUComputePipeline last = NULL;
     WGPUBindGroup last_bg = NULL;
     uint32_t last_off = UINT32_MAX;
-    /* Submit early, then in growing chunks: the GPU runs the first
-     * dispatches while the host encodes the rest.  One submit at the end
-     * ran host encoding (~1.4 us a dispatch on the H100's host) and GPU
-     * execution back to back. */
-    size_t chunk = 64, next = from + chunk, since = from;
     for (size_t i = from; i < to; i++) {
-        if (i == next && to - i > 64) {
-            wgml_status st = wg_stream_submit(ctx);
-            if (st != WGML_OK)
-                return st;
-            pass = wg_stream_pass(ctx);
-            last = NULL;
-            last_bg = NULL;
-            since = i;
-            chunk = chunk < 2048 ? 2 * chunk : chunk;
-            next = i + chunk;
-        }
         const wg_record *rec = &r->recs[i];
-        if (rec->kernel->pipeline != last) /* dependent chains often repeat one kernel */
+        if (rec->kernel->pipeline != last)
             wgpuComputePassEncoderSetPipeline(pass, last = rec->kernel->pipeline);
         if (c->bg[i] != last_bg || c->off[i] != last_off) {
             last_bg = c->bg[i];
@@ -142,6 +132,148 @@ static wgml_status replay_fast(wgml_ctx *ctx, const wg_recording *r, size_t from
             wgpuComputePassEncoderSetBindGroup(pass, 0, last_bg, 1, &last_off);
         }
         wgpuComputePassEncoderDispatchWorkgroups(pass, rec->grid[0], rec->grid[1], rec->grid[2]);
+    }
+}
+
+/*
+ * Parallel replay.  wgpu-native spends 1.3-2.6 us of host time per
+ * replayed dispatch on the H100's host (pass encoding, state tracking,
+ * Vulkan recording), more than the GPU takes for a small dependent
+ * dispatch, so one thread bounds a long replay.  Command encoders are
+ * independent, so worker threads encode chunks into command buffers
+ * while the calling thread submits them in order as they complete (the
+ * queue orders them: chunk i+1's first dispatch waits for chunk i's last).
+ * The first chunk is small so the GPU starts at once.
+ */
+#define PAR_MIN 1024      /* dispatches: below, thread start-up (~50 us) does not pay */
+#define PAR_MAX_THREADS 8
+
+typedef struct par_job {
+    size_t from, to;
+    WGPUCommandBuffer cb;
+    atomic_int done;
+} par_job;
+
+typedef struct par_state {
+    wgml_ctx *ctx;
+    const wg_recording *r;
+    par_job *jobs;
+    size_t njobs;
+    atomic_size_t next;
+} par_state;
+
+static void *par_worker(void *arg)
+{
+    par_state *ps = arg;
+    for (;;) {
+        size_t j = atomic_fetch_add(&ps->next, 1);
+        if (j >= ps->njobs)
+            return NULL;
+        par_job *job = &ps->jobs[j];
+        WGPUCommandEncoder enc = wgpuDeviceCreateCommandEncoder(ps->ctx->device, NULL);
+        WGPUComputePassEncoder pass = enc ? wgpuCommandEncoderBeginComputePass(enc, NULL) : NULL;
+        if (pass) {
+            encode_range(pass, ps->r, job->from, job->to);
+            wgpuComputePassEncoderEnd(pass);
+            wgpuComputePassEncoderRelease(pass);
+            job->cb = wgpuCommandEncoderFinish(enc, NULL);
+        }
+        if (enc)
+            wgpuCommandEncoderRelease(enc);
+        atomic_store_explicit(&job->done, 1, memory_order_release);
+    }
+}
+
+/* Threads for a replay of n dispatches: WGML_REPLAY_THREADS (0 or 1: off),
+ * else up to 4, one fewer than the host's cores. */
+static int par_threads(size_t n)
+{
+    if (n < PAR_MIN)
+        return 0;
+    const char *e = getenv("WGML_REPLAY_THREADS");
+    long t = e && *e ? strtol(e, NULL, 10) : -1;
+    if (t < 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        t = cpus > 1 ? (cpus - 1 < 4 ? cpus - 1 : 4) : 0;
+    }
+    return t > 1 ? (int)(t < PAR_MAX_THREADS ? t : PAR_MAX_THREADS) : 0;
+}
+
+static wgml_status replay_parallel(wgml_ctx *ctx, const wg_recording *r, size_t from, size_t to, int nt)
+{
+    wgml_status st = wg_stream_submit(ctx); /* earlier work goes first */
+    if (st != WGML_OK)
+        return st;
+    size_t njobs = 0;
+    for (size_t i = from, c = 64; i < to; i += c, c = c < 1024 ? 2 * c : c)
+        njobs++;
+    par_state ps = {ctx, r, calloc(njobs, sizeof(par_job)), njobs, 0};
+    pthread_t th[PAR_MAX_THREADS];
+    if (!ps.jobs)
+        return wg_fail(WGML_ERR_OOM, "replay: out of host memory");
+    size_t j = 0;
+    for (size_t i = from, c = 64; i < to; i += c, c = c < 1024 ? 2 * c : c, j++) {
+        ps.jobs[j].from = i;
+        ps.jobs[j].to = i + c < to ? i + c : to;
+        atomic_init(&ps.jobs[j].done, 0);
+    }
+    int started = 0;
+    while (started < nt && pthread_create(&th[started], NULL, par_worker, &ps) == 0)
+        started++;
+    if (started == 0) /* no thread: encode here */
+        par_worker(&ps);
+    bool bad = false;
+    for (j = 0; j < njobs; j++) {
+        while (!atomic_load_explicit(&ps.jobs[j].done, memory_order_acquire))
+            sched_yield();
+        WGPUCommandBuffer cb = ps.jobs[j].cb;
+        if (!cb) {
+            bad = true;
+            continue;
+        }
+        if (!bad && !ctx->lost) /* wgpu-native aborts on a submit to a lost device */
+            wgpuQueueSubmit(ctx->queue, 1, &cb);
+        wgpuCommandBufferRelease(cb);
+        ctx->stats.submits++;
+    }
+    for (int t = 0; t < started; t++)
+        pthread_join(th[t], NULL);
+    free(ps.jobs);
+    if (bad)
+        return wg_fail(WGML_ERR_OOM, "replay: wgpu could not make a command encoder or buffer");
+    return WGML_OK;
+}
+
+static wgml_status replay_fast(wgml_ctx *ctx, const wg_recording *r, size_t from, size_t to)
+{
+    const wg_replay *c = r->compiled;
+    size_t since = from;
+    int nt = par_threads(to - from);
+    if (nt) {
+        wgml_status st = replay_parallel(ctx, r, from, to, nt);
+        if (st != WGML_OK)
+            return st;
+        since = to;
+    } else {
+        /* Submit early, then in growing chunks: the GPU runs the first
+         * dispatches while the host encodes the rest.  One submit at the
+         * end ran host encoding (~1.4 us a dispatch on the H100's host)
+         * and GPU execution back to back. */
+        size_t chunk = 64;
+        for (size_t i = from; i < to;) {
+            size_t end = to - i > chunk + 64 ? i + chunk : to;
+            encode_range(wg_stream_pass(ctx), r, i, end);
+            since = i;
+            i = end;
+            if (i < to) {
+                ctx->stream.pending += (uint32_t)(end - since);
+                wgml_status st = wg_stream_submit(ctx);
+                if (st != WGML_OK)
+                    return st;
+                since = i;
+                chunk = chunk < 2048 ? 2 * chunk : chunk;
+            }
+        }
     }
     if (to > from) {
         ctx->stats.dispatches += to - from;
