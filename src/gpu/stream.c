@@ -408,22 +408,23 @@ bool wg_fence_done(wgml_ctx *ctx, uint64_t ticket)
     return ctx->fence_done >= ticket || ctx->lost;
 }
 
-/* WGML_SPIN_US=n (default 0, off): waiting spins for up to n us on a
- * queue work-done callback (wg_fence_issue) before it blocks.  A blocking
- * poll sleeps on the driver's fence and may wake up late, which matters
- * for a decode step's one wait per token.  The spin does not trust the
- * non-blocking poll's "queue empty" answer: on the H100 that answer came
- * back true before the GPU had finished (with it, bench ops timed 7 TB/s
- * copies on a 3.35 TB/s device).  Off by default until the callback-based
- * spin is measured on the H100 (bench/NOTES.md); never worth it on CPU
- * adapters, whose GPU work runs on the driver's worker threads. */
-#define WG_SPIN_US 0.0
+/* WGML_SPIN_US=n: waiting spins for up to n us on a queue work-done
+ * callback (wg_fence_issue) before it blocks.  A blocking poll sleeps on
+ * the driver's fence and wakes late: on the H100, flush+wait took 83 us
+ * blocking and 48 us spinning, and a replayed decode-shaped block 129 us
+ * against 95 (bench/NOTES.md).  The spin does not trust the non-blocking
+ * poll's "queue empty" answer: on the H100 that answer came back true
+ * before the GPU had finished (with it, bench ops timed 7 TB/s copies on
+ * a 3.35 TB/s device); with the callback, copies stay at 2.80 TB/s.
+ * Default 1000 us on GPUs, 0 on CPU adapters (lavapipe), whose GPU work
+ * runs on the driver's threads, which a spinning core would starve. */
+#define WG_SPIN_US 1000.0
 
 wgml_status wg_stream_wait(wgml_ctx *ctx)
 {
     if (!ctx->lost) {
         const char *e = getenv("WGML_SPIN_US");
-        double spin = e ? atof(e) : WG_SPIN_US;
+        double spin = e ? atof(e) : strcmp(ctx->info.device_type, "cpu") ? WG_SPIN_US : 0.0;
         uint64_t ticket = 0;
         bool done = false;
         if (spin > 0 && wg_fence_issue(ctx, &ticket) == WGML_OK) {
