@@ -11,7 +11,12 @@
  *                   used elsewhere too, the norm writes it (sum_out) and
  *                   the add's node keeps its memory but runs no kernel;
  *   softmax         softmax(add(scale(x, k), mask)) and its parts become
- *                   one softmax with scale k and the mask.
+ *                   one softmax with scale k and the mask;
+ *   matmul epilogue add(matmul(a, b), bias) with a bias of shape [n] (or
+ *                   [1, ..., n]) and relu/gelu(erf)/silu of a matmul or
+ *                   linear become the product's own bias and activation
+ *                   (wgml_matmul_params): one kernel, the product written
+ *                   once instead of read and written twice more.
  *
  * A node is folded only when nothing else reads it (no other consumer, not
  * an output).  Results may differ from the unfused graph by rounding: the
@@ -150,6 +155,64 @@ static void fuse_residual_norm(wgml_graph *g, size_t *uses)
     }
 }
 
+static bool product(const wgml_node *n)
+{
+    return live_op(n, WG_OP_MATMUL) || live_op(n, WG_OP_LINEAR);
+}
+
+/* The consumer c takes over the product m (folded into it): c's node (its
+ * id, its readers, its memory) becomes the product with the epilogue. */
+static void take_product(wgml_graph *g, wgml_node *c, wgml_node *m, size_t *uses)
+{
+    c->op = m->op;
+    c->p = m->p;
+    for (int k = 0; k < m->nin; k++) {
+        c->in[k] = m->in[k];
+        if (c->in[k])
+            uses[c->in[k]->id]++;
+    }
+    c->nin = m->nin;
+    fold(g, m, c, uses);
+}
+
+static void fuse_matmul_epilogue(wgml_graph *g, size_t *uses)
+{
+    for (size_t i = 0; i < g->n; i++) {
+        wgml_node *c = g->nodes[i];
+        if (live_op(c, WG_OP_BINARY) && c->p.sub == WGML_ADD) {
+            for (int t = 0; t < 2; t++) {
+                wgml_node *m = c->in[t], *b = c->in[1 - t];
+                if (!product(m) || uses[m->id] != 1 || m->output || m->p.mm.act != WGML_ACT_NONE ||
+                    (m->nin > 2 && m->in[2]) || !same_desc(&m->d, &c->d) || !wg_dtype_is_float(b->d.dtype))
+                    continue;
+                /* a bias over the last axis only: [n] or [1, ..., n] */
+                bool row = b->d.ndim >= 1 && b->d.shape[b->d.ndim - 1] == c->d.shape[c->d.ndim - 1];
+                for (int k = 0; row && k < b->d.ndim - 1; k++)
+                    row = b->d.shape[k] == 1;
+                if (!row)
+                    continue;
+                uses[b->id]--; /* re-added by take_product as the bias input */
+                take_product(g, c, m, uses);
+                if (c->nin < 3)
+                    c->nin = 3;
+                c->in[2] = b;
+                uses[b->id]++;
+                break;
+            }
+        } else if (live_op(c, WG_OP_UNARY) &&
+                   (c->p.sub == WGML_RELU || c->p.sub == WGML_GELU_ERF || c->p.sub == WGML_SILU)) {
+            wgml_node *m = c->in[0];
+            if (!product(m) || uses[m->id] != 1 || m->output || m->p.mm.act != WGML_ACT_NONE ||
+                !same_desc(&m->d, &c->d))
+                continue;
+            wgml_activation act = c->p.sub == WGML_RELU ? WGML_ACT_RELU
+                                  : c->p.sub == WGML_SILU ? WGML_ACT_SILU : WGML_ACT_GELU;
+            take_product(g, c, m, uses);
+            c->p.mm.act = act;
+        }
+    }
+}
+
 size_t wg_graph_fuse(wgml_graph *g)
 {
     const char *e = getenv("WGML_GRAPH_FUSE");
@@ -164,6 +227,7 @@ size_t wg_graph_fuse(wgml_graph *g)
                 uses[g->nodes[i]->in[j]->id]++;
     /* Softmax first: its SCALE is not a chain's to take. */
     fuse_softmax(g, uses);
+    fuse_matmul_epilogue(g, uses); /* before chains: an activation is the product's to take */
     fuse_residual_norm(g, uses);
     fuse_chains(g, uses);
     free(uses);
