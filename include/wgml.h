@@ -53,6 +53,13 @@ typedef enum wgml_status {
 const char *wgml_status_name(wgml_status s);
 /* Message of the last failing call on this thread ("" if none). */
 const char *wgml_last_error(void);
+/* For code built on wgml (the model front-ends, a program's own layers):
+ * records a printf-formatted message as this thread's wgml_last_error()
+ * and returns s, so such code reports errors the way wgml does. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+wgml_status wgml_error(wgml_status s, const char *fmt, ...);
 
 /* ------------------------------------------------------------- context */
 

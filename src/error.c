@@ -56,3 +56,12 @@ wgml_status wg_failp(wgml_status s, const char *fmt, ...)
     }
     return s;
 }
+
+wgml_status wgml_error(wgml_status s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_msg, sizeof last_msg, fmt ? fmt : "", ap);
+    va_end(ap);
+    return s;
+}
