@@ -1,0 +1,76 @@
+/*
+ * Decoder-only language models inside src/models (internal to this layer,
+ * which sees the public headers alone): hyperparameters and weights as
+ * the GGUF loader fills them, and the graph of one evaluation step.
+ *
+ * One graph serves prefill and decode: its token count T (<= the micro-
+ * batch) and its KV length KV (<= the context) are symbolic dims bound per
+ * run, so a decode step replays the compiled recording and re-records only
+ * the nodes whose shapes involve KV (the cache views and attention).
+ * The KV cache lives on the GPU as persistent tensors [n_ctx, Hkv * D]
+ * (f16), written at the step's positions with set_rows.
+ */
+#ifndef WGML_MODELS_LLM_H
+#define WGML_MODELS_LLM_H
+
+#include "wgml.h"
+#include "wgml_graph.h"
+
+#include <stdbool.h>
+
+typedef enum llm_arch { LLM_LLAMA, LLM_QWEN2, LLM_QWEN3, LLM_GEMMA3, LLM_ARCH_COUNT } llm_arch;
+
+typedef struct llm_hparams {
+    llm_arch arch;
+    int n_vocab, n_embd, n_layer, n_ff;
+    int n_head, n_head_kv, head_dim;  /* head_dim: attention.key_length, else n_embd / n_head */
+    int n_rot;                        /* rope.dimension_count (default head_dim) */
+    int n_ctx_train;
+    float rms_eps;
+    float rope_base, rope_scale;      /* rope.freq_base, 1 / rope.scaling.factor */
+    float rope_base_local;            /* gemma3's sliding-window layers (10000) */
+    wgml_rope_mode rope_mode;         /* llama: NORMAL (GGUF permutes Q/K), qwen, gemma: NEOX */
+    int sliding_window;               /* gemma3: window of local layers (0: none) */
+    int swa_period;                   /* gemma3: every swa_period-th layer is global (6) */
+    float attn_scale;                 /* 0: 1/sqrt(head_dim) */
+    float emb_scale;                  /* gemma: sqrt(n_embd); 0: none */
+    wgml_glu_kind glu;                /* SWIGLU, gemma: GEGLU_TANH */
+} llm_hparams;
+
+typedef struct llm_layer {
+    wgml_tensor *attn_norm, *wq, *wk, *wv, *wo;
+    wgml_tensor *bq, *bk, *bv;               /* qwen2 (else NULL) */
+    wgml_tensor *q_norm, *k_norm;            /* qwen3, gemma3 */
+    wgml_tensor *post_attn_norm, *post_ffn_norm; /* gemma3 */
+    wgml_tensor *ffn_norm, *w_gate, *w_up, *w_down;
+    wgml_tensor *k_cache, *v_cache;          /* [n_ctx, Hkv * D] f16 */
+} llm_layer;
+
+typedef struct llm_model {
+    wgml_ctx *ctx;
+    llm_hparams hp;
+    int n_ctx;                               /* KV cache length */
+    wgml_tensor *tok_embd, *out_norm, *output; /* output == tok_embd when tied */
+    llm_layer *layers;
+} llm_model;
+
+/* One step's graph: inputs ids [T] i32, pos [T] i32 (absolute positions,
+ * also the cache rows written), last [1] i32 (the row whose logits are
+ * wanted; unused with all_logits); outputs logits ([1, V] or [T, V] f32)
+ * and token ([1] i32, sampled on the GPU from the last row). */
+typedef struct llm_graph {
+    wgml_graph *g;
+    int64_t T, KV;           /* symbolic dims */
+    int max_tokens;
+    bool all_logits;
+    wgml_node *ids, *pos, *last, *logits, *token;
+} llm_graph;
+
+wgml_status llm_graph_build(llm_model *m, int max_tokens, bool all_logits, const wgml_sample_params *sp,
+                            llm_graph *out);
+void llm_graph_free(llm_graph *lg);
+/* Binds T = n tokens at positions n_past.. and KV = n_past + n, writes the
+ * inputs and runs (asynchronously). */
+wgml_status llm_graph_eval(llm_graph *lg, const int32_t *ids, int n, int n_past);
+
+#endif

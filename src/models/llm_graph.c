@@ -1,0 +1,241 @@
+/*
+ * The graph of one evaluation step of a decoder-only model (llm.h), built
+ * from the public graph API alone.  Per layer (pre-norm transformer):
+ *
+ *   h  = rms_norm(x) * attn_norm
+ *   q, k, v = linear(h, Wq|Wk|Wv) (+ bias: qwen2), per-head rms_norm
+ *            (qwen3, gemma3), rope on q and k at the tokens' positions
+ *   K, V caches [n_ctx, Hkv * D] f16 <- set_rows at the positions
+ *   a  = attention(q, K[:KV], V[:KV]), causal bottom-right (the new tokens
+ *        are the last T of the KV rows), window on gemma3's local layers
+ *   x += linear(a, Wo)              (gemma3: post_attention_norm first)
+ *   x += down(glu(gate(h'), up(h'))) with h' = rms_norm(x) * ffn_norm
+ *
+ * then the final norm and the output projection of the last row (or all
+ * rows, for perplexity) and a sampled token.  Graph fusion folds each
+ * residual add into the next norm.
+ */
+#include "llm.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define TRY(call)                                                                                                  \
+    do {                                                                                                           \
+        wgml_status st_ = (call);                                                                                  \
+        if (st_ != WGML_OK)                                                                                        \
+            return st_;                                                                                            \
+    } while (0)
+
+typedef struct builder {
+    llm_model *m;
+    wgml_graph *g;
+    int64_t T, KV;
+    wgml_node *pos;
+} builder;
+
+/* A weight as a graph leaf (NULL stays NULL: optional weights). */
+static wgml_status leaf(builder *b, wgml_tensor *t, const char *name, int il, wgml_node **out)
+{
+    *out = NULL;
+    if (!t)
+        return WGML_OK;
+    char nm[64];
+    if (il >= 0)
+        snprintf(nm, sizeof nm, "blk.%d.%s", il, name);
+    else
+        snprintf(nm, sizeof nm, "%s", name);
+    return wgml_graph_tensor(b->g, nm, t, out);
+}
+
+static wgml_status rms(builder *b, wgml_node *x, wgml_node *w, wgml_node **out)
+{
+    wgml_norm_params p = {.kind = WGML_RMS_NORM, .eps = b->m->hp.rms_eps};
+    return wgml_g_norm(b->g, x, &p, w, NULL, NULL, out);
+}
+
+static wgml_status proj(builder *b, wgml_node *x, wgml_node *w, wgml_node *bias, wgml_node **out)
+{
+    return wgml_g_linear(b->g, x, w, bias, NULL, NULL, WGML_F32, out);
+}
+
+/* x [T, H * D] -> [T, H, D], per-head norm (optional), rope. */
+static wgml_status heads(builder *b, wgml_node *x, int h, wgml_node *norm_w, bool rope, float base, wgml_node **out)
+{
+    const llm_hparams *hp = &b->m->hp;
+    wgml_node *y;
+    TRY(wgml_g_reshape(b->g, x, 3, (int64_t[]){b->T, h, hp->head_dim}, &y));
+    if (norm_w)
+        TRY(rms(b, y, norm_w, &y));
+    if (rope) {
+        wgml_rope_params rp = {.mode = hp->rope_mode, .n_dims = hp->n_rot, .freq_base = base,
+                               .freq_scale = hp->rope_scale > 0 ? hp->rope_scale : 1.0f, .attn_factor = 1.0f,
+                               .n_ctx_orig = hp->n_ctx_train};
+        TRY(wgml_g_rope(b->g, y, b->pos, &rp, NULL, &y));
+    }
+    *out = y;
+    return WGML_OK;
+}
+
+/* The cache after writing the step's rows, viewed [1, Hkv, KV, D]. */
+static wgml_status cache_view(builder *b, wgml_node *cache, wgml_node *rows, wgml_node **out)
+{
+    const llm_hparams *hp = &b->m->hp;
+    wgml_node *flat, *c, *s, *r;
+    TRY(wgml_g_reshape(b->g, rows, 2, (int64_t[]){b->T, (int64_t)hp->n_head_kv * hp->head_dim}, &flat));
+    TRY(wgml_g_set_rows(b->g, cache, b->pos, flat, &c));
+    TRY(wgml_g_slice(b->g, c, 0, 0, b->KV, 1, &s));
+    TRY(wgml_g_reshape(b->g, s, 4, (int64_t[]){1, b->KV, hp->n_head_kv, hp->head_dim}, &r));
+    return wgml_g_permute(b->g, r, (const int[]){0, 2, 1, 3}, out);
+}
+
+static wgml_status layer(builder *b, int il, wgml_node *x, wgml_node **out)
+{
+    const llm_hparams *hp = &b->m->hp;
+    const llm_layer *L = &b->m->layers[il];
+    wgml_node *w_an, *wq, *wk, *wv, *wo, *bq, *bk, *bv, *qn, *kn, *pan, *pfn, *fn, *wg, *wu, *wd, *kc, *vc;
+    TRY(leaf(b, L->attn_norm, "attn_norm", il, &w_an));
+    TRY(leaf(b, L->wq, "attn_q", il, &wq));
+    TRY(leaf(b, L->wk, "attn_k", il, &wk));
+    TRY(leaf(b, L->wv, "attn_v", il, &wv));
+    TRY(leaf(b, L->wo, "attn_output", il, &wo));
+    TRY(leaf(b, L->bq, "attn_q.bias", il, &bq));
+    TRY(leaf(b, L->bk, "attn_k.bias", il, &bk));
+    TRY(leaf(b, L->bv, "attn_v.bias", il, &bv));
+    TRY(leaf(b, L->q_norm, "attn_q_norm", il, &qn));
+    TRY(leaf(b, L->k_norm, "attn_k_norm", il, &kn));
+    TRY(leaf(b, L->post_attn_norm, "post_attention_norm", il, &pan));
+    TRY(leaf(b, L->post_ffn_norm, "post_ffw_norm", il, &pfn));
+    TRY(leaf(b, L->ffn_norm, "ffn_norm", il, &fn));
+    TRY(leaf(b, L->w_gate, "ffn_gate", il, &wg));
+    TRY(leaf(b, L->w_up, "ffn_up", il, &wu));
+    TRY(leaf(b, L->w_down, "ffn_down", il, &wd));
+    TRY(leaf(b, L->k_cache, "cache_k", il, &kc));
+    TRY(leaf(b, L->v_cache, "cache_v", il, &vc));
+
+    /* gemma3: every swa_period-th layer is global, the others see a window
+     * and use the local rope base */
+    bool local = hp->sliding_window > 0 && hp->swa_period > 0 && (il + 1) % hp->swa_period != 0;
+    float base = local && hp->rope_base_local > 0 ? hp->rope_base_local : hp->rope_base;
+
+    wgml_node *h, *q, *k, *v, *K, *V, *a, *o;
+    TRY(rms(b, x, w_an, &h));
+    TRY(proj(b, h, wq, bq, &q));
+    TRY(proj(b, h, wk, bk, &k));
+    TRY(proj(b, h, wv, bv, &v));
+    TRY(heads(b, q, hp->n_head, qn, true, base, &q));
+    TRY(heads(b, k, hp->n_head_kv, kn, true, base, &k));
+    TRY(heads(b, v, hp->n_head_kv, NULL, false, base, &v));
+    TRY(cache_view(b, kc, k, &K));
+    TRY(cache_view(b, vc, v, &V));
+    wgml_node *q4;
+    TRY(wgml_g_reshape(b->g, q, 4, (int64_t[]){1, b->T, hp->n_head, hp->head_dim}, &q4));
+    TRY(wgml_g_permute(b->g, q4, (const int[]){0, 2, 1, 3}, &q4));
+    wgml_attn_params ap = {.scale = hp->attn_scale, .causal = 1, .window = local ? hp->sliding_window : 0};
+    TRY(wgml_g_attention(b->g, q4, K, V, NULL, NULL, &ap, WGML_F32, &a));
+    /* [1, H, T, D] -> [T, H * D] */
+    TRY(wgml_g_permute_copy(b->g, a, (const int[]){0, 2, 1, 3}, &a));
+    TRY(wgml_g_reshape(b->g, a, 2, (int64_t[]){b->T, (int64_t)hp->n_head * hp->head_dim}, &a));
+    TRY(proj(b, a, wo, NULL, &o));
+    if (pan)
+        TRY(rms(b, o, pan, &o));
+    TRY(wgml_g_binary(b->g, WGML_ADD, x, o, &x));
+
+    wgml_node *f, *gt, *up, *d;
+    TRY(rms(b, x, fn, &f));
+    TRY(proj(b, f, wg, NULL, &gt));
+    TRY(proj(b, f, wu, NULL, &up));
+    TRY(wgml_g_glu(b->g, hp->glu, gt, up, 0, &f));
+    TRY(proj(b, f, wd, NULL, &d));
+    if (pfn)
+        TRY(rms(b, d, pfn, &d));
+    return wgml_g_binary(b->g, WGML_ADD, x, d, out);
+}
+
+static wgml_status build(builder *b, llm_graph *lg, const wgml_sample_params *sp)
+{
+    llm_model *m = b->m;
+    const llm_hparams *hp = &m->hp;
+    TRY(wgml_graph_dim(b->g, "T", lg->max_tokens, &b->T));
+    TRY(wgml_graph_dim(b->g, "KV", m->n_ctx, &b->KV));
+    lg->T = b->T, lg->KV = b->KV;
+    TRY(wgml_graph_input(b->g, "ids", WGML_I32, 1, (int64_t[]){b->T}, &lg->ids));
+    TRY(wgml_graph_input(b->g, "pos", WGML_I32, 1, (int64_t[]){b->T}, &lg->pos));
+    b->pos = lg->pos;
+    wgml_node *emb, *x, *on, *out;
+    TRY(leaf(b, m->tok_embd, "token_embd", -1, &emb));
+    TRY(wgml_g_get_rows(b->g, emb, lg->ids, WGML_F32, &x));
+    if (hp->emb_scale > 0)
+        TRY(wgml_g_unary(b->g, WGML_SCALE, x, hp->emb_scale, 0, &x));
+    for (int il = 0; il < hp->n_layer; il++)
+        TRY(layer(b, il, x, &x));
+    TRY(leaf(b, m->out_norm, "output_norm", -1, &on));
+    if (!lg->all_logits) {
+        TRY(wgml_graph_input(b->g, "last", WGML_I32, 1, (int64_t[]){1}, &lg->last));
+        TRY(wgml_g_get_rows(b->g, x, lg->last, WGML_F32, &x));
+    }
+    TRY(rms(b, x, on, &x));
+    if (m->output == m->tok_embd)
+        out = emb;
+    else
+        TRY(leaf(b, m->output, "output", -1, &out));
+    TRY(proj(b, x, out, NULL, &lg->logits));
+    TRY(wgml_graph_output(b->g, lg->logits));
+    wgml_node *row = lg->logits;
+    if (lg->all_logits)
+        row = NULL; /* no sampling over a whole batch */
+    if (row) {
+        TRY(wgml_g_sample(b->g, row, sp, &lg->token));
+        TRY(wgml_graph_output(b->g, lg->token));
+    }
+    return wgml_graph_compile(b->g, NULL);
+}
+
+wgml_status llm_graph_build(llm_model *m, int max_tokens, bool all_logits, const wgml_sample_params *sp,
+                            llm_graph *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!m || max_tokens < 1 || !sp)
+        return wgml_error(WGML_ERR_INVALID_ARG, "llm_graph_build: bad arguments");
+    out->max_tokens = max_tokens;
+    out->all_logits = all_logits;
+    TRY(wgml_graph_create(m->ctx, &out->g));
+    builder b = {.m = m, .g = out->g};
+    wgml_status st = build(&b, out, sp);
+    if (st != WGML_OK) {
+        wgml_graph_free(out->g);
+        out->g = NULL;
+    }
+    return st;
+}
+
+void llm_graph_free(llm_graph *lg)
+{
+    if (lg && lg->g)
+        wgml_graph_free(lg->g);
+    if (lg)
+        lg->g = NULL;
+}
+
+wgml_status llm_graph_eval(llm_graph *lg, const int32_t *ids, int n, int n_past)
+{
+    if (!lg || !lg->g || !ids || n < 1 || n > lg->max_tokens || n_past < 0)
+        return wgml_error(WGML_ERR_INVALID_ARG, "llm_graph_eval: %d tokens at %d (at most %d a step)", n, n_past,
+                          lg ? lg->max_tokens : 0);
+    int32_t pos[512];
+    int32_t *p = n <= 512 ? pos : NULL;
+    if (!p)
+        return wgml_error(WGML_ERR_INVALID_ARG, "llm_graph_eval: %d tokens in one step (at most 512)", n);
+    for (int i = 0; i < n; i++)
+        p[i] = n_past + i;
+    TRY(wgml_graph_bind_dim(lg->g, lg->T, n));
+    TRY(wgml_graph_bind_dim(lg->g, lg->KV, n_past + n));
+    TRY(wgml_graph_write(lg->g, lg->ids, ids, (uint64_t)n * 4));
+    TRY(wgml_graph_write(lg->g, lg->pos, p, (uint64_t)n * 4));
+    if (lg->last) {
+        int32_t last = n - 1;
+        TRY(wgml_graph_write(lg->g, lg->last, &last, 4));
+    }
+    return wgml_graph_run(lg->g);
+}

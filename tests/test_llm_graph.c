@@ -1,0 +1,274 @@
+/*
+ * The decoder graph of src/models (llm_graph.c) against a CPU reference
+ * forward pass in double precision, on tiny random models of each
+ * architecture (llama, qwen2's biases, qwen3's per-head norms, gemma3's
+ * extra norms, sliding window, GEGLU and embedding scale): a 5-token
+ * prefill with every row's logits, then the same prefill and 3 decode
+ * steps with the last row's logits and a greedy token sampled on the GPU.
+ *
+ * The KV cache is f16 on the GPU, so the reference rounds k and v to f16
+ * as it caches them.  Tolerance: |got - want| <= 2e-3 * (1 + max|want|):
+ * f32 products over k <= 48 terms (~48 * 2^-24 relative each) and the f16
+ * cache (2^-11 relative, rounded identically on both sides but for ties
+ * moved by an f32 vs double difference: one f16 ulp on a few elements,
+ * ~5e-4 relative after attention averages them) stay well inside it.
+ */
+#include "graph_harness.h"
+#include "models/llm.h"
+
+enum { V = 50, E = 32, L = 2, F = 48, H = 4, HKV = 2, D = 8, CTX = 16, T0 = 5, STEPS = 3 };
+
+typedef struct refw {
+    t_tensor emb, out_norm, attn_norm[L], wq[L], wk[L], wv[L], wo[L], bq[L], bk[L], bv[L], qn[L], kn[L], pan[L],
+        pfn[L], fn[L], wg[L], wu[L], wd[L];
+} refw;
+
+static double f16r(double v)
+{
+    uint16_t h;
+    wg_host_set(WGML_F16, &h, 0, v);
+    return wg_host_get(WGML_F16, &h, 0);
+}
+
+static void rmsn(double *v, int n, const t_tensor *w, double eps)
+{
+    double s = 0;
+    for (int i = 0; i < n; i++)
+        s += v[i] * v[i];
+    double r = 1.0 / sqrt(s / n + eps);
+    for (int i = 0; i < n; i++)
+        v[i] = v[i] * r * (w && w->t ? w->val[i] : 1.0);
+}
+
+static void lin(const double *x, int k, const t_tensor *w, const t_tensor *b, int n, double *y)
+{
+    for (int i = 0; i < n; i++) {
+        double s = b && b->t ? b->val[i] : 0;
+        for (int j = 0; j < k; j++)
+            s += x[j] * w->val[(int64_t)i * k + j];
+        y[i] = s;
+    }
+}
+
+static void rope(double *v, int pos, const llm_hparams *hp, float base)
+{
+    int nd = hp->n_rot;
+    for (int i = 0; i < nd / 2; i++) {
+        double th = pos * pow(base, -2.0 * i / nd), c = cos(th), s = sin(th);
+        int a = hp->rope_mode == WGML_ROPE_NEOX ? i : 2 * i, b = hp->rope_mode == WGML_ROPE_NEOX ? i + nd / 2 : 2 * i + 1;
+        double x0 = v[a], x1 = v[b];
+        v[a] = x0 * c - x1 * s;
+        v[b] = x0 * s + x1 * c;
+    }
+}
+
+/* Reference state: caches [L][CTX][HKV * D]. */
+static double kc[L][CTX][HKV * D], vc[L][CTX][HKV * D];
+
+static void ref_forward(const llm_hparams *hp, const refw *w, const int32_t *ids, int n, int n_past, double *logits)
+{
+    double x[T0][E];
+    for (int t = 0; t < n; t++)
+        for (int i = 0; i < E; i++)
+            x[t][i] = w->emb.val[ids[t] * E + i] * (hp->emb_scale > 0 ? hp->emb_scale : 1);
+    for (int l = 0; l < L; l++) {
+        bool local = hp->sliding_window > 0 && (l + 1) % hp->swa_period != 0;
+        float base = local ? hp->rope_base_local : hp->rope_base;
+        double q[T0][H * D];
+        for (int t = 0; t < n; t++) {
+            double h[E], k[HKV * D], v[HKV * D];
+            memcpy(h, x[t], sizeof h);
+            rmsn(h, E, &w->attn_norm[l], hp->rms_eps);
+            lin(h, E, &w->wq[l], &w->bq[l], H * D, q[t]);
+            lin(h, E, &w->wk[l], &w->bk[l], HKV * D, k);
+            lin(h, E, &w->wv[l], &w->bv[l], HKV * D, v);
+            for (int hh = 0; hh < H; hh++) {
+                if (w->qn[l].t)
+                    rmsn(q[t] + hh * D, D, &w->qn[l], hp->rms_eps);
+                rope(q[t] + hh * D, n_past + t, hp, base);
+            }
+            for (int hh = 0; hh < HKV; hh++) {
+                if (w->kn[l].t)
+                    rmsn(k + hh * D, D, &w->kn[l], hp->rms_eps);
+                rope(k + hh * D, n_past + t, hp, base);
+            }
+            for (int i = 0; i < HKV * D; i++) {
+                kc[l][n_past + t][i] = f16r(k[i]);
+                vc[l][n_past + t][i] = f16r(v[i]);
+            }
+        }
+        for (int t = 0; t < n; t++) {
+            int p = n_past + t;
+            double a[H * D] = {0}, o[E];
+            for (int hh = 0; hh < H; hh++) {
+                int g = hh / (H / HKV);
+                double s[CTX], mx = -INFINITY, sum = 0;
+                double scale = hp->attn_scale > 0 ? hp->attn_scale : 1.0 / sqrt(D);
+                for (int j = 0; j <= p; j++) {
+                    s[j] = -INFINITY;
+                    if (local && j <= p - hp->sliding_window)
+                        continue;
+                    double d = 0;
+                    for (int i = 0; i < D; i++)
+                        d += q[t][hh * D + i] * kc[l][j][g * D + i];
+                    s[j] = d * scale;
+                    mx = fmax(mx, s[j]);
+                }
+                for (int j = 0; j <= p; j++)
+                    sum += s[j] == -INFINITY ? 0 : exp(s[j] - mx);
+                for (int j = 0; j <= p; j++) {
+                    double pj = s[j] == -INFINITY ? 0 : exp(s[j] - mx) / sum;
+                    for (int i = 0; i < D; i++)
+                        a[hh * D + i] += pj * vc[l][j][g * D + i];
+                }
+            }
+            lin(a, H * D, &w->wo[l], NULL, E, o);
+            if (w->pan[l].t)
+                rmsn(o, E, &w->pan[l], hp->rms_eps);
+            for (int i = 0; i < E; i++)
+                x[t][i] += o[i];
+            double f[E], gt[F], up[F], d[E];
+            memcpy(f, x[t], sizeof f);
+            rmsn(f, E, &w->fn[l], hp->rms_eps);
+            lin(f, E, &w->wg[l], NULL, F, gt);
+            lin(f, E, &w->wu[l], NULL, F, up);
+            for (int i = 0; i < F; i++) {
+                double z = gt[i];
+                double act = hp->glu == WGML_SWIGLU ? z / (1 + exp(-z))
+                                                    : 0.5 * z * (1 + tanh(0.7978845608028654 * (z + 0.044715 * z * z * z)));
+                gt[i] = act * up[i];
+            }
+            lin(gt, F, &w->wd[l], NULL, E, d);
+            if (w->pfn[l].t)
+                rmsn(d, E, &w->pfn[l], hp->rms_eps);
+            for (int i = 0; i < E; i++)
+                x[t][i] += d[i];
+        }
+    }
+    for (int t = 0; t < n; t++) {
+        rmsn(x[t], E, &w->out_norm, hp->rms_eps);
+        lin(x[t], E, &w->emb, NULL, V, logits + (int64_t)t * V);
+    }
+}
+
+static t_tensor rnd(int64_t rows, int64_t cols, double a)
+{
+    return cols ? t_random(WGML_F32, 2, (int64_t[]){rows, cols}, -a, a) : t_random(WGML_F32, 1, (int64_t[]){rows}, -a, a);
+}
+
+static int compare(const char *what, const float *got, const double *want, int n)
+{
+    double mx = 0;
+    for (int i = 0; i < n; i++)
+        mx = fmax(mx, fabs(want[i]));
+    int bad = 0;
+    for (int i = 0; i < n; i++)
+        if (!(fabs(got[i] - want[i]) <= 2e-3 * (1 + mx))) {
+            if (bad++ < 3)
+                printf("    %s[%d]: got %.6f want %.6f\n", what, i, got[i], want[i]);
+        }
+    CHECK(!bad, "%s: %d of %d logits off", what, bad, n);
+    return bad;
+}
+
+static void run_arch(llm_arch arch)
+{
+    llm_hparams hp = {.arch = arch, .n_vocab = V, .n_embd = E, .n_layer = L, .n_ff = F, .n_head = H,
+                      .n_head_kv = HKV, .head_dim = D, .n_rot = D, .n_ctx_train = 64, .rms_eps = 1e-5f,
+                      .rope_base = 10000.0f, .rope_scale = 1.0f, .rope_mode = WGML_ROPE_NEOX, .glu = WGML_SWIGLU};
+    if (arch == LLM_LLAMA)
+        hp.rope_mode = WGML_ROPE_NORMAL;
+    if (arch == LLM_GEMMA3) {
+        hp.glu = WGML_GEGLU_TANH, hp.emb_scale = sqrtf(E), hp.sliding_window = 3, hp.swa_period = 2;
+        hp.rope_base = 1e6f, hp.rope_base_local = 10000.0f, hp.attn_scale = 0.25f;
+    }
+    refw w = {0};
+    llm_layer layers[L] = {{0}};
+    llm_model m = {.ctx = t_ctx, .hp = hp, .n_ctx = CTX, .layers = layers};
+    w.emb = rnd(V, E, 1.0);
+    w.out_norm = t_random(WGML_F32, 1, (int64_t[]){E}, 0.5, 1.5);
+    m.tok_embd = m.output = w.emb.t;
+    m.out_norm = w.out_norm.t;
+    for (int l = 0; l < L; l++) {
+        llm_layer *y = &layers[l];
+        w.attn_norm[l] = t_random(WGML_F32, 1, (int64_t[]){E}, 0.5, 1.5);
+        w.fn[l] = t_random(WGML_F32, 1, (int64_t[]){E}, 0.5, 1.5);
+        w.wq[l] = rnd(H * D, E, 0.3), w.wk[l] = rnd(HKV * D, E, 0.3), w.wv[l] = rnd(HKV * D, E, 0.3);
+        w.wo[l] = rnd(E, H * D, 0.3), w.wg[l] = rnd(F, E, 0.3), w.wu[l] = rnd(F, E, 0.3), w.wd[l] = rnd(E, F, 0.3);
+        if (arch == LLM_QWEN2)
+            w.bq[l] = rnd(H * D, 0, 0.2), w.bk[l] = rnd(HKV * D, 0, 0.2), w.bv[l] = rnd(HKV * D, 0, 0.2);
+        if (arch == LLM_QWEN3 || arch == LLM_GEMMA3) {
+            w.qn[l] = t_random(WGML_F32, 1, (int64_t[]){D}, 0.5, 1.5);
+            w.kn[l] = t_random(WGML_F32, 1, (int64_t[]){D}, 0.5, 1.5);
+        }
+        if (arch == LLM_GEMMA3) {
+            w.pan[l] = t_random(WGML_F32, 1, (int64_t[]){E}, 0.5, 1.5);
+            w.pfn[l] = t_random(WGML_F32, 1, (int64_t[]){E}, 0.5, 1.5);
+        }
+        *y = (llm_layer){w.attn_norm[l].t, w.wq[l].t, w.wk[l].t, w.wv[l].t, w.wo[l].t, w.bq[l].t, w.bk[l].t,
+                         w.bv[l].t, w.qn[l].t, w.kn[l].t, w.pan[l].t, w.pfn[l].t, w.fn[l].t, w.wg[l].t,
+                         w.wu[l].t, w.wd[l].t, NULL, NULL};
+        CHECK_OK(wgml_tensor_new(t_ctx, WGML_F16, 2, (int64_t[]){CTX, HKV * D}, &y->k_cache));
+        CHECK_OK(wgml_tensor_new(t_ctx, WGML_F16, 2, (int64_t[]){CTX, HKV * D}, &y->v_cache));
+    }
+    int32_t ids[T0 + STEPS] = {3, 17, 42, 8, 29, 0, 0, 0};
+    double want[T0 * V];
+    float got[T0 * V];
+    wgml_sample_params greedy = {0};
+
+    llm_graph all;
+    wgml_status st = llm_graph_build(&m, 8, true, &greedy, &all);
+    CHECK_OK(st);
+    if (st == WGML_OK) {
+        CHECK_OK(llm_graph_eval(&all, ids, T0, 0));
+        CHECK_OK(wgml_graph_read(all.g, all.logits, got, sizeof got));
+        ref_forward(&hp, &w, ids, T0, 0, want);
+        compare("prefill logits", got, want, T0 * V);
+        llm_graph_free(&all);
+    }
+    llm_graph one;
+    st = llm_graph_build(&m, 8, false, &greedy, &one);
+    CHECK_OK(st);
+    if (st == WGML_OK) {
+        int n = T0, past = 0;
+        for (int s = 0; s <= STEPS; s++) {
+            CHECK_OK(llm_graph_eval(&one, ids + past, n, past));
+            CHECK_OK(wgml_graph_read(one.g, one.logits, got, V * 4));
+            int32_t tok = -1;
+            CHECK_OK(wgml_graph_read(one.g, one.token, &tok, 4));
+            ref_forward(&hp, &w, ids + past, n, past, want);
+            char what[48];
+            snprintf(what, sizeof what, "step %d logits", s);
+            compare(what, got, want + (n - 1) * V, V);
+            int best = 0;
+            for (int i = 1; i < V; i++)
+                best = want[(n - 1) * V + i] > want[(n - 1) * V + best] ? i : best;
+            CHECK(tok == best || fabs(want[(n - 1) * V + tok] - want[(n - 1) * V + best]) < 1e-3,
+                  "step %d: sampled %d, reference argmax %d", s, tok, best);
+            past += n;
+            n = 1;
+            if (s < STEPS)
+                ids[past] = tok >= 0 && tok < V ? tok : 0;
+        }
+        llm_graph_free(&one);
+    }
+    t_free(&w.emb), t_free(&w.out_norm);
+    for (int l = 0; l < L; l++) {
+        t_tensor *ts[] = {&w.attn_norm[l], &w.wq[l], &w.wk[l], &w.wv[l], &w.wo[l], &w.bq[l], &w.bk[l], &w.bv[l],
+                          &w.qn[l], &w.kn[l], &w.pan[l], &w.pfn[l], &w.fn[l], &w.wg[l], &w.wu[l], &w.wd[l]};
+        for (size_t i = 0; i < sizeof ts / sizeof *ts; i++)
+            if (ts[i]->t)
+                t_free(ts[i]);
+        wgml_tensor_free(layers[l].k_cache);
+        wgml_tensor_free(layers[l].v_cache);
+    }
+}
+
+static void llama(void) { run_arch(LLM_LLAMA); }
+static void qwen2(void) { run_arch(LLM_QWEN2); }
+static void qwen3(void) { run_arch(LLM_QWEN3); }
+static void gemma3(void) { run_arch(LLM_GEMMA3); }
+
+static const t_case cases[] = {{"llama", llama}, {"qwen2", qwen2}, {"qwen3", qwen3}, {"gemma3", gemma3}};
+
+int main(int argc, char **argv) { return graph_main(argc, argv, cases, sizeof cases / sizeof *cases); }
