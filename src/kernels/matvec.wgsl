@@ -36,6 +36,10 @@ struct Params {
     bs: u32,
     cs: u32,
     ngroups: u32,  // workgroups per (IDS: pair's) window of rows
+    m: u32,        // activation rows (<= M; rows m..M-1 are computed from row 0 and not written)
+    act: u32,
+    pad0: u32,
+    pad1: u32,
     alpha: f32,
     beta: f32,
     eb: u32,       // IDS: bytes per expert
@@ -81,10 +85,10 @@ fn check(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
 }
 #else
 
-const M: u32 = {{M}}u;       // activation rows
+const M: u32 = {{M}}u;       // activation rows: 1, 2, 4 or 8 (p.m of them real)
 const RPW: u32 = {{RPW}}u;   // weight rows per workgroup
 const WG: u32 = {{WG}}u;     // threads
-const NV: u32 = M * RPW;     // sums per thread
+const NV: u32 = M * RPW;     // sums per thread (1, 2 or a multiple of 4)
 const QK: u32 = {{QK}}u;     // elements per block (8 for plain dtypes)
 const BB: u32 = {{BB}}u;     // bytes per block
 const UPB: u32 = QK / 8u;    // units per block
@@ -316,43 +320,8 @@ fn unit(b: u32, u: u32) -> Unit {
     return r;
 }
 
-#ifdef PLAIN
-// The last unit of a plain row of k % 8 != 0 elements, from element e0:
-// element by element from aligned words, nothing past the row read.
-fn unit_tail(rb: u32, e0: u32) -> Unit {
-    var v = array<f32, 8>(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
-    for (var i = 0u; i < 8u; i++) {
-        if (e0 + i < p.k) {
-            let a = rb + (e0 + i) * (BB / 8u);
-            let w = wq[a >> 2u];
-#if QT_F32
-            v[i] = bitcast<f32>(w);
-#endif
-#if QT_F16
-            v[i] = unpack2x16float(w)[(a >> 1u) & 1u];
-#endif
-#if QT_BF16
-            v[i] = bitcast<f32>(select(w << 16u, w & 0xffff0000u, (a & 2u) != 0u));
-#endif
-        }
-    }
-    return Unit(vec4<f32>(v[0], v[1], v[2], v[3]), vec4<f32>(v[4], v[5], v[6], v[7]), 1.0, 0.0, 0u, 4u);
-}
-#endif
-
-// x[r, e .. e+3] (zeros past k).  xr: row r's first element.
+// x[r, e .. e+3]; xr: row r's first element.
 fn xv4(xr: u32, e: u32) -> vec4<f32> {
-#ifdef PLAIN
-    if (e + 4u > p.k) { // the last, partial unit of a plain row
-        var v = vec4<f32>(0.0);
-        for (var i = 0u; i < 4u; i++) {
-            if (e + i < p.k) {
-                v[i] = f32(x_ld(xr + (e + i) * p.xs));
-            }
-        }
-        return v;
-    }
-#endif
 #ifdef XV4
     return vec4<f32>(x_ld4((xr + e) / 4u));
 #else
@@ -361,20 +330,45 @@ fn xv4(xr: u32, e: u32) -> vec4<f32> {
 #endif
 }
 
+#ifdef PLAIN
+// Row r's dot with the last, partial unit of a plain row (k % 8 != 0),
+// element by element: nothing past the row or x's last element is read.
+// One copy, outside the unrolled loops (each inlined copy cost compile
+// time on lavapipe).
+fn tail_dot(rb: u32, xr: u32, e0: u32) -> f32 {
+    var s = 0.0;
+    for (var e = e0; e < p.k; e++) {
+        let a = rb + e * (BB / 8u);
+        let w = wq[a >> 2u];
+#if QT_F32
+        let v = bitcast<f32>(w);
+#endif
+#if QT_F16
+        let v = unpack2x16float(w)[(a >> 1u) & 1u];
+#endif
+#if QT_BF16
+        let v = bitcast<f32>(select(w << 16u, w & 0xffff0000u, (a & 2u) != 0u));
+#endif
+        s += v * f32(x_ld(xr + e * p.xs));
+    }
+    return s;
+}
+#endif
+
+// p.act: 0 none, 1 relu, 2 gelu (erf), 3 silu; a uniform branch rather
+// than a define, since every kernel variant costs a compile (~1-2 s on
+// lavapipe).
 fn act(v: f32) -> f32 {
-    if (ew_is_nan(v)) {
+    if (ew_is_nan(v) || p.act == 0u) {
         return v;
     }
-#ifdef ACT_RELU
-    return select(v, 0.0, v < 0.0);
-#endif
-#ifdef ACT_GELU
-    return ew_gelu_erf(v);
-#endif
-#ifdef ACT_SILU
+    if (p.act == 1u) {
+        return select(v, 0.0, v < 0.0);
+    }
+    if (p.act == 2u) {
+        return ew_gelu_erf(v);
+    }
     return ew_mul_sigmoid(v, v);
-#endif
-    return v;
 }
 
 #ifdef SG
@@ -420,15 +414,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         for (var t8 = li; t8 < units; t8 += WG) {
             let blk = t8 / UPB;
 #ifdef PLAIN
-            var un: Unit;
-            if (blk * 8u + 8u <= p.k) {
-                un = unit(rb + blk * BB, 0u);
-            } else {
-                un = unit_tail(rb, blk * 8u);
+            if (blk * 8u + 8u > p.k) {
+                for (var r = 0u; r < M; r++) {
+                    acc[rr * M + r] += tail_dot(rb, xr[r], blk * 8u);
+                }
+                continue;
             }
-#else
-            let un = unit(rb + blk * BB, t8 - blk * UPB);
 #endif
+            let un = unit(rb + blk * BB, t8 - blk * UPB);
             let e0 = blk * QK + un.e0;
             let e1 = blk * QK + un.e1;
             for (var r = 0u; r < M; r++) {
@@ -445,14 +438,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         atomicStore(&nparts, 0u);
     }
     workgroupBarrier();
-    var s: array<f32, NV>;
-    for (var j = 0u; j < NV; j++) {
-        s[j] = subgroupAdd(acc[j]);
+    // four sums per subgroupAdd: each is a long sequence on lavapipe
+    var s: array<vec4<f32>, (NV + 3u) / 4u>;
+    for (var j = 0u; j < NV; j += 4u) {
+        s[j / 4u] = subgroupAdd(vec4<f32>(acc[j], acc[min(j + 1u, NV - 1u)], acc[min(j + 2u, NV - 1u)],
+                                          acc[min(j + 3u, NV - 1u)]));
     }
     if (lane == 0u) {
         let k = atomicAdd(&nparts, 1u);
         for (var j = 0u; j < NV; j++) {
-            red[k * NV + j] = s[j];
+            red[k * NV + j] = s[j / 4u][j % 4u];
         }
     }
     workgroupBarrier();
@@ -469,7 +464,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     let row = row0 + li / M;
     let r = li % M;
-    if (row >= p.n) {
+    if (row >= p.n || r >= p.m) {
         return;
     }
     var sum = 0.0;

@@ -102,13 +102,13 @@ static wgml_status pick(wgml_ctx *ctx, const char *op, int64_t n, const mv_varia
 
 /* Mirrors Params in matvec.wgsl. */
 typedef struct mv_params {
-    uint32_t n, units, k, rowb, w_off, xs, os, bs, cs, ngroups;
+    uint32_t n, units, k, rowb, w_off, xs, os, bs, cs, ngroups, m, act, pad0, pad1;
     float alpha, beta;
     uint32_t eb, elo, ehi, used, ids_off, ist_t, ist_u, pairs, xst_t, xst_u, ost_t, ost_u;
     uint32_t xo[8], oo[8], bo[8], co[8];
     uint32_t chk[4];
 } mv_params;
-_Static_assert(sizeof(mv_params) == 240, "mv_params and matvec.wgsl's Params differ");
+_Static_assert(sizeof(mv_params) == 256, "mv_params and matvec.wgsl's Params differ");
 
 /* Window-binder operands, in binding order. */
 enum { SW, SX, SO, SB, SC, SI, NS };
@@ -120,7 +120,6 @@ typedef struct mv_job {
     const mv_variant *var;
     const wgml_tensor *t[NS];  /* w, x, out, bias, c, ids (NULL: absent) */
     int m;                     /* activation rows per workgroup */
-    wgml_activation act;
     uint64_t row[4][8];        /* x, out, bias, c: rows' first elements, less the window's offset */
     mv_params p;               /* everything but the window's offsets */
 } mv_job;
@@ -150,21 +149,22 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
     p.ehi = (uint32_t)(origin[1] + it[1]);
     p.ids_off = off[SI];
     bool xv4 = p.xs == 1 && p.k % 4 == 0 && wg_vec4_dtype(j->ctx, j->t[SX]->dtype);
-    for (int r = 0; r < 8; r++) {
-        p.xo[r] = off[SX] + (uint32_t)j->row[0][r];
+    for (int r = 0; r < 8; r++) { /* padding rows read x row 0 */
+        p.xo[r] = off[SX] + (uint32_t)j->row[0][r < j->m ? r : 0];
         p.oo[r] = off[SO] + (uint32_t)j->row[1][r];
         p.bo[r] = off[SB] + (uint32_t)j->row[2][r];
         p.co[r] = off[SC] + (uint32_t)j->row[3][r];
         xv4 = xv4 && p.xo[r] % 4 == 0;
     }
     bool align4 = j->ty->bb % 4 == 0 && p.rowb % 4 == 0 && p.w_off % 4 == 0 && p.eb % 4 == 0;
-    static const char *acts[] = {"", ";ACT_RELU", ";ACT_GELU", ";ACT_SILU"};
     const char *xm = shares(j->t[SX], out) ? "rw" : "r";
     char defs[512];
+    /* Rows padded to 1, 2, 4 or 8: four kernels per weight layout, not eight. */
+    int mk = j->m <= 1 ? 1 : j->m <= 2 ? 2 : j->m <= 4 ? 4 : 8;
     int n = snprintf(defs, sizeof defs, "M=%d;RPW=%d;WG=%d;QK=%u;BB=%u;%s;%s;X_DT=%s;X_MODE=%s%s;O_DT=%s;O_MODE=w;"
-                     "W_ACC=%s%s%s%s%s", j->m, j->var->rpw, j->var->wg, j->ty->qk, j->ty->bb, j->ty->def, j->ty->group,
+                     "W_ACC=%s%s%s%s", mk, j->var->rpw, j->var->wg, j->ty->qk, j->ty->bb, j->ty->def, j->ty->group,
                      dt_name(j->t[SX]), xm, xv4 ? "4" : "", dt_name(out),
-                     shares(j->t[SW], out) ? "read_write" : "read", acts[j->act], j->var->sg ? ";SG" : "",
+                     shares(j->t[SW], out) ? "read_write" : "read", j->var->sg ? ";SG" : "",
                      xv4 ? ";XV4" : "", align4 ? ";ALIGN4" : "");
     unsigned ro = 1u << 4;
     ro |= shares(j->t[SW], out) ? 0u : 1u << 0;
@@ -321,7 +321,7 @@ wgml_status wg_matvec(const wgml_tensor *x, const wgml_tensor *w, const wgml_ten
     if ((st = pick(x->ctx, op, n, &var)) != WGML_OK)
         return st;
 
-    mv_job j = {x->ctx, op, ty, var, {w, x, out, bias, c, NULL}, (int)rows, prm.act, {{0}}, {0}};
+    mv_job j = {x->ctx, op, ty, var, {w, x, out, bias, c, NULL}, (int)rows, {{0}}, {0}};
     uint64_t xspan, ospan, bspan = 0, cspan = 0, bmin = 0, cmin = 0;
     uint64_t xmin = row_starts(&xv, (int)rows, j.row[0], &xspan);
     uint64_t omin = row_starts(&ov, (int)rows, j.row[1], &ospan);
@@ -339,6 +339,8 @@ wgml_status wg_matvec(const wgml_tensor *x, const wgml_tensor *w, const wgml_ten
     p->cs = (uint32_t)cv.strides[3];
     p->alpha = prm.alpha;
     p->beta = prm.beta;
+    p->m = (uint32_t)rows;
+    p->act = (uint32_t)prm.act;
     uint64_t kx = k ? (uint64_t)(k - 1) * (uint64_t)xv.strides[3] : 0;
     uint64_t wbytes = (uint64_t)k / ty->qk * ty->bb + (ty->qk == 8 ? (uint64_t)(k % 8) * (ty->bb / 8) : 0);
     wg_win ws[NS] = {
@@ -425,7 +427,7 @@ static wgml_status linear_id(const wgml_tensor *x, const wgml_tensor *w, const w
     const mv_variant *var;
     if ((st = pick(x->ctx, op, n, &var)) != WGML_OK)
         return st;
-    mv_job j = {x->ctx, op, ty, var, {w, x, out, NULL, NULL, ids}, 1, WGML_ACT_NONE, {{0}}, {0}};
+    mv_job j = {x->ctx, op, ty, var, {w, x, out, NULL, NULL, ids}, 1, {{0}}, {0}};
     mv_params *p = &j.p;
     p->units = (uint32_t)((k + 7) / 8);
     p->k = (uint32_t)k;
@@ -433,6 +435,7 @@ static wgml_status linear_id(const wgml_tensor *x, const wgml_tensor *w, const w
     p->xs = (uint32_t)x->strides[2];
     p->os = (uint32_t)out->strides[2];
     p->alpha = 1.0f;
+    p->m = 1;
     p->eb = (uint32_t)eb;
     p->used = (uint32_t)U;
     p->pairs = (uint32_t)(T * U);
