@@ -1,11 +1,105 @@
-/* STUB (scaffolding for issue 9): `wgml bench matvec`, replaced by its family's benchmark. */
+/* `wgml bench matvec [--quick] [--json]`: one decode step of an 8B model's
+ * weight products through wgml_linear with 1 activation row (its mat-vec
+ * path): 32 weight matrices of 14336 x 4096 run back to back, for q4_0,
+ * q8_0, q4_K, q6_K and f16.  Reports the median time of a step after a
+ * warm-up, GB/s of weight bytes read, and the fraction of copy bandwidth
+ * (2.95 TB/s, measured for wgml's vec4 copy) on an H100.  --quick: 4
+ * matrices of 1024 x 1024, seconds on lavapipe. */
 #include "cli.h"
 
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_MATS 32
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* One step: every matrix once; waits for the GPU. */
+static wgml_status step(wgml_ctx *ctx, wgml_tensor *const *w, int nm, const wgml_tensor *x, wgml_tensor *out)
+{
+    for (int i = 0; i < nm; i++) {
+        wgml_status st = wgml_linear(x, w[i], NULL, NULL, out);
+        if (st != WGML_OK)
+            return st;
+    }
+    return wgml_ctx_sync(ctx);
+}
 
 int bench_matvec(wgml_ctx *ctx, int argc, char **argv)
 {
-    (void)ctx, (void)argc, (void)argv;
-    fprintf(stderr, "wgml bench matvec: not built yet\n");
-    return 1;
+    bool quick = false, json = false;
+    for (int i = 1; i < argc; i++) { /* argv[0]: "matvec" */
+        if (strcmp(argv[i], "--quick") == 0)
+            quick = true;
+        else if (strcmp(argv[i], "--json") == 0)
+            json = true;
+        else {
+            fprintf(stderr, "usage: wgml bench matvec [--quick] [--json]\n");
+            return 2;
+        }
+    }
+    static const wgml_dtype dts[] = {WGML_Q4_0, WGML_Q8_0, WGML_Q4_K, WGML_Q6_K, WGML_F16};
+    const int64_t n = quick ? 1024 : 14336, k = quick ? 1024 : 4096;
+    const int nm = quick ? 4 : MAX_MATS, reps = quick ? 5 : 20;
+    wgml_device_info in;
+    wgml_status st = wgml_device_info_get(ctx, &in);
+    if (st != WGML_OK)
+        return cli_error("device info", st);
+    bool h100 = strstr(in.adapter, "H100") != NULL;
+    if (json)
+        printf("{\"bench\": \"matvec\", \"adapter\": \"%s\", \"n\": %lld, \"k\": %lld, \"matrices\": %d, \"results\": [",
+               in.adapter, (long long)n, (long long)k, nm);
+    else
+        printf("%s: %d weight matrices of %lld x %lld, 1 activation row (wgml_linear)\n%-6s %12s %10s %8s\n",
+               in.adapter, nm, (long long)n, (long long)k, "dtype", "step (us)", "GB/s", "of copy");
+    int rc = 0;
+    for (size_t d = 0; d < sizeof dts / sizeof *dts && rc == 0; d++) {
+        wgml_tensor *w[MAX_MATS] = {0}, *x = NULL, *out = NULL;
+        uint64_t bytes = 0;
+        st = wgml_tensor_new(ctx, WGML_F32, 2, (int64_t[]){1, k}, &x);
+        if (st == WGML_OK)
+            st = wgml_tensor_new(ctx, WGML_F32, 2, (int64_t[]){1, n}, &out);
+        for (int i = 0; i < nm && st == WGML_OK; i++) {
+            st = wgml_tensor_new(ctx, dts[d], 2, (int64_t[]){n, k}, &w[i]); /* zeroed blocks: timing only */
+            bytes += st == WGML_OK ? wgml_tensor_nbytes(w[i]) : 0;
+        }
+        /* Warm-up: 0.3 s of back-to-back work at least, so an H100 has
+         * raised its clocks (README, hazards). */
+        double t0 = cli_now();
+        while (st == WGML_OK && cli_now() - t0 < (quick ? 0.05 : 0.3))
+            st = step(ctx, w, nm, x, out);
+        double times[64];
+        for (int r = 0; r < reps && st == WGML_OK; r++) {
+            double a = cli_now();
+            st = step(ctx, w, nm, x, out);
+            times[r] = cli_now() - a;
+        }
+        if (st != WGML_OK) {
+            rc = cli_error(wgml_dtype_name(dts[d]), st);
+        } else {
+            qsort(times, (size_t)reps, sizeof *times, cmp_double);
+            double t = times[reps / 2], gbs = (double)bytes / t / 1e9;
+            char frac[16] = "-";
+            if (h100)
+                snprintf(frac, sizeof frac, "%.2f", gbs / 2950.0);
+            if (json)
+                printf("%s{\"dtype\": \"%s\", \"step_us\": %.1f, \"gb_s\": %.1f, \"of_copy\": %s%s%s}", d ? ", " : "",
+                       wgml_dtype_name(dts[d]), t * 1e6, gbs, h100 ? "" : "\"", frac, h100 ? "" : "\"");
+            else
+                printf("%-6s %12.1f %10.1f %8s\n", wgml_dtype_name(dts[d]), t * 1e6, gbs, frac);
+        }
+        for (int i = 0; i < nm; i++)
+            wgml_tensor_free(w[i]);
+        wgml_tensor_free(x);
+        wgml_tensor_free(out);
+    }
+    if (json)
+        printf("]}\n");
+    return rc;
 }

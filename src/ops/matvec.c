@@ -1,29 +1,528 @@
 /*
- * STUB (scaffolding for issue 9): replaced by the family's implementation.
+ * Mat-vec path of wgml_linear (decode: at most WG_MATVEC_MAX_ROWS
+ * activation rows) and wgml_linear_id (mixture of experts).  Kernel:
+ * matvec.wgsl, one template for every weight dtype, row count and variant.
+ *
+ *   wg_matvec   out[r, j] = act(alpha x[r] . w[j] + beta c[r, j] + bias[r, j])
+ *               for the R <= 8 rows of x [..., m, k] (batch dims flattened:
+ *               each row's first element goes to the kernel, so any strides
+ *               of x, out, bias and c are read in place, no copy).
+ *   linear_id   out[t, u] = w[ids[t, u]] . x[t, u or 0]: the same kernel,
+ *               one workgroup row-group per (t, u) pair, the expert picked
+ *               on the GPU.  A CHECK pass first records an id outside
+ *               [0, experts) in the device error word (runtime.h); the
+ *               writing pass then writes nothing, and the next sync
+ *               returns WGML_ERR_INDEX naming wgml_linear_id.
+ *
+ * Weights larger than one storage binding (a 49k x 4096 f16 vocabulary
+ * projection is 400 MB, bindings are 128 MiB on lavapipe) are cut by the
+ * window binder (window.c) into blocks of weight rows (and of experts),
+ * each one dispatch; x, out, bias, c and ids are bound whole per block.
+ *
+ * Variants (matvec.wgsl says what they do): sg_r1, sg_r2, sg_r4 (subgroup
+ * reduction; 1, 2 or 4 weight rows per workgroup of 128, 64, 64 threads)
+ * and wg_r1, wg_r2, wg_r4 (workgroup-memory reduction, for devices without
+ * subgroups).  The table: subgroups when the device has them; 4 rows per
+ * workgroup from 4096 weight rows (14336 rows: 3584 workgroups of 64
+ * threads, ~27 per SM of an H100, each thread 4 rows x k/512 units),
+ * 2 from 1024, else 1 (a short n still fills the GPU with workgroups).
+ * WGML_FORCE=matvec=<name> forces one.
  */
 #include "mm.h"
 
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ tables */
+
+typedef struct mv_type {
+    wgml_dtype dt;
+    const char *def;     /* QT_<type>; plus the layout group's defines */
+    const char *group;
+    uint32_t qk, bb;     /* elements and bytes per block (plain: units of 8) */
+} mv_type;
+
+static const mv_type types[] = {
+    {WGML_F32, "QT_F32", "PLAIN", 8, 32},      {WGML_F16, "QT_F16", "PLAIN", 8, 16},
+    {WGML_BF16, "QT_BF16", "PLAIN", 8, 16},    {WGML_Q4_0, "QT_Q4_0", "NIB16", 32, 18},
+    {WGML_Q4_1, "QT_Q4_1", "NIB16", 32, 20},   {WGML_Q5_0, "QT_Q5_0", "NIB16", 32, 22},
+    {WGML_Q5_1, "QT_Q5_1", "NIB16", 32, 24},   {WGML_Q8_0, "QT_Q8_0", "Q8", 32, 34},
+    {WGML_Q2_K, "QT_Q2_K", "KQUANT", 256, 84}, {WGML_Q3_K, "QT_Q3_K", "KQUANT", 256, 110},
+    {WGML_Q4_K, "QT_Q4_K", "KQUANT;K45", 256, 144}, {WGML_Q5_K, "QT_Q5_K", "KQUANT;K45", 256, 176},
+    {WGML_Q6_K, "QT_Q6_K", "KQUANT", 256, 210}, {WGML_IQ4_NL, "QT_IQ4_NL", "NIB16", 32, 18},
+    {WGML_MXFP4, "QT_MXFP4", "NIB16", 32, 17},
+};
+
+static const mv_type *type_of(wgml_dtype dt)
+{
+    for (size_t i = 0; i < sizeof types / sizeof *types; i++)
+        if (types[i].dt == dt)
+            return &types[i];
+    return NULL;
+}
+
+typedef struct mv_variant {
+    const char *name;
+    int rpw, wg;
+    bool sg;
+} mv_variant;
+
+static const mv_variant variants[] = {
+    {"sg_r1", 1, 128, true}, {"sg_r2", 2, 64, true}, {"sg_r4", 4, 64, true},
+    {"wg_r1", 1, 128, false}, {"wg_r2", 2, 64, false}, {"wg_r4", 4, 64, false},
+};
+
+static wgml_status pick(wgml_ctx *ctx, const char *op, int64_t n, const mv_variant **out)
+{
+    char buf[32], names[128] = "";
+    const char *f = wg_forced_variant("matvec", buf, sizeof buf);
+    bool sg = wg_has(ctx, WGML_FEATURE_SUBGROUPS);
+    if (!f) {
+        int rpw = n >= 4096 ? 4 : n >= 1024 ? 2 : 1;
+        for (size_t i = 0; i < sizeof variants / sizeof *variants; i++)
+            if (variants[i].rpw == rpw && variants[i].sg == sg)
+                *out = &variants[i];
+        return WGML_OK;
+    }
+    for (size_t i = 0; i < sizeof variants / sizeof *variants; i++) {
+        if (strcmp(variants[i].name, f) == 0) {
+            if (variants[i].sg && !sg)
+                return wg_fail(WGML_ERR_UNSUPPORTED, "%s: WGML_FORCE matvec=%s needs subgroups, which this device "
+                               "does not have (use a wg_ variant)", op, f);
+            *out = &variants[i];
+            return WGML_OK;
+        }
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", variants[i].name);
+    }
+    return wg_fail(WGML_ERR_INVALID_ARG, "%s: WGML_FORCE matvec=%s is not a variant (variants: %s)", op, f, names);
+}
+
+/* ------------------------------------------------------------ launching */
+
+/* Mirrors Params in matvec.wgsl. */
+typedef struct mv_params {
+    uint32_t n, units, k, rowb, w_off, xs, os, bs, cs, ngroups, m, act, pad0, pad1;
+    float alpha, beta;
+    uint32_t eb, elo, ehi, used, ids_off, ist_t, ist_u, pairs, xst_t, xst_u, ost_t, ost_u;
+    uint32_t xo[8], oo[8], bo[8], co[8];
+    uint32_t chk[4];
+} mv_params;
+_Static_assert(sizeof(mv_params) == 256, "mv_params and matvec.wgsl's Params differ");
+
+/* Window-binder operands, in binding order. */
+enum { SW, SX, SO, SB, SC, SI, NS };
+
+typedef struct mv_job {
+    wgml_ctx *ctx;
+    const char *op;
+    const mv_type *ty;
+    const mv_variant *var;
+    const wgml_tensor *t[NS];  /* w, x, out, bias, c, ids (NULL: absent) */
+    int m;                     /* activation rows per workgroup */
+    uint64_t row[4][8];        /* x, out, bias, c: rows' first elements, less the window's offset */
+    mv_params p;               /* everything but the window's offsets */
+} mv_job;
+
+static bool shares(const wgml_tensor *a, const wgml_tensor *b) { return a && b && a->st->buf == b->st->buf; }
+
+static const char *dt_name(const wgml_tensor *t) { return wg_dtype(t->dtype)->wgsl; }
+
+static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const int64_t origin[4])
+{
+    mv_job *j = user;
+    const wgml_tensor *out = j->t[SO];
+    mv_params p = j->p;
+    wg_binding b[5];
+    uint32_t off[NS] = {0};
+    for (int k = 0; k < NS; k++)
+        if (w[k].buf)
+            b[k < SI ? k : 3] = wg_win_bind(&w[k], it, &off[k]);
+    wg_binding dummy = wg_errword_bind(j->ctx); /* absent bias / c: read-only, unused */
+    if (!j->t[SB] && !j->t[SI])
+        b[3] = dummy;
+    if (!j->t[SC] || j->t[SI])
+        b[4] = dummy;
+    p.n = (uint32_t)it[2];
+    p.w_off = off[SW];
+    p.elo = (uint32_t)origin[1];
+    p.ehi = (uint32_t)(origin[1] + it[1]);
+    p.ids_off = off[SI];
+    bool xv4 = p.xs == 1 && p.k % 4 == 0 && wg_vec4_dtype(j->ctx, j->t[SX]->dtype);
+    for (int r = 0; r < 8; r++) { /* padding rows read x row 0 */
+        p.xo[r] = off[SX] + (uint32_t)j->row[0][r < j->m ? r : 0];
+        p.oo[r] = off[SO] + (uint32_t)j->row[1][r];
+        p.bo[r] = off[SB] + (uint32_t)j->row[2][r];
+        p.co[r] = off[SC] + (uint32_t)j->row[3][r];
+        xv4 = xv4 && p.xo[r] % 4 == 0;
+    }
+    bool align4 = j->ty->bb % 4 == 0 && p.rowb % 4 == 0 && p.w_off % 4 == 0 && p.eb % 4 == 0;
+    const char *xm = shares(j->t[SX], out) ? "rw" : "r";
+    char defs[512];
+    /* Rows padded to 1, 2, 4 or 8: four kernels per weight layout, not eight. */
+    int mk = j->m <= 1 ? 1 : j->m <= 2 ? 2 : j->m <= 4 ? 4 : 8;
+    int n = snprintf(defs, sizeof defs, "M=%d;RPW=%d;WG=%d;QK=%u;BB=%u;%s;%s;X_DT=%s;X_MODE=%s%s;O_DT=%s;O_MODE=w;"
+                     "W_ACC=%s%s%s%s", mk, j->var->rpw, j->var->wg, j->ty->qk, j->ty->bb, j->ty->def, j->ty->group,
+                     dt_name(j->t[SX]), xm, xv4 ? "4" : "", dt_name(out),
+                     shares(j->t[SW], out) ? "read_write" : "read", j->var->sg ? ";SG" : "",
+                     xv4 ? ";XV4" : "", align4 ? ";ALIGN4" : "");
+    unsigned ro = 1u << 4;
+    ro |= shares(j->t[SW], out) ? 0u : 1u << 0;
+    ro |= shares(j->t[SX], out) ? 0u : 1u << 1;
+    if (j->t[SB])
+        n += snprintf(defs + n, sizeof defs - (size_t)n, ";BIAS;B_DT=%s;B_MODE=%s", dt_name(j->t[SB]),
+                      shares(j->t[SB], out) ? "rw" : "r");
+    if (j->t[SC])
+        n += snprintf(defs + n, sizeof defs - (size_t)n, ";BETA;C_DT=%s;C_MODE=%s", dt_name(j->t[SC]),
+                      shares(j->t[SC], out) ? "rw" : "r");
+    if (j->t[SI])
+        n += snprintf(defs + n, sizeof defs - (size_t)n, ";IDS;IDS_ACC=%s", shares(j->t[SI], out) ? "read_write" : "read");
+    const wgml_tensor *s3 = j->t[SI] ? j->t[SI] : j->t[SB];
+    ro |= shares(s3, out) ? 0u : 1u << 3;
+    if (shares(j->t[SC], out) && !j->t[SI])
+        ro &= ~(1u << 4);
+    if (n >= (int)sizeof defs)
+        return wg_fail(WGML_ERR_INTERNAL, "%s: kernel defines too long", j->op);
+    wg_kernel_ref ref = {"matvec.wgsl", "main", defs, 5, ro};
+    wgml_kernel *k;
+    wgml_status st = wg_kernel_get(j->ctx, &ref, &k);
+    if (st != WGML_OK)
+        return st;
+    p.ngroups = (uint32_t)((it[2] + j->var->rpw - 1) / j->var->rpw);
+    uint64_t groups = (uint64_t)p.ngroups * (p.pairs ? p.pairs : 1);
+    uint32_t g[3];
+    wg_split_grid(65535, groups, g);
+    return wg_dispatch(j->ctx, k, b, 5, &p, sizeof p, g[0], g[1], g[2]);
+}
+
+/* Window operand of a tensor at element offset `first` (esz-byte
+ * elements), stepping st2 per weight row (dim 2) and st1 per expert
+ * (dim 1), reading `tail` elements past its first. */
+static wg_win win(const wgml_tensor *t, uint64_t first, int64_t st1, int64_t st2, uint64_t tail, uint64_t esz,
+                  const char *name)
+{
+    wg_win w = {t ? t->st->buf : NULL, first, {0, st1, st2, 0}, esz, tail, name};
+    return w;
+}
+
+/* Rows r of a tensor viewed as v (4-D, rows = dims 0..2 flattened):
+ * first elements into rows[], returns the smallest; *span: the largest
+ * less the smallest. */
+static uint64_t row_starts(const wg_view4 *v, int nrows, uint64_t rows[8], uint64_t *span)
+{
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (int r = 0; r < nrows; r++) {
+        int64_t i2 = r % v->shape[2], i1 = r / v->shape[2] % v->shape[1], i0 = r / v->shape[2] / v->shape[1];
+        rows[r] = v->offset + (uint64_t)(i0 * v->strides[0] + i1 * v->strides[1] + i2 * v->strides[2]);
+        lo = rows[r] < lo ? rows[r] : lo;
+        hi = rows[r] > hi ? rows[r] : hi;
+    }
+    for (int r = 0; r < 8; r++)
+        rows[r] = r < nrows ? rows[r] - lo : 0;
+    *span = hi - lo;
+    return lo;
+}
+
+static bool fits32(int64_t v) { return v >= 0 && v <= (int64_t)UINT32_MAX; }
+
+/* The weight facts shared by both ops: w's last two dims [n, k]. */
+static wgml_status weight_rows(const char *op, const wgml_tensor *w, const mv_type **ty, uint64_t *rowb)
+{
+    *ty = type_of(w->dtype);
+    if (!*ty)
+        return wg_fail(WGML_ERR_DTYPE, "%s: w is %s; the mat-vec path takes f32, f16, bf16, q4_0, q4_1, q5_0, "
+                       "q5_1, q8_0, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl and mxfp4", op, wgml_dtype_name(w->dtype));
+    const wg_dtype_info *d = wg_dtype(w->dtype);
+    int nd = w->ndim;
+    if (w->shape[nd - 1] > 1 && w->strides[nd - 1] != 1)
+        return wg_fail(WGML_ERR_UNSUPPORTED, "%s: w must be contiguous along k (blocks along k)", op);
+    *rowb = (uint64_t)w->strides[nd - 2] / d->block_elems * d->block_bytes;
+    if (w->shape[nd - 1] % (*ty)->qk && (*ty)->qk > 8)
+        return wg_fail(WGML_ERR_SHAPE, "%s: k = %lld is not a multiple of %s's %u-element blocks", op,
+                       (long long)w->shape[nd - 1], d->name, (*ty)->qk);
+    return WGML_OK;
+}
+
+static wgml_status need(const char *op, const char *what, const wgml_tensor *t, uint32_t dts, const char *list)
+{
+    if (!(dts & WG_DT_BIT(t->dtype)))
+        return wg_fail(WGML_ERR_DTYPE, "%s: %s is %s, must be %s", op, what, wgml_dtype_name(t->dtype), list);
+    return WGML_OK;
+}
+
+#define XDTS (WG_DT_BIT(WGML_F32) | WG_DT_BIT(WGML_F16))
+
+/* ------------------------------------------------------------ mat-vec */
+
+wgml_status wg_matvec(const wgml_tensor *x, const wgml_tensor *w, const wgml_tensor *bias, const wgml_tensor *c,
+                      const wgml_matmul_params *pp, wgml_tensor *out)
+{
+    const char *op = "wgml_linear";
+    wgml_matmul_params prm = pp ? *pp : (wgml_matmul_params){1.0f, 0.0f, WGML_ACT_NONE};
+    if (prm.beta == 0.0f)
+        c = NULL; /* beta 0: c is never read (NaN there must not leak) */
+    wgml_status st = wg_check_tensor(op, "x", x);
+    if (st == WGML_OK)
+        st = wg_check_tensor(op, "w", w);
+    if (st == WGML_OK)
+        st = wg_check_tensor(op, "out", out);
+    if (st != WGML_OK)
+        return st;
+    if (!wg_same_ctx(x, w) || !wg_same_ctx(x, out) || !wg_same_ctx(x, bias) || !wg_same_ctx(x, c))
+        return wg_fail(WGML_ERR_INVALID_ARG, "%s: tensors from different contexts", op);
+    if ((unsigned)prm.act > WGML_ACT_SILU)
+        return wg_fail(WGML_ERR_INVALID_ARG, "%s: unknown activation %d", op, (int)prm.act);
+    if ((st = need(op, "x", x, XDTS, "f32 or f16")) != WGML_OK || (st = need(op, "out", out, WG_DT_FLOATS, "f32, "
+        "f16 or bf16")) != WGML_OK || (bias && (st = need(op, "bias", bias, WG_DT_FLOATS, "a float")) != WGML_OK) ||
+        (c && (st = need(op, "c", c, WG_DT_FLOATS, "a float")) != WGML_OK))
+        return st;
+    char a[96], bb[96];
+    if (w->ndim != 2 || x->ndim < 1 || x->ndim > 4 || x->shape[x->ndim - 1] != w->shape[1])
+        return wg_fail(WGML_ERR_SHAPE, "%s: x %s and w %s: need x [..., m, k] and w [n, k]", op,
+                       wg_shape_str(x, a, sizeof a), wg_shape_str(w, bb, sizeof bb));
+    int64_t oshape[4];
+    for (int i = 0; i < x->ndim; i++)
+        oshape[i] = x->shape[i];
+    oshape[x->ndim - 1] = w->shape[0];
+    if ((st = wg_check_out(op, out, -1, x->ndim, oshape)) != WGML_OK)
+        return st;
+    int64_t rows = wgml_tensor_nelem(x) / (x->shape[x->ndim - 1] ? x->shape[x->ndim - 1] : 1);
+    if (x->shape[x->ndim - 1] == 0)
+        rows = wgml_tensor_nelem(out) / (w->shape[0] ? w->shape[0] : 1);
+    if (rows > WG_MATVEC_MAX_ROWS)
+        return wg_fail(WGML_ERR_UNSUPPORTED, "%s: %lld activation rows, the mat-vec path takes at most %d", op,
+                       (long long)rows, WG_MATVEC_MAX_ROWS);
+    const mv_type *ty;
+    uint64_t rowb;
+    if ((st = weight_rows(op, w, &ty, &rowb)) != WGML_OK)
+        return st;
+    int64_t o4[4];
+    wg_shape4(out, o4);
+    wg_view4 xv = wg_view4_of(x), ov = wg_view4_of(out), bv, cv;
+    memset(&bv, 0, sizeof bv);
+    memset(&cv, 0, sizeof cv);
+    if (bias && !wg_view4_bcast(bias, o4, &bv))
+        return wg_fail(WGML_ERR_SHAPE, "%s: bias %s does not broadcast to out %s", op, wg_shape_str(bias, a, sizeof a),
+                       wg_shape_str(out, bb, sizeof bb));
+    if (c && !wg_view4_bcast(c, o4, &cv))
+        return wg_fail(WGML_ERR_SHAPE, "%s: c %s does not broadcast to out %s", op, wg_shape_str(c, a, sizeof a),
+                       wg_shape_str(out, bb, sizeof bb));
+    if ((st = wg_check_out_writable(op, "out", out)) != WGML_OK ||
+        (st = wg_check_writes(op, "out", out, false, "x", x, "w", w, "bias", bias, WG_END)) != WGML_OK ||
+        (st = wg_check_writes(op, "out", out, true, "c", c, WG_END)) != WGML_OK)
+        return st;
+    int64_t n = w->shape[0], k = w->shape[1];
+    if (!fits32(k) || !fits32(n) || !fits32(xv.strides[3]) || !fits32(ov.strides[3]) || !fits32(bv.strides[3]) ||
+        !fits32(cv.strides[3]) || !fits32((int64_t)rowb))
+        return wg_fail(WGML_ERR_LIMIT, "%s: a size or stride beyond 32 bits", op);
+    if (rows == 0 || n == 0)
+        return wg_check(x->ctx);
+    const mv_variant *var;
+    if ((st = pick(x->ctx, op, n, &var)) != WGML_OK)
+        return st;
+
+    mv_job j = {x->ctx, op, ty, var, {w, x, out, bias, c, NULL}, (int)rows, {{0}}, {0}};
+    uint64_t xspan, ospan, bspan = 0, cspan = 0, bmin = 0, cmin = 0;
+    uint64_t xmin = row_starts(&xv, (int)rows, j.row[0], &xspan);
+    uint64_t omin = row_starts(&ov, (int)rows, j.row[1], &ospan);
+    if (bias)
+        bmin = row_starts(&bv, (int)rows, j.row[2], &bspan);
+    if (c)
+        cmin = row_starts(&cv, (int)rows, j.row[3], &cspan);
+    mv_params *p = &j.p;
+    p->units = (uint32_t)((k + 7) / 8);
+    p->k = (uint32_t)k;
+    p->rowb = (uint32_t)rowb;
+    p->xs = (uint32_t)xv.strides[3];
+    p->os = (uint32_t)ov.strides[3];
+    p->bs = (uint32_t)bv.strides[3];
+    p->cs = (uint32_t)cv.strides[3];
+    p->alpha = prm.alpha;
+    p->beta = prm.beta;
+    p->m = (uint32_t)rows;
+    p->act = (uint32_t)prm.act;
+    uint64_t kx = k ? (uint64_t)(k - 1) * (uint64_t)xv.strides[3] : 0;
+    uint64_t wbytes = (uint64_t)k / ty->qk * ty->bb + (ty->qk == 8 ? (uint64_t)(k % 8) * (ty->bb / 8) : 0);
+    wg_win ws[NS] = {
+        win(w, w->offset, 0, (int64_t)rowb, wbytes ? wbytes - 1 : 0, 1, "w"),
+        win(x, xmin, 0, 0, xspan + kx, wg_dtype(x->dtype)->block_bytes, "x"),
+        win(out, omin, 0, ov.strides[3], ospan, wg_dtype(out->dtype)->block_bytes, "out"),
+        win(bias, bmin, 0, bv.strides[3], bspan, bias ? wg_dtype(bias->dtype)->block_bytes : 1, "bias"),
+        win(c, cmin, 0, cv.strides[3], cspan, c ? wg_dtype(c->dtype)->block_bytes : 1, "c"),
+        win(NULL, 0, 0, 0, 0, 1, "ids"),
+    };
+    const int64_t it[4] = {1, 1, n, 1};
+    return wg_win_split(x->ctx, ws, NS, it, 3, UINT32_MAX, op, block, &j);
+}
+
+
+/* ------------------------------------------------------------ linear_id */
+
+static wgml_status check_ids(mv_job *j, const wgml_tensor *ids, int64_t experts, int64_t tokens)
+{
+    wgml_ctx *ctx = j->ctx;
+    wgml_status st = wg_errword_arm(ctx);
+    if (st != WGML_OK)
+        return st;
+    mv_params p = j->p;
+    uint64_t rem, span = (uint64_t)(tokens - 1) * p.ist_t + (uint64_t)(p.used - 1) * p.ist_u + 1;
+    wg_binding b[2] = {wg_bind_from(ids->st->buf, ids->offset, span * 4, &rem), wg_errword_bind(ctx)};
+    if (b[0].size < rem + span * 4)
+        return wg_fail_window(ctx, span * 4, "%s: ids", j->op);
+    p.ids_off = (uint32_t)(rem / 4);
+    p.chk[0] = wg_errword_op(ctx, "wgml_linear_id", "ids");
+    p.chk[1] = (uint32_t)(experts > 0x7fffffff ? 0x7fffffff : experts);
+    p.chk[2] = (uint32_t)tokens;
+    wg_kernel_ref ref = {"matvec.wgsl", "check", "CHECK;IDS_ACC=read", 2, 1u};
+    wgml_kernel *k;
+    if ((st = wg_kernel_get(ctx, &ref, &k)) != WGML_OK)
+        return st;
+    uint32_t g[3];
+    wg_split_grid(65535, (p.pairs + 63) / 64, g);
+    return wg_dispatch(ctx, k, b, 2, &p, sizeof p, g[0], g[1], g[2]);
+}
+
+static wgml_status linear_id(const wgml_tensor *x, const wgml_tensor *w, const wgml_tensor *ids, wgml_tensor *out)
+{
+    const char *op = "wgml_linear_id";
+    wgml_status st = wg_check_tensor(op, "x", x);
+    if (st == WGML_OK)
+        st = wg_check_tensor(op, "w", w);
+    if (st == WGML_OK)
+        st = wg_check_tensor(op, "ids", ids);
+    if (st == WGML_OK)
+        st = wg_check_tensor(op, "out", out);
+    if (st != WGML_OK)
+        return st;
+    if (!wg_same_ctx(x, w) || !wg_same_ctx(x, ids) || !wg_same_ctx(x, out))
+        return wg_fail(WGML_ERR_INVALID_ARG, "%s: tensors from different contexts", op);
+    if ((st = need(op, "x", x, XDTS, "f32 or f16")) != WGML_OK ||
+        (st = need(op, "ids", ids, WG_DT_BIT(WGML_I32), "i32")) != WGML_OK ||
+        (st = need(op, "out", out, WG_DT_FLOATS, "f32, f16 or bf16")) != WGML_OK)
+        return st;
+    char a[96], b[96], c[96];
+    if (w->ndim != 3 || ids->ndim != 2 || x->ndim != 3 || x->shape[0] != ids->shape[0] ||
+        (x->shape[1] != ids->shape[1] && x->shape[1] != 1) || x->shape[2] != w->shape[2])
+        return wg_fail(WGML_ERR_SHAPE, "%s: x %s, w %s, ids %s: need x [tokens, used or 1, k], w [experts, n, k], "
+                       "ids [tokens, used]", op, wg_shape_str(x, a, sizeof a), wg_shape_str(w, b, sizeof b),
+                       wg_shape_str(ids, c, sizeof c));
+    int64_t T = ids->shape[0], U = ids->shape[1], E = w->shape[0], n = w->shape[1], k = w->shape[2];
+    if ((st = wg_check_out(op, out, -1, 3, (int64_t[]){T, U, n})) != WGML_OK)
+        return st;
+    const mv_type *ty;
+    uint64_t rowb;
+    if ((st = weight_rows(op, w, &ty, &rowb)) != WGML_OK)
+        return st;
+    if ((st = wg_check_out_writable(op, "out", out)) != WGML_OK ||
+        (st = wg_check_writes(op, "out", out, false, "x", x, "w", w, "ids", ids, WG_END)) != WGML_OK)
+        return st;
+    uint64_t eb = (uint64_t)w->strides[0] / wg_dtype(w->dtype)->block_elems * wg_dtype(w->dtype)->block_bytes;
+    int64_t xst_u = x->shape[1] == 1 ? 0 : x->strides[1];
+    if (!fits32(k) || !fits32(n) || !fits32(T * U) || !fits32((int64_t)eb) || !fits32(x->strides[0]) ||
+        !fits32(xst_u) || !fits32(x->strides[2]) || !fits32(out->strides[0]) || !fits32(out->strides[1]) ||
+        !fits32(out->strides[2]) || !fits32(ids->strides[0]) || !fits32(ids->strides[1]))
+        return wg_fail(WGML_ERR_LIMIT, "%s: a size or stride beyond 32 bits", op);
+    if (T * U == 0)
+        return wg_check(x->ctx);
+    const mv_variant *var;
+    if ((st = pick(x->ctx, op, n, &var)) != WGML_OK)
+        return st;
+    mv_job j = {x->ctx, op, ty, var, {w, x, out, NULL, NULL, ids}, 1, {{0}}, {0}};
+    mv_params *p = &j.p;
+    p->units = (uint32_t)((k + 7) / 8);
+    p->k = (uint32_t)k;
+    p->rowb = (uint32_t)rowb;
+    p->xs = (uint32_t)x->strides[2];
+    p->os = (uint32_t)out->strides[2];
+    p->alpha = 1.0f;
+    p->m = 1;
+    p->eb = (uint32_t)eb;
+    p->used = (uint32_t)U;
+    p->pairs = (uint32_t)(T * U);
+    p->ist_t = (uint32_t)ids->strides[0];
+    p->ist_u = (uint32_t)ids->strides[1];
+    p->xst_t = (uint32_t)x->strides[0];
+    p->xst_u = (uint32_t)xst_u;
+    p->ost_t = (uint32_t)out->strides[0];
+    p->ost_u = (uint32_t)out->strides[1];
+    /* Ids first: the writing pass reads the verdict. */
+    if ((st = check_ids(&j, ids, E, T)) != WGML_OK)
+        return st;
+    if (E == 0 || n == 0)
+        return WGML_OK;
+    uint64_t wbytes = (uint64_t)k / ty->qk * ty->bb + (ty->qk == 8 ? (uint64_t)(k % 8) * (ty->bb / 8) : 0);
+    uint64_t xt = (uint64_t)(T - 1) * p->xst_t + (uint64_t)(x->shape[1] - 1) * p->xst_u +
+                  (uint64_t)(k ? k - 1 : 0) * p->xs;
+    uint64_t ot = (uint64_t)(T - 1) * p->ost_t + (uint64_t)(U - 1) * p->ost_u;
+    uint64_t it_ = (uint64_t)(T - 1) * p->ist_t + (uint64_t)(U - 1) * p->ist_u;
+    wg_view4 xv = wg_view4_of(x), ov = wg_view4_of(out), iv = wg_view4_of(ids);
+    wg_win ws[NS] = {
+        win(w, w->offset, (int64_t)eb, (int64_t)rowb, wbytes ? wbytes - 1 : 0, 1, "w"),
+        win(x, xv.offset, 0, 0, xt, wg_dtype(x->dtype)->block_bytes, "x"),
+        win(out, ov.offset, 0, out->strides[2], ot, wg_dtype(out->dtype)->block_bytes, "out"),
+        win(NULL, 0, 0, 0, 0, 1, "bias"),
+        win(NULL, 0, 0, 0, 0, 1, "c"),
+        win(ids, iv.offset, 0, 0, it_, 4, "ids"),
+    };
+    const int64_t it[4] = {1, E, n, 1};
+    return wg_win_split(x->ctx, ws, NS, it, 3, UINT32_MAX, op, block, &j);
+}
+
+/* ------------------------------------------------------------ op table */
+
+static bool desc_float_in(wgml_dtype t) { return t == WGML_F32 || t == WGML_F16; }
+
 wgml_status wg_ck_linear_id(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out)
 {
-    (void)p, (void)in, (void)nin, (void)out;
-    return wg_fail(WGML_ERR_UNSUPPORTED, "linear_id: not built yet");
+    const char *op = "wgml_linear_id";
+    if (nin < 3 || !in[0] || !in[1] || !in[2])
+        return wg_fail(WGML_ERR_INVALID_ARG, "%s: x, w and ids are required", op);
+    const wg_desc *x = in[0], *w = in[1], *ids = in[2];
+    if (!desc_float_in(x->dtype))
+        return wg_fail(WGML_ERR_DTYPE, "%s: x is %s, must be f32 or f16", op, wgml_dtype_name(x->dtype));
+    if (!type_of(w->dtype))
+        return wg_fail(WGML_ERR_DTYPE, "%s: w is %s, not a weight dtype of wgml_linear", op, wgml_dtype_name(w->dtype));
+    if (ids->dtype != WGML_I32)
+        return wg_fail(WGML_ERR_DTYPE, "%s: ids is %s, must be i32", op, wgml_dtype_name(ids->dtype));
+    if (!(WG_DT_FLOATS & WG_DT_BIT(p->dtype)))
+        return wg_fail(WGML_ERR_DTYPE, "%s: out is %s, must be f32, f16 or bf16", op, wgml_dtype_name(p->dtype));
+    char a[96], b[96], c[96];
+    if (w->ndim != 3 || ids->ndim != 2 || x->ndim != 3 || x->shape[0] != ids->shape[0] ||
+        (x->shape[1] != ids->shape[1] && x->shape[1] != 1) || x->shape[2] != w->shape[2])
+        return wg_fail(WGML_ERR_SHAPE, "%s: x %s, w %s, ids %s: need x [tokens, used or 1, k], w [experts, n, k], "
+                       "ids [tokens, used]", op, wg_desc_str(x, NULL, a, sizeof a), wg_desc_str(w, NULL, b, sizeof b),
+                       wg_desc_str(ids, NULL, c, sizeof c));
+    const mv_type *ty = type_of(w->dtype);
+    if (ty->qk > 8 && !wg_is_sym(w->shape[2]) && w->shape[2] % ty->qk)
+        return wg_fail(WGML_ERR_SHAPE, "%s: k = %lld is not a multiple of %s's %u-element blocks", op,
+                       (long long)w->shape[2], wgml_dtype_name(w->dtype), ty->qk);
+    *out = (wg_desc){p->dtype, 3, {ids->shape[0], ids->shape[1], w->shape[1]}};
+    return WGML_OK;
 }
+
 uint64_t wg_sc_linear_id(const wg_op_params *p, const wg_desc *const *in, int nin, const wg_desc *out)
 {
     (void)p, (void)in, (void)nin, (void)out;
     return 0;
 }
-wgml_status wg_en_linear_id(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
+
+wgml_status wg_en_linear_id(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out,
+                            wgml_tensor *out2)
 {
-    (void)p, (void)in, (void)nin, (void)out, (void)out2;
-    return wg_fail(WGML_ERR_UNSUPPORTED, "linear_id: not built yet");
+    (void)p, (void)nin, (void)out2;
+    return linear_id(in[0], in[1], in[2], out);
 }
 
-wgml_status wg_matvec(const wgml_tensor *x, const wgml_tensor *w, const wgml_tensor *bias, const wgml_tensor *c,
-                      const wgml_matmul_params *p, wgml_tensor *out)
-{
-    (void)x, (void)w, (void)bias, (void)c, (void)p, (void)out;
-    return wg_fail(WGML_ERR_UNSUPPORTED, "matvec: not built yet");
-}
+/* ------------------------------------------------------------ registry */
 
-wg_op_table wg_matvec_ops(void) { return (wg_op_table){NULL, 0}; }
+/* dtypes: those of w, the operand that picks the kernel (x is f32 or f16). */
+#define W_DTS (WG_DT_FLOATS | WG_DT_BIT(WGML_Q4_0) | WG_DT_BIT(WGML_Q4_1) | WG_DT_BIT(WGML_Q5_0) | \
+               WG_DT_BIT(WGML_Q5_1) | WG_DT_BIT(WGML_Q8_0) | WG_DT_BIT(WGML_Q2_K) | WG_DT_BIT(WGML_Q3_K) | \
+               WG_DT_BIT(WGML_Q4_K) | WG_DT_BIT(WGML_Q5_K) | WG_DT_BIT(WGML_Q6_K) | WG_DT_BIT(WGML_IQ4_NL) | \
+               WG_DT_BIT(WGML_MXFP4))
+
+static const wgml_op_info matvec_rows[] = {
+    {"LINEAR_ID", "matvec", W_DTS},
+};
+
+wg_op_table wg_matvec_ops(void) { return (wg_op_table){matvec_rows, sizeof matvec_rows / sizeof *matvec_rows}; }

@@ -1,0 +1,400 @@
+/* Mat-vec path of wgml_linear (wg_matvec, called directly) and
+ * wgml_linear_id against the bit-exact CPU dequantiser followed by a
+ * double-precision product: every weight dtype, every forced variant,
+ * 1..8 rows, batched and strided x, odd n, plain rows of odd k,
+ * bias/beta/alpha/activations, beta 0 with NaN in out, f16 x and f16/bf16
+ * out, errors, linear_id with repeated, broadcast and bad ids, weights
+ * wider than a binding window (WGML_MAX_BINDING=65536 mode), and a
+ * context without subgroups.
+ *
+ * Tolerance of output (r, j), from the kernel's arithmetic: each weight
+ * is d * q + m in f32 with the sum formed as d * (q . x) + m * sum(x),
+ * so intermediate terms reach S = sum_i |x_i| * (max |w| + max |m|)
+ * <= 2 sum_i |x_i| max|w| (m is at most the block's largest |w|: q4_0's
+ * -8d, K-quants' dmin * min).  Each thread adds its ~k / 512 units in
+ * sequence (each unit 8 products and 2 adds), then a reduction of depth
+ * <= 7 (128 threads) adds the partials: at most L = k / 512 + 24
+ * roundings of 2^-24 relative on S, so
+ *     |got - want| <= 2^-24 * (k / 512 + 24) * 2 * sum|x| * max|w| * |alpha|
+ * plus the epilogue's few roundings of |want| (4 ulps, GELU/SiLU's
+ * polynomial and exp errors included: 16 ulps), plus one unit of a
+ * 16-bit output's rounding (op_harness.h's t_tol).  The weights are the
+ * CPU dequantiser's values, so the reference sees exactly the weights
+ * the kernel decodes (fp16 scales times small integers are exact in f32).
+ */
+#include "op_harness.h"
+#include "mm.h"
+#include "quant.h"
+
+static const wgml_dtype wtypes[] = {WGML_F32,  WGML_F16,  WGML_BF16, WGML_Q4_0, WGML_Q4_1,   WGML_Q5_0,
+                                    WGML_Q5_1, WGML_Q8_0, WGML_Q2_K, WGML_Q3_K, WGML_Q4_K,   WGML_Q5_K,
+                                    WGML_Q6_K, WGML_IQ4_NL, WGML_MXFP4};
+
+/* A weight tensor of shape (ndim, shape) from uniform [-1, 1] floats;
+ * *deq: the values the kernel must see (logical order). */
+static wgml_tensor *make_w(wgml_dtype dt, int ndim, const int64_t *shape, double **deq)
+{
+    int64_t n = 1;
+    for (int i = 0; i < ndim; i++)
+        n *= shape[i];
+    *deq = malloc(sizeof(double) * (size_t)(n + 1));
+    if (wg_dtype_is_plain(dt)) {
+        t_tensor r = t_random(dt, ndim, shape, -1, 1);
+        memcpy(*deq, r.val, sizeof(double) * (size_t)n);
+        free(r.host);
+        free(r.val);
+        return r.t;
+    }
+    wgml_qtype qt = WGML_QT_COUNT;
+    for (int q = 0; q < WGML_QT_COUNT; q++)
+        if (strcmp(wgml_qtype_get((wgml_qtype)q)->name, wgml_dtype_name(dt)) == 0)
+            qt = (wgml_qtype)q;
+    float *src = malloc(sizeof(float) * (size_t)n), *back = malloc(sizeof(float) * (size_t)n);
+    for (int64_t i = 0; i < n; i++)
+        src[i] = (float)t_uniform(-1, 1);
+    wgml_tensor *t = NULL;
+    CHECK_OK(wgml_tensor_new(t_ctx, dt, ndim, shape, &t));
+    size_t bytes = t ? wgml_tensor_nbytes(t) : 0;
+    void *blocks = malloc(bytes + 1);
+    CHECK(qt != WGML_QT_COUNT && wg_quantize_ref(qt, src, blocks, n) == 0, "quantise %s", wgml_dtype_name(dt));
+    CHECK(wg_dequantize_ref(qt, blocks, back, n) == 0, "dequantise");
+    for (int64_t i = 0; i < n; i++)
+        (*deq)[i] = back[i];
+    if (t)
+        CHECK_OK(wgml_tensor_upload(t, blocks, bytes));
+    free(src);
+    free(back);
+    free(blocks);
+    return t;
+}
+
+static double act_ref(wgml_activation a, double v)
+{
+    switch (a) {
+    case WGML_ACT_RELU: return v < 0 ? 0 : v;
+    case WGML_ACT_GELU: return 0.5 * v * (1 + erf(v / sqrt(2.0)));
+    case WGML_ACT_SILU: return v / (1 + exp(-v));
+    default: return v;
+    }
+}
+
+/* One product: x rows (R of k, xv logical), w [n, k] (wv), optional bias
+ * [n] and c (R x n, logical) -> compares out. */
+static void compare_out(const char *what, const wgml_tensor *out, int64_t R, int64_t n, int64_t k, const double *xv,
+                        const double *wv, const double *bias, const double *c, wgml_matmul_params p)
+{
+    double *got = t_values(out);
+    double drel = 0, dabs = 0;
+    t_tol(out->dtype, &drel, &dabs);
+    int bad = 0;
+    for (int64_t r = 0; r < R; r++) {
+        double sx = 0;
+        for (int64_t i = 0; i < k; i++)
+            sx += fabs(xv[r * k + i]);
+        for (int64_t j = 0; j < n; j++) {
+            double s = 0, wmax = 0;
+            for (int64_t i = 0; i < k; i++) {
+                s += xv[r * k + i] * wv[j * k + i];
+                wmax = fmax(wmax, fabs(wv[j * k + i]));
+            }
+            double pre = p.alpha * s + (p.beta != 0 ? p.beta * c[r * n + j] : 0) + (bias ? bias[j] : 0);
+            double want = act_ref(p.act, pre);
+            double tol = ldexp(1.0, -24) * ((double)k / 512 + 24) * 2 * sx * wmax * fabs(p.alpha) +
+                         ldexp(1.0, -24) * 16 * (fabs(pre) + fabs(want)) + dabs + drel * fabs(want) +
+                         (p.beta != 0 ? ldexp(1.0, -23) * fabs(p.beta * c[r * n + j]) : 0);
+            double g = got[r * n + j];
+            if (!(fabs(g - want) <= tol) && bad++ < 4)
+                printf("    %s [%lld, %lld]: got %.9g want %.9g (tol %.3g)\n", what, (long long)r, (long long)j, g,
+                       want, tol);
+        }
+    }
+    CHECK(bad == 0, "%s: %d mismatches", what, bad);
+    free(got);
+}
+
+static const wgml_matmul_params plain = {1.0f, 0.0f, WGML_ACT_NONE};
+
+/* x [R, k] (xdt) . w^T -> out [R, n] (odt) through wg_matvec. */
+static void run_case(const char *what, wgml_dtype wdt, int64_t R, int64_t n, int64_t k, wgml_dtype xdt, wgml_dtype odt)
+{
+    double *wv;
+    wgml_tensor *w = make_w(wdt, 2, (int64_t[]){n, k}, &wv);
+    t_tensor x = t_random(xdt, 2, (int64_t[]){R, k}, -1, 1);
+    wgml_tensor *out = t_poisoned(odt, 2, (int64_t[]){R, n});
+    CHECK_OK(wg_matvec(x.t, w, NULL, NULL, &plain, out));
+    compare_out(what, out, R, n, k, x.val, wv, NULL, NULL, plain);
+    free(wv);
+    t_free(&x);
+    wgml_tensor_free(w);
+    wgml_tensor_free(out);
+}
+
+static void test_every_dtype(void)
+{
+    for (size_t i = 0; i < sizeof wtypes / sizeof *wtypes; i++) {
+        bool plain_w = wg_dtype_is_plain(wtypes[i]);
+        int64_t k = plain_w ? 77 : wg_dtype(wtypes[i])->block_elems == 256 ? 512 : 160;
+        run_case(wgml_dtype_name(wtypes[i]), wtypes[i], 1, 37, k, WGML_F32, WGML_F32);
+    }
+}
+
+static void test_rows(void)
+{
+    char what[32];
+    for (int64_t R = 1; R <= WG_MATVEC_MAX_ROWS; R++) {
+        snprintf(what, sizeof what, "q4_0 %lld rows", (long long)R);
+        run_case(what, WGML_Q8_0, R, 33, 128, WGML_F32, WGML_F32);
+    }
+}
+
+static void test_variants(void)
+{
+    static const char *names[] = {"sg_r1", "sg_r2", "sg_r4", "wg_r1", "wg_r2", "wg_r4"};
+    wgml_device_info in;
+    CHECK_OK(wgml_device_info_get(t_ctx, &in));
+    char env[64];
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        if (names[i][0] == 's' && !(in.features & WGML_FEATURE_SUBGROUPS))
+            continue;
+        snprintf(env, sizeof env, "matvec=%s", names[i]);
+        setenv("WGML_FORCE", env, 1);
+        /* one kernel each (a cold compile is ~1 s on lavapipe) */
+        if (i % 2)
+            run_case(names[i], WGML_Q8_0, 2, 9, 96, WGML_F32, WGML_F32);
+        else
+            run_case(names[i], WGML_Q4_K, 1, 130, 256, WGML_F32, WGML_F32);
+    }
+    setenv("WGML_FORCE", "matvec=nope", 1);
+    t_tensor x = t_random(WGML_F32, 1, (int64_t[]){32}, -1, 1);
+    double *wv;
+    wgml_tensor *w = make_w(WGML_Q8_0, 2, (int64_t[]){4, 32}, &wv), *out = t_poisoned(WGML_F32, 1, (int64_t[]){4});
+    wgml_status st = wg_matvec(x.t, w, NULL, NULL, &plain, out);
+    CHECK(st == WGML_ERR_INVALID_ARG && strstr(wgml_last_error(), "sg_r4"), "unknown variant: %s %s",
+          wgml_status_name(st), wgml_last_error());
+    unsetenv("WGML_FORCE");
+    free(wv);
+    t_free(&x);
+    wgml_tensor_free(w);
+    wgml_tensor_free(out);
+}
+
+/* x [2, 3, k] batched; then x a transposed view (k stride != 1) and out a
+ * strided slice. */
+static void test_batched_strided(void)
+{
+    int64_t n = 21, k = 64;
+    double *wv;
+    wgml_tensor *w = make_w(WGML_Q5_0, 2, (int64_t[]){n, k}, &wv);
+    t_tensor x = t_random(WGML_F32, 3, (int64_t[]){2, 3, k}, -1, 1);
+    wgml_tensor *out = t_poisoned(WGML_F32, 3, (int64_t[]){2, 3, n});
+    CHECK_OK(wg_matvec(x.t, w, NULL, NULL, &plain, out));
+    compare_out("batched", out, 6, n, k, x.val, wv, NULL, NULL, plain);
+    /* xt [k, 4] transposed -> [4, k] with strides (1, 4); out: every other column of [4, 2n] */
+    t_tensor xt = t_random(WGML_F16, 2, (int64_t[]){k, 4}, -1, 1);
+    wgml_tensor *xv = NULL, *big = t_poisoned(WGML_F32, 2, (int64_t[]){4, 2 * n}), *ov = NULL;
+    CHECK_OK(wgml_view_transpose(xt.t, 0, 1, &xv));
+    CHECK_OK(wgml_view_slice(big, 1, 1, 2 * n, 2, &ov));
+    double *xl = malloc(sizeof(double) * 4 * (size_t)k);
+    for (int64_t r = 0; r < 4; r++)
+        for (int64_t i = 0; i < k; i++)
+            xl[r * k + i] = xt.val[i * 4 + r];
+    CHECK_OK(wg_matvec(xv, w, NULL, NULL, &plain, ov));
+    compare_out("strided", ov, 4, n, k, xl, wv, NULL, NULL, plain);
+    free(xl);
+    free(wv);
+    t_free(&x);
+    t_free(&xt);
+    wgml_tensor_free(w);
+    wgml_tensor_free(out);
+    wgml_tensor_free(xv);
+    wgml_tensor_free(big);
+    wgml_tensor_free(ov);
+}
+
+/* bias, beta (c = out itself), alpha, each activation; beta 0 over NaN. */
+static void test_epilogue(void)
+{
+    int64_t R = 2, n = 19, k = 256;
+    double *wv;
+    wgml_tensor *w = make_w(WGML_Q6_K, 2, (int64_t[]){n, k}, &wv);
+    t_tensor x = t_random(WGML_F32, 2, (int64_t[]){R, k}, -1, 1);
+    t_tensor bias = t_random(WGML_F16, 1, (int64_t[]){n}, -1, 1);
+    for (int a = WGML_ACT_NONE; a <= WGML_ACT_SILU; a++) {
+        t_tensor out = t_random(WGML_F32, 2, (int64_t[]){R, n}, -2, 2);
+        wgml_matmul_params p = {0.5f, a == WGML_ACT_RELU ? 0.0f : -1.5f, (wgml_activation)a};
+        if (p.beta == 0)
+            CHECK_OK(wgml_buffer_fill(out.t->st->buf, out.t->offset, wgml_tensor_nbytes(out.t), 0x7fc00000u));
+        CHECK_OK(wg_matvec(x.t, w, bias.t, p.beta != 0 ? out.t : NULL, &p, out.t));
+        char what[32];
+        snprintf(what, sizeof what, "epilogue act %d", a);
+        compare_out(what, out.t, R, n, k, x.val, wv, bias.val, out.val, p);
+        t_free(&out);
+    }
+    free(wv);
+    t_free(&x);
+    t_free(&bias);
+    wgml_tensor_free(w);
+}
+
+static void test_16bit_io(void)
+{
+    run_case("f16 x, f16 out", WGML_Q4_K, 2, 40, 256, WGML_F16, WGML_F16);
+    run_case("f16 x, bf16 out", WGML_F16, 3, 24, 66, WGML_F16, WGML_BF16);
+}
+
+static void expect(wgml_status got, wgml_status want, const char *what)
+{
+    CHECK(got == want, "%s: got %s (%s), want %s", what, wgml_status_name(got), wgml_last_error(),
+          wgml_status_name(want));
+    CHECK(got == WGML_OK || strstr(wgml_last_error(), "wgml_linear"), "%s: message '%s' names no op", what,
+          wgml_last_error());
+}
+
+static void test_errors(void)
+{
+    double *wv;
+    wgml_tensor *w = make_w(WGML_Q8_0, 2, (int64_t[]){8, 64}, &wv), *wi = NULL, *x = NULL, *x9 = NULL, *xi = NULL,
+                *out = NULL, *out9 = NULL, *bad = NULL;
+    CHECK_OK(wgml_tensor_new(t_ctx, WGML_I32, 2, (int64_t[]){8, 64}, &wi));
+    CHECK_OK(wgml_tensor_new(t_ctx, WGML_F32, 2, (int64_t[]){2, 64}, &x));
+    CHECK_OK(wgml_tensor_new(t_ctx, WGML_I32, 2, (int64_t[]){2, 64}, &xi));
+    CHECK_OK(wgml_tensor_new(t_ctx, WGML_F32, 2, (int64_t[]){9, 64}, &x9));
+    CHECK_OK(wgml_tensor_new(t_ctx, WGML_F32, 2, (int64_t[]){2, 8}, &out));
+    CHECK_OK(wgml_tensor_new(t_ctx, WGML_F32, 2, (int64_t[]){9, 8}, &out9));
+    CHECK_OK(wgml_tensor_new(t_ctx, WGML_F32, 2, (int64_t[]){2, 7}, &bad));
+    expect(wg_matvec(x, wi, NULL, NULL, &plain, out), WGML_ERR_DTYPE, "i32 w");
+    expect(wg_matvec(xi, w, NULL, NULL, &plain, out), WGML_ERR_DTYPE, "i32 x");
+    expect(wg_matvec(x, w, NULL, NULL, &plain, bad), WGML_ERR_SHAPE, "out shape");
+    expect(wg_matvec(x, w, bad, NULL, &plain, out), WGML_ERR_SHAPE, "bias shape");
+    expect(wg_matvec(out, w, NULL, NULL, &plain, out), WGML_ERR_SHAPE, "k mismatch");
+    expect(wg_matvec(x9, w, NULL, NULL, &plain, out9), WGML_ERR_UNSUPPORTED, "9 rows");
+    expect(wg_matvec(x, w, NULL, NULL, &plain, NULL), WGML_ERR_INVALID_ARG, "NULL out");
+    free(wv);
+    wgml_tensor_free(w);
+    wgml_tensor_free(wi);
+    wgml_tensor_free(x);
+    wgml_tensor_free(xi);
+    wgml_tensor_free(x9);
+    wgml_tensor_free(out);
+    wgml_tensor_free(out9);
+    wgml_tensor_free(bad);
+}
+
+/* linear_id: w [E, n, k]; x [T, U or 1, k]; ids with repeats. */
+static void id_case(const char *what, wgml_dtype wdt, int64_t E, int64_t n, int64_t k, int64_t T, int64_t U,
+                    bool bcast, const int32_t *ids_v)
+{
+    double *wv;
+    wgml_tensor *w = make_w(wdt, 3, (int64_t[]){E, n, k}, &wv);
+    int64_t XU = bcast ? 1 : U;
+    t_tensor x = t_random(WGML_F32, 3, (int64_t[]){T, XU, k}, -1, 1);
+    wgml_tensor *ids = t_idx(2, (int64_t[]){T, U}, ids_v);
+    wgml_tensor *out = t_poisoned(WGML_F32, 3, (int64_t[]){T, U, n});
+    CHECK_OK(wgml_linear_id(x.t, w, ids, out));
+    for (int64_t t = 0; t < T; t++)
+        for (int64_t u = 0; u < U; u++) {
+            /* one (t, u) at a time: the same comparison as a 1-row linear */
+            wgml_tensor *o1 = NULL;
+            CHECK_OK(wgml_view_slice(out, 0, t, t + 1, 1, &o1));
+            wgml_tensor *o2 = NULL;
+            CHECK_OK(wgml_view_slice(o1, 1, u, u + 1, 1, &o2));
+            compare_out(what, o2, 1, n, k, x.val + (t * XU + (bcast ? 0 : u)) * k, wv + ids_v[t * U + u] * n * k,
+                        NULL, NULL, plain);
+            wgml_tensor_free(o1);
+            wgml_tensor_free(o2);
+        }
+    free(wv);
+    t_free(&x);
+    wgml_tensor_free(w);
+    wgml_tensor_free(ids);
+    wgml_tensor_free(out);
+}
+
+static void test_linear_id(void)
+{
+    static const int32_t ids[] = {2, 0, 3, 3, 1, 2};
+    id_case("linear_id q8_0", WGML_Q8_0, 4, 40, 64, 3, 2, false, ids);
+    id_case("linear_id f16 bcast", WGML_F16, 4, 17, 40, 2, 3, true, ids);
+    /* a bad id: WGML_ERR_INDEX at the sync, out untouched */
+    double *wv;
+    wgml_tensor *w = make_w(WGML_Q4_0, 3, (int64_t[]){4, 8, 32}, &wv);
+    t_tensor x = t_random(WGML_F32, 3, (int64_t[]){2, 2, 32}, -1, 1);
+    wgml_tensor *idt = t_idx(2, (int64_t[]){2, 2}, (const int32_t[]){1, 3, 4, 0});
+    wgml_tensor *out = t_poisoned(WGML_F32, 3, (int64_t[]){2, 2, 8});
+    CHECK_OK(wgml_linear_id(x.t, w, idt, out));
+    wgml_status st = wgml_ctx_sync(t_ctx);
+    CHECK(st == WGML_ERR_INDEX && strstr(wgml_last_error(), "wgml_linear_id"), "bad id: %s %s",
+          wgml_status_name(st), wgml_last_error());
+    uint32_t raw[32];
+    CHECK_OK(wgml_tensor_download(out, raw, sizeof raw));
+    int touched = 0;
+    for (int i = 0; i < 32; i++)
+        touched += raw[i] != 0xa5a5a5a5u;
+    CHECK(touched == 0, "bad id: %d outputs written", touched);
+    wgml_tensor *bad = t_idx(2, (int64_t[]){2, 3}, (const int32_t[]){0, 0, 0, 0, 0, 0});
+    st = wgml_linear_id(x.t, w, bad, out);
+    CHECK(st == WGML_ERR_SHAPE, "ids shape: %s", wgml_status_name(st));
+    free(wv);
+    t_free(&x);
+    wgml_tensor_free(w);
+    wgml_tensor_free(idt);
+    wgml_tensor_free(bad);
+    wgml_tensor_free(out);
+}
+
+/* Weights of 150 KiB and experts of 2 x 32 KiB: several windows when
+ * WGML_MAX_BINDING=65536 (ctest's _window mode), one otherwise. */
+static void test_windows(void)
+{
+    run_case("f16 [300, 256]", WGML_F16, 2, 300, 256, WGML_F32, WGML_F32);
+    static const int32_t ids[] = {3, 0, 1, 3};
+    id_case("linear_id windows", WGML_F16, 4, 64, 256, 2, 2, false, ids);
+}
+
+static void test_no_subgroups(void)
+{
+    wgml_ctx *keep = t_ctx, *ctx = NULL;
+    setenv("WGML_DISABLE", "subgroups", 1);
+    wgml_status st = wgml_ctx_create(NULL, &ctx);
+    unsetenv("WGML_DISABLE");
+    CHECK_OK(st);
+    if (st != WGML_OK)
+        return;
+    t_ctx = ctx;
+    run_case("no subgroups q4_0", WGML_Q4_0, 2, 20, 64, WGML_F32, WGML_F32);
+    setenv("WGML_FORCE", "matvec=sg_r1", 1);
+    t_tensor x = t_random(WGML_F32, 1, (int64_t[]){32}, -1, 1);
+    wgml_tensor *out = t_poisoned(WGML_F32, 1, (int64_t[]){4});
+    double *wv;
+    wgml_tensor *w = make_w(WGML_Q8_0, 2, (int64_t[]){4, 32}, &wv);
+    st = wg_matvec(x.t, w, NULL, NULL, &plain, out);
+    CHECK(st == WGML_ERR_UNSUPPORTED, "sg variant without subgroups: %s", wgml_status_name(st));
+    unsetenv("WGML_FORCE");
+    free(wv);
+    t_free(&x);
+    wgml_tensor_free(w);
+    wgml_tensor_free(out);
+    t_ctx = keep;
+    wgml_ctx_destroy(ctx);
+}
+
+int main(int argc, char **argv)
+{
+    if (t_setup(argc, argv))
+        return 1;
+    static const t_case cases[] = {
+        {"every weight dtype", test_every_dtype},
+        {"1..8 rows", test_rows},
+        {"forced variants", test_variants},
+        {"batched and strided", test_batched_strided},
+        {"epilogue", test_epilogue},
+        {"16-bit x and out", test_16bit_io},
+        {"errors", test_errors},
+        {"linear_id", test_linear_id},
+        {"windows", test_windows},
+        {"no subgroups", test_no_subgroups},
+    };
+    int rc = t_run(cases, sizeof cases / sizeof *cases, argc > 1 ? argv[1] : NULL);
+    wgml_ctx_destroy(t_ctx);
+    return rc;
+}
