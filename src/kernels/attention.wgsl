@@ -184,6 +184,19 @@ const KS: u32 = {{KVW}}u + 1u; // K/V row stride: odd, so the S phase's
 const RKS: u32 = BK / TN;      // keys per thread (S phase)
 const RD: u32 = DV / TN;       // value dims per thread (O phase)
 
+// ROLLED (CPU devices): the per-thread loops get a bound the compiler
+// cannot see (p.ss.x is 1), so they stay loops: lavapipe compiles
+// barriers as coroutines, and the unrolled S and output blocks made one
+// kernel take 4-10 s to compile there.  GPUs get them unrolled (the
+// private arrays then live in registers).
+fn n_(c: u32) -> u32 {
+#ifdef ROLLED
+    return c * p.ss.x;
+#else
+    return c;
+#endif
+}
+
 fn d_k() -> u32 {
 #ifdef DEXACT
     return DK;
@@ -302,11 +315,11 @@ fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         As[li] = 1.0;
     }
     var acc = array<f32, RQ * RD>();
-    for (var x = 0u; x < RQ * RD; x++) {
+    for (var x = 0u; x < n_(RQ * RD); x++) {
         acc[x] = 0.0;
     }
     var slope = array<f32, RQ>();
-    for (var a = 0u; a < RQ; a++) {
+    for (var a = 0u; a < n_(RQ); a++) {
         let rw = row_of(rb, tq * RQ + a);
         slope[a] = slope_of((p.org.y + hk) * p.hq.x + p.org.z + rw.g);
     }
@@ -324,26 +337,26 @@ fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         workgroupBarrier();
         // S block: rows tq*RQ + a, keys tk + TN*c.
         var sc = array<f32, RQ * RKS>();
-        for (var x = 0u; x < RQ * RKS; x++) {
+        for (var x = 0u; x < n_(RQ * RKS); x++) {
             sc[x] = 0.0;
         }
         for (var d = 0u; d < D; d++) {
             var kx = array<f32, RKS>();
-            for (var c = 0u; c < RKS; c++) {
+            for (var c = 0u; c < n_(RKS); c++) {
                 kx[c] = KVs[(tk + TN * c) * KS + d];
             }
-            for (var a = 0u; a < RQ; a++) {
+            for (var a = 0u; a < n_(RQ); a++) {
                 let qx = Qs[(tq * RQ + a) * DK + d];
-                for (var c = 0u; c < RKS; c++) {
+                for (var c = 0u; c < n_(RKS); c++) {
                     sc[a * RKS + c] = fma(qx, kx[c], sc[a * RKS + c]);
                 }
             }
         }
-        for (var a = 0u; a < RQ; a++) {
+        for (var a = 0u; a < n_(RQ); a++) {
             let r = tq * RQ + a;
             let rw = row_of(rb, r);
             let ia = p.org.w + rw.i;
-            for (var c = 0u; c < RKS; c++) {
+            for (var c = 0u; c < n_(RKS); c++) {
                 let kc = tk + TN * c;
                 let j = kt + kc;
                 var s = sc[a * RKS + c] * p.fp.x;
@@ -396,21 +409,21 @@ fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             KVs[c * KS + d] = v_val(vb + (kt + c) * p.in1.w + d * p.in2.x);
         }
         workgroupBarrier();
-        for (var a = 0u; a < RQ; a++) {
+        for (var a = 0u; a < n_(RQ); a++) {
             let r = tq * RQ + a;
             let al = As[r];
-            for (var x = 0u; x < RD; x++) {
+            for (var x = 0u; x < n_(RD); x++) {
                 acc[a * RD + x] = acc[a * RD + x] * al;
             }
         }
         for (var c = 0u; c < kn; c++) {
             var vx = array<f32, RD>();
-            for (var x = 0u; x < RD; x++) {
+            for (var x = 0u; x < n_(RD); x++) {
                 vx[x] = KVs[c * KS + tk + TN * x];
             }
-            for (var a = 0u; a < RQ; a++) {
+            for (var a = 0u; a < n_(RQ); a++) {
                 let pv = Ps[(tq * RQ + a) * BK + c];
-                for (var x = 0u; x < RD; x++) {
+                for (var x = 0u; x < n_(RD); x++) {
                     acc[a * RD + x] = fma(pv, vx[x], acc[a * RD + x]);
                 }
             }
@@ -418,7 +431,7 @@ fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     workgroupBarrier();
 
-    for (var a = 0u; a < RQ; a++) {
+    for (var a = 0u; a < n_(RQ); a++) {
         let r = tq * RQ + a;
         let rw = row_of(rb, r);
         if (!rw.ok) {
@@ -439,7 +452,7 @@ fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             sum = sum * fa + o_ld(pb + 1u) * fb;
             mx = mn;
         }
-        for (var x = 0u; x < RD; x++) {
+        for (var x = 0u; x < n_(RD); x++) {
             let d = tk + TN * x;
             if (d < Dv) {
                 var v = acc[a * RD + x] * fa;
@@ -465,7 +478,7 @@ fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
         let inv = select(fin / sum, 0.0, sum == 0.0);
         let ob = p.offs2.y + b * p.os.x + hk * p.os.y + rw.g * p.os.z + rw.i * p.os.w;
-        for (var x = 0u; x < RD; x++) {
+        for (var x = 0u; x < n_(RD); x++) {
             let d = tk + TN * x;
             if (d < Dv) {
                 o_st(ob + d * p.in2.z, acc[a * RD + x] * inv);

@@ -24,6 +24,7 @@ typedef struct wg_attn_facts {
     uint32_t max_inv;     /* maxComputeInvocationsPerWorkgroup */
     uint32_t subgroup;    /* measured subgroup size, 0 without */
     bool f16;
+    bool cpu;             /* a CPU driver (lavapipe): per-thread loops stay rolled */
 } wg_attn_facts;
 
 const wg_attn_variant *wg_attn_variant_at(int i);

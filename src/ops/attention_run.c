@@ -180,7 +180,7 @@ wgml_status wg_attention_impl(const wgml_tensor *q, const wgml_tensor *k, const 
     if ((st = wgml_device_info_get(ctx, &info)) != WGML_OK)
         return st;
     wg_attn_facts facts = {info.max_workgroup_storage, info.max_invocations_per_workgroup, info.subgroup_size,
-                           (info.features & WGML_FEATURE_F16) != 0};
+                           (info.features & WGML_FEATURE_F16) != 0, !strcmp(info.device_type, "cpu")};
     bool exact = D == Dv && (D == 64 || D == 80 || D == 96 || D == 128 || D == 256);
     int64_t dk = exact ? D : wg_attn_pad(D), dvp = exact ? Dv : wg_attn_pad(Dv < 1 ? 1 : Dv);
     const wg_attn_variant *var;
@@ -232,11 +232,12 @@ wgml_status wg_attention_impl(const wgml_tensor *q, const wgml_tensor *k, const 
     }
     wgml_buffer *wbuf = split ? part->st->buf : out->st->buf;
     char defs[768];
-    size_t u = (size_t)snprintf(defs, sizeof defs, "BQ=%d;RQ=%d;BK=%d;TN=%d;WG=%d;DK=%lld;DV=%lld;KVW=%lld;%s%s%s%s%s",
+    size_t u = (size_t)snprintf(defs, sizeof defs, "BQ=%d;RQ=%d;BK=%d;TN=%d;WG=%d;DK=%lld;DV=%lld;KVW=%lld;%s%s%s%s%s%s",
                                 var->bq, var->rq, var->bk, var->tn, var->bq / var->rq * var->tn, (long long)dk,
                                 (long long)dvp, (long long)(dk > dvp ? dk : dvp), exact ? "DEXACT;" : "",
                                 split ? "SPLIT;" : "", k->dtype == WGML_Q8_0 ? "K_Q8;" : "",
-                                v->dtype == WGML_Q8_0 ? "V_Q8;" : "", mbool ? "MASK_BOOL;" : "");
+                                v->dtype == WGML_Q8_0 ? "V_Q8;" : "", mbool ? "MASK_BOOL;" : "",
+                                facts.cpu ? "ROLLED;" : "");
     static const char *const up[NOPS] = {"Q", "K", "V", "M", "S", "O"};
     unsigned ro = 0;
     for (int i = 0; i < NOPS; i++) {
@@ -266,6 +267,7 @@ wgml_status wg_attention_impl(const wgml_tensor *q, const wgml_tensor *k, const 
     p->dims[0] = (uint32_t)Sq;
     p->dims[2] = (uint32_t)D;
     p->dims[3] = (uint32_t)Dv;
+    p->ss[0] = 1; /* ROLLED's loop bound factor */
     p->ss[1] = (uint32_t)nsp;
     p->ss[2] = (uint32_t)L;
     p->fp[0] = pa.scale != 0 ? pa.scale : (float)(1 / sqrt((double)D));
