@@ -111,8 +111,7 @@ fn attn_reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
         if (!is_ninf(sk)) {
             let m2 = max(mx, sk);
             fin = select(exp(mx - m2), 0.0, mx == NEG);
-            sum = sum * fin + exp(sk - m2);
-            mx = m2;
+            sum = sum * fin + exp(sk - m2);  // acc keeps exp(. - mx): fin rescales it
         }
     }
     let inv = select(fin / sum, 0.0, sum == 0.0);
