@@ -430,6 +430,33 @@ fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     workgroupBarrier();
 
+#ifdef SPLIT
+    // The carried (max, sum) of every row is read before any thread
+    // writes its row's new pair (thread tk = 0 writes it, others read it).
+    var fa = array<f32, RQ>();
+    var fb = array<f32, RQ>();
+    var mxs = array<f32, RQ>();
+    var sums = array<f32, RQ>();
+    for (var a = 0u; a < n_(RQ); a++) {
+        let r = tq * RQ + a;
+        let rw = row_of(rb, r);
+        fa[a] = 1.0;
+        fb[a] = 0.0;
+        mxs[a] = Ms[r];
+        sums[a] = Ls[r];
+        if (rw.ok && flag(F_CARRY)) {
+            // merge with the run an earlier piece of the keys left here
+            let pb = p.offs2.y + b * p.os.x + hk * p.os.y + rw.g * p.os.z + rw.i * p.os.w + sp * (Dv + 2u);
+            let m2 = o_ld(pb);
+            let mn = max(mxs[a], m2);
+            fa[a] = select(exp(mxs[a] - mn), 0.0, mxs[a] == NEG);
+            fb[a] = select(exp(m2 - mn), 0.0, m2 == NEG);
+            sums[a] = sums[a] * fa[a] + o_ld(pb + 1u) * fb[a];
+            mxs[a] = mn;
+        }
+    }
+    workgroupBarrier();
+#endif
     for (var a = 0u; a < n_(RQ); a++) {
         let r = tq * RQ + a;
         let rw = row_of(rb, r);
@@ -440,30 +467,19 @@ fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         var sum = Ls[r];
 #ifdef SPLIT
         let pb = p.offs2.y + b * p.os.x + hk * p.os.y + rw.g * p.os.z + rw.i * p.os.w + sp * (Dv + 2u);
-        var fa = 1.0;
-        var fb = 0.0;
-        if (flag(F_CARRY)) {
-            // merge with the run an earlier piece of the keys left here
-            let m2 = o_ld(pb);
-            let mn = max(mx, m2);
-            fa = select(exp(mx - mn), 0.0, mx == NEG);
-            fb = select(exp(m2 - mn), 0.0, m2 == NEG);
-            sum = sum * fa + o_ld(pb + 1u) * fb;
-            mx = mn;
-        }
         for (var x = 0u; x < n_(RD); x++) {
             let d = tk + TN * x;
             if (d < Dv) {
-                var v = acc[a * RD + x] * fa;
+                var v = acc[a * RD + x] * fa[a];
                 if (flag(F_CARRY)) {
-                    v = v + o_ld(pb + 2u + d) * fb;
+                    v = v + o_ld(pb + 2u + d) * fb[a];
                 }
                 o_st(pb + 2u + d, v);
             }
         }
         if (tk == 0u) {
-            o_st(pb, mx);
-            o_st(pb + 1u, sum);
+            o_st(pb, mxs[a]);
+            o_st(pb + 1u, sums[a]);
         }
 #else
         var fin = 1.0;
