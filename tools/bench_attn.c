@@ -7,6 +7,7 @@
  * bench/torch_attn.py runs the same shapes with torch SDPA. */
 #include "cli.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
