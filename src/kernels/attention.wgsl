@@ -1,0 +1,505 @@
+// Flash attention forward (host: src/ops/attention.c, attention_run.c).
+// One template for every variant; the host picks the tile shape:
+//   BQ query rows per workgroup, RQ rows per thread, BK keys per tile,
+//   TN threads along keys (S phase) and along value dims (O phase),
+//   WG = BQ / RQ * TN threads, DK / DV the (padded) head dims held in
+//   workgroup memory; DEXACT: DK and DV are the real dims (the 64, 80,
+//   96, 128 and 256 specialisations), else p.dims.z / p.dims.w bound them.
+// A workgroup's rows are (head within the KV head's group, query) pairs,
+// R = g * Sq + i, so GQA heads sharing a KV head read each K/V tile once
+// (one query of 4 grouped heads is 4 rows over one K/V stream: decode).
+// Per K/V tile: load K (converted to f32, q8_0 decoded) -> S = q.k^T for
+// BQ x BK, scaled, soft-capped, masked (NEG sentinel) -> row max/sum
+// update (online softmax) by BQ threads while all load V into K's place
+// -> O = O * alpha + P.V.  Nothing of size Sq x Skv is stored.
+// SPLIT: instead of the normalised output, each row writes (max, sum,
+// acc[Dv]) for its key chunk (one of p.ss.y per dispatch) to a partial
+// run; flag CARRY merges into what an earlier dispatch (a previous piece
+// of a KV cache too long for one binding) left there.  Entry attn_reduce
+// (define REDUCE) merges a row's runs, adds the sink, normalises, writes.
+#include "prelude.wgsl"
+#include "dtype.wgsl"
+
+struct Params {
+    dims: vec4<u32>,   // Sq of the op, keys of this dispatch, D, Dv
+    blk: vec4<u32>,    // block extents: B, Hkv, G, Sq
+    org: vec4<u32>,    // block origin in the op: b, hkv, g, i
+    offs: vec4<u32>,   // q, k, v, mask: first element in binding (q8_0: byte)
+    offs2: vec4<u32>,  // sinks, out (or partials), key origin j0 of this dispatch, flags
+    ss: vec4<u32>,     // x -, y splits per dispatch, z keys per split, w -
+    fp: vec4<f32>,     // scale, softcap, log2 m0, log2 m1
+    ip: vec4<u32>,     // Sq of the op, Skv of the op, window, n_head_log2
+    hq: vec4<u32>,     // G of the op, sinks stride per KV head, per group head, -
+    qs: vec4<u32>,     // q strides over (b, hkv, g, i)
+    ms: vec4<u32>,     // mask strides
+    os: vec4<u32>,     // out (or partial run) strides
+    kv: vec4<u32>,     // k b, k hkv, v b, v hkv strides
+    in1: vec4<u32>,    // q d, k j, k d, v j strides
+    in2: vec4<u32>,    // v d, mask j, out d strides
+}
+@group(0) @binding(0) var<uniform> p: Params;
+
+const F_CAUSAL: u32 = 1u;
+const F_WINDOW: u32 = 2u;
+const F_SOFTCAP: u32 = 4u;
+const F_MASK: u32 = 8u;
+const F_ALIBI: u32 = 16u;
+const F_SINKS: u32 = 32u;
+const F_CARRY: u32 = 64u;
+
+const NEG: f32 = -3.4028234663852886e38;
+
+fn is_ninf(v: f32) -> bool {
+    return bitcast<u32>(v) == 0xff800000u;
+}
+
+fn flag(f: u32) -> bool {
+    return (p.offs2.w & f) != 0u;
+}
+
+// ggml's ALiBi slope of head h (softmax.wgsl's formula).
+fn slope_of(h: u32) -> f32 {
+    if (!flag(F_ALIBI)) {
+        return 1.0;
+    }
+    let k = p.ip.w;
+    if (h < k) {
+        return exp2(p.fp.z * f32(h + 1u));
+    }
+    return exp2(p.fp.w * f32(2u * (h - k) + 1u));
+}
+
+#if REDUCE
+// ---------------------------------------------------------------- reduce
+#tensor part 1 f32 PART_MODE
+#tensor s 2 S_DT S_MODE
+#tensor o 3 O_DT O_MODE
+
+const WGR: u32 = 64u;
+
+// One workgroup per row: merges the row's p.ss.y partial runs (max, sum,
+// acc) like two online-softmax states, joins the sink, writes acc / sum.
+@compute @workgroup_size(64)
+fn attn_reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+               @builtin(local_invocation_index) li: u32) {
+    var t = wg_linear(wid, nwg);
+    if (t >= p.blk.x * p.blk.y * p.blk.z * p.blk.w) {
+        return;
+    }
+    let i = t % p.blk.w;
+    t = t / p.blk.w;
+    let g = t % p.blk.z;
+    t = t / p.blk.z;
+    let hk = t % p.blk.y;
+    let b = t / p.blk.y;
+    let dv = p.dims.w;
+    let run = dv + 2u;
+    let pb = p.offs2.y + b * p.os.x + hk * p.os.y + g * p.os.z + i * p.os.w;
+    let ob = p.offs.w + b * p.ms.x + hk * p.ms.y + g * p.ms.z + i * p.ms.w;
+    var mx = NEG;
+    for (var s = 0u; s < p.ss.y; s++) {
+        mx = max(mx, part_ld(pb + s * run));
+    }
+    var sum = 0.0;
+    for (var s = 0u; s < p.ss.y; s++) {
+        let m = part_ld(pb + s * run);
+        sum = sum + select(part_ld(pb + s * run + 1u) * exp(m - mx), 0.0, m == NEG);
+    }
+    var fin = 1.0;
+    if (flag(F_SINKS)) {
+        let sk = s_ld(p.offs2.x + hk * p.hq.y + g * p.hq.z);
+        if (!is_ninf(sk)) {
+            let m2 = max(mx, sk);
+            fin = select(exp(mx - m2), 0.0, mx == NEG);
+            sum = sum * fin + exp(sk - m2);  // acc keeps exp(. - mx): fin rescales it
+        }
+    }
+    let inv = select(fin / sum, 0.0, sum == 0.0);
+    for (var d = li; d < dv; d += WGR) {
+        var acc = 0.0;
+        for (var s = 0u; s < p.ss.y; s++) {
+            let m = part_ld(pb + s * run);
+            acc = acc + select(part_ld(pb + s * run + 2u + d) * exp(m - mx), 0.0, m == NEG);
+        }
+        o_st(ob + d * p.in2.z, acc * inv);
+    }
+}
+#else
+// ---------------------------------------------------------------- attention
+#tensor q 1 Q_DT Q_MODE
+#tensor m 4 M_DT M_MODE
+#tensor s 5 S_DT S_MODE
+#ifdef SPLIT
+#tensor o 6 f32 O_MODE
+#else
+#tensor o 6 O_DT O_MODE
+#endif
+
+#ifdef K_Q8
+#tensor k 2 u32 K_MODE
+// q8_0 blocks along D: 34 bytes = f16 scale + 32 int8; e is the element's
+// index from the binding's first block, p.offs.y that block's byte.
+fn k_val(e: u32) -> f32 {
+    let b = p.offs.y + (e / 32u) * 34u;
+    let d = wg_f16_to_f32(k_byte(b) | (k_byte(b + 1u) << 8u));
+    return d * f32(bitcast<i32>(k_byte(b + 2u + e % 32u) << 24u) >> 24u);
+}
+fn k_byte(b: u32) -> u32 {
+    return (k_ld(b >> 2u) >> ((b & 3u) * 8u)) & 0xffu;
+}
+#else
+#tensor k 2 K_DT K_MODE
+fn k_val(e: u32) -> f32 {
+    return f32(k_ld(p.offs.y + e));
+}
+#endif
+#ifdef V_Q8
+#tensor v 3 u32 V_MODE
+fn v_val(e: u32) -> f32 {
+    let b = p.offs.z + (e / 32u) * 34u;
+    let d = wg_f16_to_f32(v_byte(b) | (v_byte(b + 1u) << 8u));
+    return d * f32(bitcast<i32>(v_byte(b + 2u + e % 32u) << 24u) >> 24u);
+}
+fn v_byte(b: u32) -> u32 {
+    return (v_ld(b >> 2u) >> ((b & 3u) * 8u)) & 0xffu;
+}
+#else
+#tensor v 3 V_DT V_MODE
+fn v_val(e: u32) -> f32 {
+    return f32(v_ld(p.offs.z + e));
+}
+#endif
+
+const BQ: u32 = {{BQ}}u;
+const RQ: u32 = {{RQ}}u;
+const BK: u32 = {{BK}}u;
+const TN: u32 = {{TN}}u;
+const WG: u32 = {{WG}}u;
+const DK: u32 = {{DK}}u;
+const DV: u32 = {{DV}}u;
+const KVW: u32 = {{KVW}}u;    // max(DK, DV)
+const KS: u32 = {{KVW}}u + 1u; // K/V row stride: odd, so the S phase's
+                               // TN threads (one key each) hit distinct banks
+const RKS: u32 = BK / TN;      // keys per thread (S phase)
+const RD: u32 = DV / TN;       // value dims per thread (O phase)
+
+// ROLLED (CPU devices): the per-thread loops get a bound the compiler
+// cannot see (p.ss.x is 1), so they stay loops: lavapipe compiles
+// barriers as coroutines, and the unrolled S and output blocks made one
+// kernel take 4-10 s to compile there.  GPUs get them unrolled (the
+// private arrays then live in registers).
+fn n_(c: u32) -> u32 {
+#ifdef ROLLED
+    return c * p.ss.x;
+#else
+    return c;
+#endif
+}
+
+fn d_k() -> u32 {
+#ifdef DEXACT
+    return DK;
+#else
+    return p.dims.z;
+#endif
+}
+fn d_v() -> u32 {
+#ifdef DEXACT
+    return DV;
+#else
+    return p.dims.w;
+#endif
+}
+
+var<workgroup> Qs: array<f32, BQ * DK>;
+var<workgroup> KVs: array<f32, BK * KS>;
+var<workgroup> Ps: array<f32, BQ * BK>;
+var<workgroup> Ms: array<f32, BQ>;
+var<workgroup> Ls: array<f32, BQ>;
+var<workgroup> As: array<f32, BQ>;
+
+// tanh without the builtin (README hazards: lavapipe's has no relative
+// accuracy near 0, NVIDIA's does not reach +-1): a series below 0.125,
+// else from exp(-2|x|).
+fn tanh_(x: f32) -> f32 {
+    let a = abs(x);
+    if (a < 0.125) {
+        let x2 = x * x;
+        return x * (1.0 + x2 * (-1.0 / 3.0 + x2 * (2.0 / 15.0 + x2 * (-17.0 / 315.0))));
+    }
+    let e = exp(-2.0 * a);
+    return sign(x) * (1.0 - e) / (1.0 + e);
+}
+
+struct Row {
+    ok: bool,
+    g: u32,     // head within the group (block-local)
+    i: u32,     // query (block-local)
+}
+
+fn row_of(rb: u32, r: u32) -> Row {
+    let rr = rb * BQ + r;
+    let sq = p.blk.w;
+    return Row(rr < p.blk.z * sq, rr / sq, rr % sq);
+}
+
+@compute @workgroup_size({{WG}})
+fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) li: u32) {
+    let rows = p.blk.z * p.blk.w;
+    let nrb = (rows + BQ - 1u) / BQ;
+    let nsp = p.ss.y;
+    var t = wg_linear(wid, nwg);
+    if (t >= p.blk.x * p.blk.y * nrb * nsp) {
+        return;
+    }
+    let sp = t % nsp;
+    t = t / nsp;
+    let rb = t % nrb;
+    t = t / nrb;
+    let hk = t % p.blk.y;
+    let b = t / p.blk.y;
+    let D = d_k();
+    let Dv = d_v();
+    let tq = li / TN;
+    let tk = li % TN;
+
+    // Keys this workgroup needs (dispatch-local): its split's chunk, cut
+    // to what causal masking and the window leave visible to its rows.
+    let r0 = rb * BQ;
+    let r1 = min(r0 + BQ, rows) - 1u;
+    var imin = 0u;
+    var imax = p.blk.w - 1u;
+    if (r0 / p.blk.w == r1 / p.blk.w) {
+        imin = r0 % p.blk.w;
+        imax = r1 % p.blk.w;
+    }
+    let j0 = p.offs2.z;
+    let sqf = p.ip.x;
+    let skf = p.ip.y;
+    var kbeg = min(sp * p.ss.z, p.dims.y);
+    var kend = min(kbeg + p.ss.z, p.dims.y);
+    if (flag(F_CAUSAL)) {
+        // visible: j0 + j + Sq <= i + Skv  (i absolute)
+        let lim = p.org.w + imax + skf + 1u;
+        let base = sqf + j0;
+        kend = select(0u, min(kend, lim - base), lim > base);
+    }
+    if (flag(F_WINDOW)) {
+        // visible: j0 + j + Sq + W > i + Skv
+        let lo = p.org.w + imin + skf + 1u;
+        let need = sqf + p.ip.z + j0;
+        if (lo > need) {
+            kbeg = max(kbeg, lo - need);
+        }
+    }
+
+    // Q tile (zeros past the rows and past D).
+    // Loops bounded by runtime values (D, kn): lavapipe compiles barriers
+    // as coroutines, and unrolled loops made a kernel take seconds to
+    // compile there.  Nothing reads Q, K or V past D / Dv or kn.
+    for (var e = li; e < BQ * D; e += WG) {
+        let r = e / D;
+        let d = e - r * D;
+        let rw = row_of(rb, r);
+        var x = 0.0;
+        if (rw.ok) {
+            x = f32(q_ld(p.offs.x + b * p.qs.x + hk * p.qs.y + rw.g * p.qs.z + rw.i * p.qs.w + d * p.in1.x));
+        }
+        Qs[r * DK + d] = x;
+    }
+    if (li < BQ) {
+        Ms[li] = NEG;
+        Ls[li] = 0.0;
+        As[li] = 1.0;
+    }
+    var acc = array<f32, RQ * RD>();
+    for (var x = 0u; x < n_(RQ * RD); x++) {
+        acc[x] = 0.0;
+    }
+    var slope = array<f32, RQ>();
+    for (var a = 0u; a < n_(RQ); a++) {
+        let rw = row_of(rb, tq * RQ + a);
+        slope[a] = slope_of((p.org.y + hk) * p.hq.x + p.org.z + rw.g);
+    }
+    let kb = b * p.kv.x + hk * p.kv.y;
+    let vb = b * p.kv.z + hk * p.kv.w;
+
+    for (var kt = kbeg; kt < kend; kt += BK) {
+        workgroupBarrier();  // the last tile's P.V is done with KVs and Ps
+        let kn = min(BK, kend - kt);
+        for (var e = li; e < kn * D; e += WG) {
+            let c = e / D;
+            let d = e - c * D;
+            KVs[c * KS + d] = k_val(kb + (kt + c) * p.in1.y + d * p.in1.z);
+        }
+        workgroupBarrier();
+        // S block: rows tq*RQ + a, keys tk + TN*c.
+        var sc = array<f32, RQ * RKS>();
+        for (var x = 0u; x < n_(RQ * RKS); x++) {
+            sc[x] = 0.0;
+        }
+        for (var d = 0u; d < D; d++) {
+            var kx = array<f32, RKS>();
+            for (var c = 0u; c < n_(RKS); c++) {
+                kx[c] = KVs[(tk + TN * c) * KS + d];
+            }
+            for (var a = 0u; a < n_(RQ); a++) {
+                let qx = Qs[(tq * RQ + a) * DK + d];
+                for (var c = 0u; c < n_(RKS); c++) {
+                    sc[a * RKS + c] = fma(qx, kx[c], sc[a * RKS + c]);
+                }
+            }
+        }
+        for (var a = 0u; a < n_(RQ); a++) {
+            let r = tq * RQ + a;
+            let rw = row_of(rb, r);
+            let ia = p.org.w + rw.i;
+            for (var c = 0u; c < n_(RKS); c++) {
+                let kc = tk + TN * c;
+                let j = kt + kc;
+                var s = sc[a * RKS + c] * p.fp.x;
+                if (flag(F_SOFTCAP)) {
+                    s = p.fp.y * tanh_(s / p.fp.y);
+                }
+                var keep = rw.ok && j < kend;
+                if (flag(F_CAUSAL)) {
+                    keep = keep && j0 + j + sqf <= ia + skf;
+                }
+                if (flag(F_WINDOW)) {
+                    keep = keep && j0 + j + sqf + p.ip.z > ia + skf;
+                }
+                if (keep && flag(F_MASK)) {
+                    let mv = m_ld(p.offs.w + b * p.ms.x + hk * p.ms.y + rw.g * p.ms.z + rw.i * p.ms.w +
+                                  j * p.in2.y);
+#ifdef MASK_BOOL
+                    keep = mv != 0u;
+#else
+                    keep = !is_ninf(f32(mv));
+                    s = s + slope[a] * f32(mv);
+#endif
+                }
+                Ps[r * BK + kc] = select(NEG, s, keep);
+            }
+        }
+        workgroupBarrier();
+        // Online softmax, one row per thread; meanwhile V replaces K.
+        if (li < BQ) {
+            let mo = Ms[li];
+            var mx = mo;
+            for (var c = 0u; c < kn; c++) {
+                mx = max(mx, Ps[li * BK + c]);
+            }
+            var sum = 0.0;
+            for (var c = 0u; c < kn; c++) {
+                let s = Ps[li * BK + c];
+                let e = select(exp(s - mx), 0.0, s == NEG);
+                Ps[li * BK + c] = e;
+                sum = sum + e;
+            }
+            let al = exp(mo - mx);
+            As[li] = al;
+            Ls[li] = Ls[li] * al + sum;
+            Ms[li] = mx;
+        }
+        for (var e = li; e < kn * Dv; e += WG) {
+            let c = e / Dv;
+            let d = e - c * Dv;
+            KVs[c * KS + d] = v_val(vb + (kt + c) * p.in1.w + d * p.in2.x);
+        }
+        workgroupBarrier();
+        for (var a = 0u; a < n_(RQ); a++) {
+            let r = tq * RQ + a;
+            let al = As[r];
+            for (var x = 0u; x < n_(RD); x++) {
+                acc[a * RD + x] = acc[a * RD + x] * al;
+            }
+        }
+        for (var c = 0u; c < kn; c++) {
+            var vx = array<f32, RD>();
+            for (var x = 0u; x < n_(RD); x++) {
+                vx[x] = KVs[c * KS + tk + TN * x];
+            }
+            for (var a = 0u; a < n_(RQ); a++) {
+                let pv = Ps[(tq * RQ + a) * BK + c];
+                for (var x = 0u; x < n_(RD); x++) {
+                    acc[a * RD + x] = fma(pv, vx[x], acc[a * RD + x]);
+                }
+            }
+        }
+    }
+    workgroupBarrier();
+
+#ifdef SPLIT
+    // The carried (max, sum) of every row is read before any thread
+    // writes its row's new pair (thread tk = 0 writes it, others read it).
+    var fa = array<f32, RQ>();
+    var fb = array<f32, RQ>();
+    var mxs = array<f32, RQ>();
+    var sums = array<f32, RQ>();
+    for (var a = 0u; a < n_(RQ); a++) {
+        let r = tq * RQ + a;
+        let rw = row_of(rb, r);
+        fa[a] = 1.0;
+        fb[a] = 0.0;
+        mxs[a] = Ms[r];
+        sums[a] = Ls[r];
+        if (rw.ok && flag(F_CARRY)) {
+            // merge with the run an earlier piece of the keys left here
+            let pb = p.offs2.y + b * p.os.x + hk * p.os.y + rw.g * p.os.z + rw.i * p.os.w + sp * (Dv + 2u);
+            let m2 = o_ld(pb);
+            let mn = max(mxs[a], m2);
+            fa[a] = select(exp(mxs[a] - mn), 0.0, mxs[a] == NEG);
+            fb[a] = select(exp(m2 - mn), 0.0, m2 == NEG);
+            sums[a] = sums[a] * fa[a] + o_ld(pb + 1u) * fb[a];
+            mxs[a] = mn;
+        }
+    }
+    workgroupBarrier();
+#endif
+    for (var a = 0u; a < n_(RQ); a++) {
+        let r = tq * RQ + a;
+        let rw = row_of(rb, r);
+        if (!rw.ok) {
+            continue;
+        }
+        var mx = Ms[r];
+        var sum = Ls[r];
+#ifdef SPLIT
+        let pb = p.offs2.y + b * p.os.x + hk * p.os.y + rw.g * p.os.z + rw.i * p.os.w + sp * (Dv + 2u);
+        for (var x = 0u; x < n_(RD); x++) {
+            let d = tk + TN * x;
+            if (d < Dv) {
+                var v = acc[a * RD + x] * fa[a];
+                if (flag(F_CARRY)) {
+                    v = v + o_ld(pb + 2u + d) * fb[a];
+                }
+                o_st(pb + 2u + d, v);
+            }
+        }
+        if (tk == 0u) {
+            o_st(pb, mxs[a]);
+            o_st(pb + 1u, sums[a]);
+        }
+#else
+        var fin = 1.0;
+        if (flag(F_SINKS)) {
+            let sk = s_ld(p.offs2.x + hk * p.hq.y + rw.g * p.hq.z);
+            if (!is_ninf(sk)) {
+                let m2 = max(mx, sk);
+                fin = select(exp(mx - m2), 0.0, mx == NEG);
+                sum = sum * fin + exp(sk - m2);
+            }
+        }
+        let inv = select(fin / sum, 0.0, sum == 0.0);
+        let ob = p.offs2.y + b * p.os.x + hk * p.os.y + rw.g * p.os.z + rw.i * p.os.w;
+        for (var x = 0u; x < n_(RD); x++) {
+            let d = tk + TN * x;
+            if (d < Dv) {
+                o_st(ob + d * p.in2.z, acc[a * RD + x] * inv);
+            }
+        }
+#endif
+    }
+}
+#endif

@@ -1,0 +1,59 @@
+/*
+ * Attention family internals (attention.c: check, variant table,
+ * reference; attention_run.c: dispatch).  Kernel: attention.wgsl.
+ */
+#ifndef WGML_ATTENTION_H
+#define WGML_ATTENTION_H
+
+#include "mm.h"
+
+/* Head dims the kernels hold in workgroup memory (Q tile, K/V tile). */
+#define WG_ATTN_MAX_D 256
+/* Key chunks per KV head in one splitkv dispatch (bounds the scratch). */
+#define WG_ATTN_MAX_SPLITS 64
+
+typedef struct wg_attn_variant {
+    const char *name;
+    int bq, rq, bk, tn;   /* attention.wgsl's BQ, RQ, BK, TN */
+    bool split;           /* key chunks across workgroups + attn_reduce */
+} wg_attn_variant;
+
+/* The device facts the table is keyed by. */
+typedef struct wg_attn_facts {
+    uint32_t smem;        /* maxComputeWorkgroupStorageSize */
+    uint32_t max_inv;     /* maxComputeInvocationsPerWorkgroup */
+    uint32_t subgroup;    /* measured subgroup size, 0 without */
+    bool f16;
+    bool cpu;             /* a CPU driver (lavapipe): per-thread loops stay rolled */
+} wg_attn_facts;
+
+const wg_attn_variant *wg_attn_variant_at(int i);
+const wg_attn_variant *wg_attn_variant_fallback(void);
+int64_t wg_attn_pad(int64_t d);
+uint64_t wg_attn_smem(const wg_attn_variant *v, int64_t dk, int64_t dv);
+/* The variant for rows = (q heads per KV head) x Sq query rows over skv
+ * keys (WGML_FORCE=attn=<name> overrides; an unknown name is an error
+ * listing the variants). */
+wgml_status wg_attn_choose(const wg_attn_facts *f, int64_t rows, int64_t skv, int64_t dk, int64_t dv,
+                           const wg_attn_variant **out);
+uint64_t wg_attn_scratch_bytes(int64_t b, int64_t hq, int64_t sq, int64_t dv, int64_t splits);
+
+wgml_status wg_attention_impl(const wgml_tensor *q, const wgml_tensor *k, const wgml_tensor *v,
+                              const wgml_tensor *mask, const wgml_tensor *sinks, const wgml_attn_params *p,
+                              wgml_tensor *out);
+
+/* CPU reference on contiguous host arrays in double: q [b, hq, sq, d],
+ * k [b, hkv, skv, d], v [b, hkv, skv, dv], mask already broadcast to
+ * [b, hq, sq, skv] (NULL: none; mask_bool: nonzero keeps), sinks [hq]. */
+typedef struct wg_attn_ref_args {
+    int64_t b, hq, hkv, sq, skv, d, dv;
+    const double *q, *k, *v, *mask, *sinks;
+    bool mask_bool;
+    wgml_attn_params p;
+} wg_attn_ref_args;
+void wg_attention_ref(const wg_attn_ref_args *r, double *out);
+
+/* ggml's ALiBi slope (softmax.c). */
+double wg_alibi_slope(double max_bias, int64_t n_head, int64_t h);
+
+#endif

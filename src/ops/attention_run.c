@@ -1,0 +1,371 @@
+/*
+ * wgml_attention's dispatch: operands as windows over the iteration space
+ * [B, Hkv, G, Sq] (G = q heads per KV head), cut by the shared window
+ * binder (wg_win_split) where q, out, the mask or the partials exceed one
+ * storage binding; keys that exceed one binding run in pieces, each
+ * merging into the partial runs (split mode, flag CARRY), then the
+ * reduce pass.  Kernel: attention.wgsl.
+ */
+#include "attention.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+enum { F_CAUSAL = 1, F_WINDOW = 2, F_SOFTCAP = 4, F_MASK = 8, F_ALIBI = 16, F_SINKS = 32, F_CARRY = 64 };
+
+/* attention.wgsl's Params. */
+typedef struct attn_params {
+    uint32_t dims[4], blk[4], org[4], offs[4], offs2[4], ss[4];
+    float fp[4];
+    uint32_t ip[4], hq[4], qs[4], ms[4], os[4], kv[4], in1[4], in2[4];
+} attn_params;
+_Static_assert(sizeof(attn_params) <= WG_PARAMS_MAX, "attention params exceed the uniform slot");
+
+/* Workgroups a splitkv dispatch aims at: an H100's 132 SMs about four
+ * deep, so the K/V stream has enough loads in flight. */
+#define SPLIT_TARGET_GROUPS 512
+
+enum { O_Q, O_K, O_V, O_M, O_S, O_O, NOPS };
+
+typedef struct attn_job {
+    wgml_ctx *ctx;
+    wgml_kernel *k;
+    const wg_attn_variant *var;
+    attn_params base;
+    bool q8[NOPS];        /* operand bound as raw q8_0 bytes */
+    int64_t nsp;          /* splits per dispatch (1 unless splitkv) */
+} attn_job;
+
+static wg_binding bind(const wg_win *w, const int64_t iter[4], bool q8, uint32_t *off)
+{
+    if (!q8)
+        return wg_win_bind(w, iter, off);
+    uint64_t rem; /* q8_0: the kernel addresses bytes from the window's first block */
+    wg_binding b = wg_bind_from(w->buf, w->offset * w->esz, wg_win_bytes(w, iter), &rem);
+    *off = (uint32_t)rem;
+    return b;
+}
+
+static wgml_status attn_block(void *user, const wg_win *w, const int64_t iter[4], const int64_t origin[4])
+{
+    const attn_job *j = user;
+    attn_params p = j->base;
+    wg_binding b[NOPS];
+    uint32_t off[NOPS] = {0};
+    for (int i = 0; i < NOPS; i++)
+        b[i] = w[i].buf ? bind(&w[i], iter, j->q8[i], &off[i]) : b[O_Q];
+    for (int i = 0; i < 4; i++) {
+        p.blk[i] = (uint32_t)iter[i];
+        p.org[i] = (uint32_t)origin[i];
+        p.offs[i] = off[i];
+    }
+    p.offs2[0] = off[O_S];
+    p.offs2[1] = off[O_O];
+    int64_t rows = iter[2] * iter[3], nrb = (rows + j->var->bq - 1) / j->var->bq;
+    uint64_t groups = (uint64_t)(iter[0] * iter[1] * nrb * j->nsp);
+    return wg_dispatch(j->ctx, j->k, b, NOPS, &p, sizeof p, (uint32_t)groups, 1, 1);
+}
+
+static wgml_status reduce_block(void *user, const wg_win *w, const int64_t iter[4], const int64_t origin[4])
+{
+    const attn_job *j = user;
+    (void)origin;
+    attn_params p = j->base;
+    wg_binding b[3];
+    uint32_t off[3] = {0};
+    for (int i = 0; i < 3; i++)
+        b[i] = w[i].buf ? wg_win_bind(&w[i], iter, &off[i]) : b[0];
+    for (int i = 0; i < 4; i++)
+        p.blk[i] = (uint32_t)iter[i];
+    p.offs2[1] = off[0];
+    p.offs2[0] = off[1];
+    p.offs[3] = off[2];
+    return wg_dispatch(j->ctx, j->k, b, 3, &p, sizeof p, (uint32_t)(iter[0] * iter[1] * iter[2] * iter[3]), 1, 1);
+}
+
+static const char *wgsl_dt(wgml_dtype t) { return t == WGML_Q8_0 ? "u32" : wg_dtype(t)->wgsl; }
+
+/* Strides of a [B, H, S, X] view over [B, Hkv, G, Sq] (head = hkv G + g). */
+static void space_st(const wg_view4 *v, int64_t g, int64_t st[4])
+{
+    st[0] = v->strides[0];
+    st[1] = v->strides[1] * g;
+    st[2] = v->strides[1];
+    st[3] = v->strides[2];
+}
+
+static wg_win win(const wgml_tensor *t, uint64_t offset, const int64_t st[4], uint64_t tail, const char *name)
+{
+    const wg_dtype_info *d = wg_dtype(t->dtype);
+    wg_win w = {t->st->buf, offset, {st[0], st[1], st[2], st[3]}, d->block_bytes, tail, name};
+    if (d->block_elems > 1) { /* q8_0: windows in blocks */
+        w.offset /= d->block_elems;
+        for (int i = 0; i < 4; i++)
+            w.st[i] /= d->block_elems;
+        w.tail /= d->block_elems;
+    }
+    return w;
+}
+
+typedef struct attn_ops {
+    const wgml_tensor *t[NOPS];
+    wg_view4 v[NOPS];
+} attn_ops;
+
+static wgml_status get_kernel(wgml_ctx *ctx, const char *defs, int nb, unsigned ro, const char *entry,
+                              wgml_kernel **k)
+{
+    wg_kernel_ref ref = {"attention.wgsl", entry, defs, nb, ro};
+    return wg_kernel_get(ctx, &ref, k);
+}
+
+static wgml_status check_operands(const wgml_tensor *q, const wgml_tensor *k, const wgml_tensor *v,
+                                  const wgml_tensor *mask, const wgml_tensor *sinks, const wgml_attn_params *p,
+                                  wgml_tensor *out)
+{
+    const char *name = "wgml_attention";
+    wgml_status st = wg_check_tensor(name, "q", q);
+    if (st == WGML_OK)
+        st = wg_check_tensor(name, "k", k);
+    if (st == WGML_OK)
+        st = wg_check_tensor(name, "v", v);
+    if (st == WGML_OK)
+        st = wg_check_tensor(name, "out", out);
+    if (st != WGML_OK)
+        return st;
+    if (!wg_same_ctx(q, k) || !wg_same_ctx(q, v) || !wg_same_ctx(q, out) || !wg_same_ctx(q, mask) ||
+        !wg_same_ctx(q, sinks))
+        return wg_fail(WGML_ERR_INVALID_ARG, "%s: tensors from different contexts", name);
+    wg_op_params op = {.dtype = out->dtype, .attn = *p};
+    wg_desc d[5], o;
+    const wgml_tensor *ts[5] = {q, k, v, mask, sinks};
+    const wg_desc *dp[5] = {0};
+    for (int i = 0; i < 5; i++)
+        if (ts[i]) {
+            d[i].dtype = ts[i]->dtype;
+            d[i].ndim = ts[i]->ndim;
+            memcpy(d[i].shape, ts[i]->shape, sizeof d[i].shape);
+            dp[i] = &d[i];
+        }
+    if ((st = wg_ck_attention(&op, dp, 5, &o)) != WGML_OK)
+        return wg_failp(st, "%s: ", name);
+    if ((st = wg_check_out(name, out, (int)o.dtype, 4, o.shape)) != WGML_OK)
+        return st;
+    for (int i = 1; i < 3; i++)
+        if (ts[i]->dtype == WGML_Q8_0 && ts[i]->strides[3] != 1)
+            return wg_fail(WGML_ERR_INVALID_ARG, "%s: q8_0 %s must have its blocks along D (stride 1)", name,
+                           i == 1 ? "k" : "v");
+    return wg_check_writes(name, "out", out, false, "q", q, "k", k, "v", v, "mask", mask, "sinks", sinks, WG_END);
+}
+
+wgml_status wg_attention_impl(const wgml_tensor *q, const wgml_tensor *k, const wgml_tensor *v,
+                              const wgml_tensor *mask, const wgml_tensor *sinks, const wgml_attn_params *params,
+                              wgml_tensor *out)
+{
+    wgml_attn_params pa = {0};
+    if (params)
+        pa = *params;
+    wgml_status st = check_operands(q, k, v, mask, sinks, &pa, out);
+    if (st != WGML_OK)
+        return st;
+    wgml_ctx *ctx = q->ctx;
+    int64_t B = q->shape[0], Hq = q->shape[1], Sq = q->shape[2], D = q->shape[3];
+    int64_t Hkv = k->shape[1], Skv = k->shape[2], Dv = v->shape[3], G = Hkv ? Hq / Hkv : 1;
+    if (wgml_tensor_nelem(out) == 0)
+        return WGML_OK;
+    if (Skv == 0) /* every row sees no key */
+        return wg_fill_impl(out, 0);
+    wgml_device_info info;
+    if ((st = wgml_device_info_get(ctx, &info)) != WGML_OK)
+        return st;
+    wg_attn_facts facts = {info.max_workgroup_storage, info.max_invocations_per_workgroup, info.subgroup_size,
+                           (info.features & WGML_FEATURE_F16) != 0, !strcmp(info.device_type, "cpu")};
+    bool exact = D == Dv && (D == 64 || D == 80 || D == 96 || D == 128 || D == 256);
+    int64_t dk = exact ? D : wg_attn_pad(D), dvp = exact ? Dv : wg_attn_pad(Dv < 1 ? 1 : Dv);
+    const wg_attn_variant *var;
+    if ((st = wg_attn_choose(&facts, G * Sq, Skv, dk, dvp, &var)) != WGML_OK)
+        return st;
+
+    attn_ops o;
+    memset(&o, 0, sizeof o);
+    const wgml_tensor *ts[NOPS] = {q, k, v, mask, sinks, out};
+    memcpy(o.t, ts, sizeof ts);
+    const int64_t full[4] = {B, Hq, Sq, Skv};
+    for (int i = 0; i < NOPS; i++)
+        if (o.t[i])
+            o.v[i] = wg_view4_of(o.t[i]);
+    if (mask)
+        wg_view4_bcast(mask, full, &o.v[O_M]); /* the check proved it broadcasts */
+    bool mbool = mask && (mask->dtype == WGML_BOOL || mask->dtype == WGML_U8);
+
+    /* Keys per piece: as many as k, v and one mask row fit in a binding. */
+    wg_win kw[3];
+    {
+        int64_t ks[4] = {0, 0, 0, o.v[O_K].strides[2]}, vs[4] = {0, 0, 0, o.v[O_V].strides[2]};
+        int64_t ms[4] = {0, 0, 0, mask ? o.v[O_M].strides[3] : 0};
+        kw[0] = win(k, o.v[O_K].offset, ks, (uint64_t)((D - 1) * o.v[O_K].strides[3]), "k");
+        kw[1] = win(v, o.v[O_V].offset, vs, (uint64_t)((Dv - 1) * o.v[O_V].strides[3]), "v");
+        kw[2] = mask ? win(mask, o.v[O_M].offset, ms, 0, "mask") : (wg_win){0};
+    }
+    const int64_t keys[4] = {1, 1, 1, Skv};
+    int64_t piece = wg_win_most(ctx, kw, 3, keys, 3, UINT64_MAX);
+    if (piece == 0)
+        return wg_fail_window(ctx, wg_win_bytes(&kw[0], (const int64_t[4]){1, 1, 1, 1}),
+                              "wgml_attention: one key of k (head dim %lld)", (long long)D);
+    bool split = var->split || piece < Skv;
+    int64_t nrb = (G * Sq + var->bq - 1) / var->bq, nsp = 1, L = piece;
+    if (var->split) {
+        nsp = (SPLIT_TARGET_GROUPS + B * Hkv * nrb - 1) / (B * Hkv * nrb);
+        nsp = nsp < 1 ? 1 : nsp > WG_ATTN_MAX_SPLITS ? WG_ATTN_MAX_SPLITS : nsp;
+        L = (piece + nsp - 1) / nsp;
+        L = (L + var->bk - 1) / var->bk * var->bk;
+        nsp = (piece + L - 1) / L;
+    }
+
+    /* Kernel defines. */
+    wgml_tensor *part = NULL;
+    if (split) {
+        const int64_t n[1] = {B * Hq * Sq * nsp * (Dv + 2)};
+        if ((st = wg_scratch_tensor(ctx, WGML_F32, 1, n, &part)) != WGML_OK)
+            return st;
+    }
+    wgml_buffer *wbuf = split ? part->st->buf : out->st->buf;
+    char defs[768];
+    size_t u = (size_t)snprintf(defs, sizeof defs, "BQ=%d;RQ=%d;BK=%d;TN=%d;WG=%d;DK=%lld;DV=%lld;KVW=%lld;%s%s%s%s%s%s",
+                                var->bq, var->rq, var->bk, var->tn, var->bq / var->rq * var->tn, (long long)dk,
+                                (long long)dvp, (long long)(dk > dvp ? dk : dvp), exact ? "DEXACT;" : "",
+                                split ? "SPLIT;" : "", k->dtype == WGML_Q8_0 ? "K_Q8;" : "",
+                                v->dtype == WGML_Q8_0 ? "V_Q8;" : "", mbool ? "MASK_BOOL;" : "",
+                                facts.cpu ? "ROLLED;" : "");
+    static const char *const up[NOPS] = {"Q", "K", "V", "M", "S", "O"};
+    unsigned ro = 0;
+    for (int i = 0; i < NOPS; i++) {
+        const wgml_tensor *t = i == O_O ? NULL : o.t[i] ? o.t[i] : q;
+        bool rw = i == O_O || t->st->buf == wbuf;
+        if (!rw)
+            ro |= 1u << i;
+        const char *mode = i == O_O ? (split ? "rw" : "w") : rw ? "rw" : "r";
+        const char *dt = i == O_O ? wg_dtype(out->dtype)->wgsl : wgsl_dt(t->dtype);
+        u += (size_t)snprintf(defs + u, sizeof defs - u, "%s_DT=%s;%s_MODE=%s;", up[i], dt, up[i], mode);
+    }
+    attn_job job;
+    memset(&job, 0, sizeof job);
+    job.ctx = ctx;
+    job.var = var;
+    job.q8[O_K] = k->dtype == WGML_Q8_0;
+    job.q8[O_V] = v->dtype == WGML_Q8_0;
+    job.nsp = nsp;
+    if (st == WGML_OK)
+        st = get_kernel(ctx, defs, NOPS, ro, "attn", &job.k);
+
+    /* Parameters every block shares. */
+    attn_params *p = &job.base;
+    double nhl2 = 1;
+    while (nhl2 * 2 <= (double)Hq)
+        nhl2 *= 2;
+    p->dims[0] = (uint32_t)Sq;
+    p->dims[2] = (uint32_t)D;
+    p->dims[3] = (uint32_t)Dv;
+    p->ss[0] = 1; /* ROLLED's loop bound factor */
+    p->ss[1] = (uint32_t)nsp;
+    p->ss[2] = (uint32_t)L;
+    p->fp[0] = pa.scale != 0 ? pa.scale : (float)(1 / sqrt((double)D));
+    p->fp[1] = pa.softcap;
+    p->fp[2] = (float)(-pa.max_bias / nhl2);
+    p->fp[3] = (float)(-pa.max_bias / 2 / nhl2);
+    p->ip[0] = (uint32_t)Sq;
+    p->ip[1] = (uint32_t)Skv;
+    p->ip[2] = (uint32_t)(pa.window < (int64_t)UINT32_MAX / 4 ? pa.window : UINT32_MAX / 4);
+    p->ip[3] = (uint32_t)nhl2;
+    p->hq[0] = (uint32_t)G;
+    if (sinks) {
+        p->hq[1] = (uint32_t)(sinks->strides[0] * G);
+        p->hq[2] = (uint32_t)sinks->strides[0];
+    }
+    unsigned flags = (pa.causal ? F_CAUSAL : 0) | (pa.window > 0 ? F_WINDOW : 0) | (pa.softcap > 0 ? F_SOFTCAP : 0) |
+                     (mask ? F_MASK : 0) | (mask && !mbool && pa.max_bias > 0 ? F_ALIBI : 0) |
+                     (sinks && !split ? F_SINKS : 0);
+    int64_t st4[NOPS][4];
+    for (int i = 0; i < NOPS; i++)
+        if (o.t[i] && i != O_S)
+            space_st(&o.v[i], G, st4[i]);
+    for (int i = 0; i < 4; i++) {
+        p->qs[i] = (uint32_t)st4[O_Q][i];
+        p->ms[i] = mask ? (uint32_t)st4[O_M][i] : 0;
+        p->os[i] = (uint32_t)st4[O_O][i];
+    }
+    p->kv[0] = (uint32_t)o.v[O_K].strides[0];
+    p->kv[1] = (uint32_t)o.v[O_K].strides[1];
+    p->kv[2] = (uint32_t)o.v[O_V].strides[0];
+    p->kv[3] = (uint32_t)o.v[O_V].strides[1];
+    p->in1[0] = (uint32_t)o.v[O_Q].strides[3];
+    p->in1[1] = (uint32_t)o.v[O_K].strides[2];
+    p->in1[2] = (uint32_t)o.v[O_K].strides[3];
+    p->in1[3] = (uint32_t)o.v[O_V].strides[2];
+    p->in2[0] = (uint32_t)o.v[O_V].strides[3];
+    p->in2[1] = mask ? (uint32_t)o.v[O_M].strides[3] : 0;
+    p->in2[2] = (uint32_t)o.v[O_O].strides[3];
+    int64_t R = nsp * (Dv + 2);
+    int64_t pst[4] = {Hkv * G * Sq * R, G * Sq * R, Sq * R, R};
+    if (split)
+        for (int i = 0; i < 4; i++)
+            p->os[i] = (uint32_t)pst[i];
+
+    /* The attention pass, piece by piece of the keys. */
+    const int64_t iter[4] = {B, Hkv, G, Sq};
+    const int64_t kst[4] = {o.v[O_K].strides[0], o.v[O_K].strides[1], 0, 0};
+    const int64_t vst[4] = {o.v[O_V].strides[0], o.v[O_V].strides[1], 0, 0};
+    const int64_t sst[4] = {0, sinks ? sinks->strides[0] * G : 0, sinks ? sinks->strides[0] : 0, 0};
+    char who[96];
+    snprintf(who, sizeof who, "wgml_attention (variant %s)", var->name);
+    for (int64_t j0 = 0; j0 < Skv && st == WGML_OK; j0 += piece) {
+        int64_t n = Skv - j0 < piece ? Skv - j0 : piece;
+        wg_win w[NOPS] = {0};
+        w[O_Q] = win(q, o.v[O_Q].offset, st4[O_Q], (uint64_t)((D - 1) * o.v[O_Q].strides[3]), "q");
+        w[O_K] = win(k, o.v[O_K].offset + (uint64_t)(j0 * o.v[O_K].strides[2]), kst,
+                     (uint64_t)((n - 1) * o.v[O_K].strides[2] + (D - 1) * o.v[O_K].strides[3]), "k");
+        w[O_V] = win(v, o.v[O_V].offset + (uint64_t)(j0 * o.v[O_V].strides[2]), vst,
+                     (uint64_t)((n - 1) * o.v[O_V].strides[2] + (Dv - 1) * o.v[O_V].strides[3]), "v");
+        if (mask)
+            w[O_M] = win(mask, o.v[O_M].offset + (uint64_t)(j0 * o.v[O_M].strides[3]), st4[O_M],
+                         (uint64_t)((n - 1) * o.v[O_M].strides[3]), "mask");
+        if (sinks && !split)
+            w[O_S] = win(sinks, wg_view4_of(sinks).offset, sst, 0, "sinks");
+        if (split)
+            w[O_O] = win(part, wg_view4_of(part).offset, pst, (uint64_t)(R - 1), "partials");
+        else
+            w[O_O] = win(out, o.v[O_O].offset, st4[O_O], (uint64_t)((Dv - 1) * o.v[O_O].strides[3]), "out");
+        p->dims[1] = (uint32_t)n;
+        p->offs2[2] = (uint32_t)j0;
+        p->offs2[3] = flags | (j0 > 0 ? F_CARRY : 0);
+        if (!var->split)
+            p->ss[2] = (uint32_t)n;
+        st = wg_win_split(ctx, w, NOPS, iter, 4, 1u << 30, who, attn_block, &job);
+    }
+
+    /* The reduce pass: partial runs -> out. */
+    if (split && st == WGML_OK) {
+        bool prw = part->st->buf == out->st->buf, srw = sinks && sinks->st->buf == out->st->buf;
+        snprintf(defs, sizeof defs, "REDUCE;PART_MODE=%s;S_DT=%s;S_MODE=%s;O_DT=%s;O_MODE=w", prw ? "rw" : "r",
+                 sinks ? "f32" : "f32", (sinks ? srw : prw) ? "rw" : "r", wg_dtype(out->dtype)->wgsl);
+        unsigned rro = (prw ? 0u : 1u) | ((sinks ? srw : prw) ? 0u : 2u);
+        if ((st = get_kernel(ctx, defs, 3, rro, "attn_reduce", &job.k)) == WGML_OK) {
+            attn_params *r = &job.base;
+            memset(r->offs2, 0, sizeof r->offs2);
+            r->offs2[3] = sinks ? F_SINKS : 0;
+            for (int i = 0; i < 4; i++) {
+                r->os[i] = (uint32_t)pst[i];
+                r->ms[i] = (uint32_t)st4[O_O][i];
+            }
+            r->in2[2] = (uint32_t)o.v[O_O].strides[3];
+            wg_win w[3] = {win(part, wg_view4_of(part).offset, pst, (uint64_t)(R - 1), "partials"), {0},
+                           win(out, o.v[O_O].offset, st4[O_O], (uint64_t)((Dv - 1) * o.v[O_O].strides[3]), "out")};
+            if (sinks)
+                w[1] = win(sinks, wg_view4_of(sinks).offset, sst, 0, "sinks");
+            st = wg_win_split(ctx, w, 3, iter, 4, 1u << 30, "wgml_attention (reduce)", reduce_block, &job);
+        }
+    }
+    wgml_tensor_free(part);
+    return st;
+}
