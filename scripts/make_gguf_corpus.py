@@ -60,7 +60,6 @@ def types_file(path):
     w.add_array("t.arr_f32", [0.5, -1.0])
     w.add_array("t.arr_str", ["a", "", "\u2581b"])
     w.add_key_value("t.arr_u8", [1, 2, 255], gguf.GGUFValueType.ARRAY, sub_type=gguf.GGUFValueType.UINT8)
-    w.add_array("t.arr_empty", [])
     rng = np.random.default_rng(1)
     w.add_tensor("f32_2d", np.arange(6, dtype=np.float32).reshape(2, 3))
     w.add_tensor("f16_1d", np.array([1, 2, 3, 4], dtype=np.float16))

@@ -138,6 +138,7 @@ uint64_t gguf_le(const uint8_t *p, unsigned n)
 
 static wgml_status rd(cursor *c, const char *field, unsigned n, uint64_t *v)
 {
+    *v = 0; /* defined on failure too (the compiler cannot see the status) */
     if (c->size - c->pos < n)
         return truncated(c, field, n);
     *v = gguf_le(c->p + c->pos, n);
@@ -149,6 +150,7 @@ static wgml_status rd(cursor *c, const char *field, unsigned n, uint64_t *v)
 static wgml_status rd_str(cursor *c, const char *field, uint64_t *off, uint64_t *len)
 {
     uint64_t start = c->pos;
+    *off = 0;
     wgml_status st = rd(c, field, 8, len);
     if (st)
         return st;
@@ -223,7 +225,7 @@ static wgml_status add_name(wgml_gguf *g, const uint8_t *s, uint64_t n, uint64_t
 
 static wgml_status parse_value(wgml_gguf *g, cursor *c, gguf_kv *kv)
 {
-    uint64_t at = c->pos, t;
+    uint64_t at = c->pos, t = 0;
     wgml_status st = rd(c, "value type", 4, &t);
     if (st)
         return st;
@@ -243,7 +245,7 @@ static wgml_status parse_value(wgml_gguf *g, cursor *c, gguf_kv *kv)
         c->pos += gguf_value_type_size[t];
         return WGML_OK;
     }
-    uint64_t et, n;
+    uint64_t et = 0, n = 0;
     at = c->pos;
     if ((st = rd(c, "array element type", 4, &et)))
         return st;
@@ -331,7 +333,7 @@ static wgml_status parse_kvs(wgml_gguf *g, cursor *c, uint64_t n_kv)
 
 static wgml_status parse_tensor(wgml_gguf *g, cursor *c, gguf_tinfo *t, int64_t index)
 {
-    uint64_t at = c->pos, off, len, v;
+    uint64_t at = c->pos, off, len, v = 0;
     c->ctx = "tensor";
     c->ctx_name = NULL;
     c->ctx_idx = index;
@@ -441,7 +443,7 @@ static wgml_status parse_tensors(wgml_gguf *g, cursor *c, uint64_t n_t)
 static wgml_status parse(wgml_gguf *g)
 {
     cursor c = {.p = g->base, .size = g->size, .ctx_idx = -1};
-    uint64_t magic, version, n_t, n_kv;
+    uint64_t magic = 0, version = 0, n_t = 0, n_kv = 0;
     wgml_status st = rd(&c, "magic", 4, &magic);
     if (st)
         return st;

@@ -101,7 +101,7 @@ static wgml_status scalar(const wgml_gguf *g, const char *key, const gguf_kv **k
 
 wgml_status wgml_gguf_get_u32(const wgml_gguf *g, const char *key, uint32_t *v)
 {
-    const gguf_kv *kv;
+    const gguf_kv *kv = NULL;
     uint64_t u;
     wgml_status st = scalar(g, key, &kv, v);
     if (!st && !(st = get_int(g, key, kv->type, g->base + kv->off, 0, UINT32_MAX, NULL, &u)))
@@ -111,7 +111,7 @@ wgml_status wgml_gguf_get_u32(const wgml_gguf *g, const char *key, uint32_t *v)
 
 wgml_status wgml_gguf_get_i32(const wgml_gguf *g, const char *key, int32_t *v)
 {
-    const gguf_kv *kv;
+    const gguf_kv *kv = NULL;
     int64_t s;
     wgml_status st = scalar(g, key, &kv, v);
     if (!st && !(st = get_int(g, key, kv->type, g->base + kv->off, INT32_MIN, INT32_MAX, &s, NULL)))
@@ -121,7 +121,7 @@ wgml_status wgml_gguf_get_i32(const wgml_gguf *g, const char *key, int32_t *v)
 
 wgml_status wgml_gguf_get_u64(const wgml_gguf *g, const char *key, uint64_t *v)
 {
-    const gguf_kv *kv;
+    const gguf_kv *kv = NULL;
     wgml_status st = scalar(g, key, &kv, v);
     return st ? st : get_int(g, key, kv->type, g->base + kv->off, 0, UINT64_MAX, NULL, v);
 }
@@ -145,7 +145,7 @@ static int read_float(uint32_t t, const uint8_t *p, float *v)
 
 wgml_status wgml_gguf_get_f32(const wgml_gguf *g, const char *key, float *v)
 {
-    const gguf_kv *kv;
+    const gguf_kv *kv = NULL;
     wgml_status st = scalar(g, key, &kv, v);
     if (!st && !read_float(kv->type, g->base + kv->off, v))
         return wgml_error(WGML_ERR_DTYPE, "gguf: '%s' is %s, not f32", key, gguf_value_type_names[kv->type]);
@@ -154,7 +154,7 @@ wgml_status wgml_gguf_get_f32(const wgml_gguf *g, const char *key, float *v)
 
 wgml_status wgml_gguf_get_bool(const wgml_gguf *g, const char *key, bool *v)
 {
-    const gguf_kv *kv;
+    const gguf_kv *kv = NULL;
     wgml_status st = scalar(g, key, &kv, v);
     if (!st && kv->type != WGML_GGUF_BOOL)
         return wgml_error(WGML_ERR_DTYPE, "gguf: '%s' is %s, not bool", key, gguf_value_type_names[kv->type]);
@@ -174,7 +174,7 @@ static void string_at(const wgml_gguf *g, uint64_t off, const char **s, size_t *
 
 wgml_status wgml_gguf_get_string(const wgml_gguf *g, const char *key, const char **s, size_t *len)
 {
-    const gguf_kv *kv;
+    const gguf_kv *kv = NULL;
     wgml_status st = scalar(g, key, &kv, s ? (const void *)s : (const void *)len);
     if (!st && kv->type != WGML_GGUF_STRING)
         return wgml_error(WGML_ERR_DTYPE, "gguf: '%s' is %s, not a string", key, gguf_value_type_names[kv->type]);
@@ -185,7 +185,7 @@ wgml_status wgml_gguf_get_string(const wgml_gguf *g, const char *key, const char
 
 wgml_status wgml_gguf_get_array(const wgml_gguf *g, const char *key, wgml_gguf_type *elem_type, uint64_t *n)
 {
-    const gguf_kv *kv;
+    const gguf_kv *kv = NULL;
     wgml_status st = lookup(g, key, &kv);
     if (!st && kv->type != WGML_GGUF_ARRAY)
         return wgml_error(WGML_ERR_DTYPE, "gguf: '%s' is %s, not an array", key, gguf_value_type_names[kv->type]);
@@ -212,7 +212,7 @@ static wgml_status element(const wgml_gguf *g, int64_t k, uint64_t i, const gguf
 
 wgml_status wgml_gguf_array_string_at(const wgml_gguf *g, int64_t k, uint64_t i, const char **s, size_t *len)
 {
-    const gguf_kv *kv;
+    const gguf_kv *kv = NULL;
     wgml_status st = element(g, k, i, &kv);
     if (!st && kv->elem_type != WGML_GGUF_STRING)
         return wgml_error(WGML_ERR_DTYPE, "gguf: '%s' holds %s, not strings", g->names + kv->key,
@@ -224,7 +224,7 @@ wgml_status wgml_gguf_array_string_at(const wgml_gguf *g, int64_t k, uint64_t i,
 
 wgml_status wgml_gguf_array_i32_at(const wgml_gguf *g, int64_t k, uint64_t i, int32_t *v)
 {
-    const gguf_kv *kv;
+    const gguf_kv *kv = NULL;
     int64_t s;
     wgml_status st = element(g, k, i, &kv);
     if (st)
@@ -244,7 +244,7 @@ wgml_status wgml_gguf_array_i32_at(const wgml_gguf *g, int64_t k, uint64_t i, in
 
 wgml_status wgml_gguf_array_f32_at(const wgml_gguf *g, int64_t k, uint64_t i, float *v)
 {
-    const gguf_kv *kv;
+    const gguf_kv *kv = NULL;
     wgml_status st = element(g, k, i, &kv);
     if (st)
         return st;
