@@ -55,8 +55,9 @@ static wgml_status gguf_exercise(const void *data, size_t size)
         size_t len;
         wgml_gguf_kv_type(g, i, &t, &et, &n);
         wgml_gguf_format_value(g, i, buf, sizeof buf);
-        if (wgml_gguf_find_key(g, key) < 0)
-            abort(); /* every key must be found again */
+        int64_t j = wgml_gguf_find_key(g, key); /* -1 for a key with a NUL inside */
+        if (j >= 0 && strcmp(wgml_gguf_key(g, j), key) != 0)
+            abort();
         wgml_gguf_get_u32(g, key, &u32);
         wgml_gguf_get_i32(g, key, &i32);
         wgml_gguf_get_u64(g, key, &u64);
@@ -64,10 +65,10 @@ static wgml_status gguf_exercise(const void *data, size_t size)
         wgml_gguf_get_bool(g, key, &b);
         wgml_gguf_get_string(g, key, &s, &len);
         if (t == WGML_GGUF_ARRAY) {
-            for (uint64_t j = 0; j < n && j < 4096; j++) {
-                wgml_gguf_array_string_at(g, i, j, &s, &len);
-                wgml_gguf_array_i32_at(g, i, j, &i32);
-                wgml_gguf_array_f32_at(g, i, j, &f);
+            for (uint64_t e = 0; e < n && e < 4096; e++) {
+                wgml_gguf_array_string_at(g, i, e, &s, &len);
+                wgml_gguf_array_i32_at(g, i, e, &i32);
+                wgml_gguf_array_f32_at(g, i, e, &f);
             }
             wgml_gguf_array_i32_at(g, i, n, &i32); /* one past the end: an error, not a read */
         }
@@ -77,7 +78,11 @@ static wgml_status gguf_exercise(const void *data, size_t size)
         wgml_gguf_tensor t;
         const void *p;
         uint64_t nb;
-        if (wgml_gguf_tensor_info(g, i, &t) != WGML_OK || wgml_gguf_find_tensor(g, t.name) != i)
+        if (wgml_gguf_tensor_info(g, i, &t) != WGML_OK)
+            abort();
+        int64_t j = wgml_gguf_find_tensor(g, t.name); /* -1 for a name with a NUL inside */
+        wgml_gguf_tensor tj;
+        if (j >= 0 && (wgml_gguf_tensor_info(g, j, &tj) != WGML_OK || strcmp(tj.name, t.name) != 0))
             abort();
         if (wgml_gguf_tensor_data(g, i, &p, &nb) == WGML_OK && nb) /* touch first and last byte */
             sum += ((const unsigned char *)p)[0] + ((const unsigned char *)p)[nb - 1];
