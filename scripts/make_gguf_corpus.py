@@ -16,8 +16,8 @@ Files (tests/test_gguf.c checks the values written here):
   align64_v2.gguf  version 2 header, general.alignment = 64, a 4-D tensor
   vocab_spm.gguf   synthetic SentencePiece vocab (tokenizer.ggml.model llama)
   vocab_bpe.gguf   synthetic byte-level BPE vocab (gpt2, pre "smollm")
-  vocab_bpe_llama3.gguf / vocab_bpe_qwen2.gguf / vocab_bpe_gpt2.gguf:
-                   the same BPE vocab under the llama-bpe, qwen2 and gpt-2
+  vocab_bpe_llama3.gguf / _qwen2 / _gpt2 / _default.gguf:
+                   the same BPE vocab under the llama-bpe, qwen2, gpt-2 and default
                    pre-tokenizers
 """
 import os
@@ -237,7 +237,7 @@ def bpe_file(path, pre, model):
 
 
 VOCABS = [("vocab_spm.gguf", None), ("vocab_bpe.gguf", "smollm"), ("vocab_bpe_llama3.gguf", "llama-bpe"),
-          ("vocab_bpe_qwen2.gguf", "qwen2"), ("vocab_bpe_gpt2.gguf", "gpt-2")]
+          ("vocab_bpe_qwen2.gguf", "qwen2"), ("vocab_bpe_gpt2.gguf", "gpt-2"), ("vocab_bpe_default.gguf", "default")]
 
 
 def main():

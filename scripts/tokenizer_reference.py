@@ -6,9 +6,13 @@ fixture tests/test_tokenizer.c reads:
   {"model": "<gguf file name>",
    "cases": [{"text": ..., "add_special": bool, "parse_special": bool, "ids": [...]}]}
 
-usage: tokenizer_reference.py MODEL.gguf OUT.json [--name NAME]
+usage: tokenizer_reference.py MODEL.gguf OUT.json [--name NAME] [--random N]
   NAME   the "model" field (default: MODEL's file name); the test looks the
          file up by that name in $WGML_MODEL_DIR, models/ and tests/gguf_corpus/.
+  N      instead of the fixed corpus, N random texts (fixed seed) mixing
+         ASCII, digits, punctuation, every kind of whitespace, Latin, Greek,
+         Cyrillic, CJK, combining marks, emoji and special-token texts:
+         a differential test against llama.cpp.
 Needs: pip install xllamacpp==2026.10.11549 gguf (a CPU build is enough;
 the model must be loadable, see make_gguf_corpus.py --models).
 """
@@ -52,9 +56,27 @@ TEXTS = [
 ]
 
 
+ALPHABET = (list("abcdefgXYZ'sStTreREvVmMlLdD0123456789 .,;:!?-_()[]{}<>|/\\\"@#$%^&*+=~`") +
+            [" ", " ", "  ", "\t", "\n", "\r\n", "\r", "\u00a0", "\u2003", "\u3000", "\u0085", "\u200b",
+             "\u00e9", "\u00df", "\u03b1\u03b2", "\u0436", "\u4e16\u754c", "\u3053", "\uac00", "\u0301", "\u0663",
+             "\u00bd", "\u2167", "\U0001F600", "\U0001F44D\U0001F3FD", "\u2764\ufe0f", "\U00010400",
+             "<|im_start|>", "<|im_end|>", "<|endoftext|>", "<s>", "</s>", "<unk>", "<|user|>", "<tool>", "\u2581"])
+
+
+def random_texts(n, seed=1234):
+    import random
+    rng = random.Random(seed)
+    return ["".join(rng.choice(ALPHABET) for _ in range(rng.randint(1, 40))) for _ in range(n)]
+
+
 def main():
     args = sys.argv[1:]
     name = None
+    texts = TEXTS
+    if "--random" in args:
+        i = args.index("--random")
+        texts = random_texts(int(args[i + 1]))
+        del args[i:i + 2]
     if "--name" in args:
         i = args.index("--name")
         name = args[i + 1]
@@ -75,8 +97,10 @@ def main():
         return json.loads(urllib.request.urlopen(req).read())["tokens"]
 
     cases = []
-    for t in TEXTS:
-        for add_special, parse_special in [(False, False), (True, True), (False, True)]:
+    combos = [(False, False), (True, True), (False, True)]
+    for t in texts:
+        # random texts: special tokens parsed or not, BOS/EOS covered by the fixed corpus
+        for add_special, parse_special in combos if texts is TEXTS else combos[::2]:
             cases.append({"text": t, "add_special": add_special, "parse_special": parse_special,
                           "ids": tok(t, add_special, parse_special)})
     with open(out, "w", encoding="utf-8") as f:

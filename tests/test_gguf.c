@@ -15,7 +15,8 @@
 static const char *corpus_dir = "tests/gguf_corpus";
 
 static const char *const corpus_files[] = {"types_v3.gguf", "align64_v2.gguf", "vocab_spm.gguf", "vocab_bpe.gguf",
-                                           "vocab_bpe_llama3.gguf", "vocab_bpe_qwen2.gguf", "vocab_bpe_gpt2.gguf"};
+                                           "vocab_bpe_llama3.gguf", "vocab_bpe_qwen2.gguf", "vocab_bpe_gpt2.gguf",
+                                           "vocab_bpe_default.gguf"};
 #define N_CORPUS (sizeof corpus_files / sizeof *corpus_files)
 
 static unsigned char *slurp(const char *name, size_t *size)

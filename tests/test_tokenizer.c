@@ -307,13 +307,15 @@ static void run_fixture(const char *path)
             print_ids("wgml     ", ids, n);
         }
         /* round trip: without added BOS/EOS; an SPM vocab puts a space
-         * before text that follows a special token, which decode keeps */
+         * before text that follows a special token, which decode keeps,
+         * and writes ' ' as U+2581, so a U+2581 in the text decodes as ' ' */
         bool has_special = false;
         for (size_t k = 0; k < n; k++) {
             wgml_token_type t = wgml_vocab_token_type(v, ids[k]);
             has_special |= t == WGML_TOKEN_CONTROL || t == WGML_TOKEN_USER_DEFINED || t == WGML_TOKEN_UNKNOWN;
         }
-        if (st == WGML_OK && !c->add_special && !(has_special && wgml_vocab_kind_of(v) == WGML_VOCAB_SPM)) {
+        bool spm = wgml_vocab_kind_of(v) == WGML_VOCAB_SPM;
+        if (st == WGML_OK && !c->add_special && !(spm && (has_special || strstr(c->text, "\xe2\x96\x81")))) {
             size_t len = 0;
             CHECK_OK(wgml_vocab_detokenize(v, ids, n, true, NULL, 0, &len));
             char *text = malloc(len + 1);
