@@ -18,25 +18,21 @@
 
 static bool printable(unsigned b) { return (b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE; }
 
+/* The 68 non-printable bytes, in order, map to U+0100..U+0143: 0x00-0x20
+ * (33 of them), 0x7F-0xA0 (34) and 0xAD. */
 uint32_t tok_byte_to_cp(uint8_t b)
 {
     if (printable(b))
         return b;
-    unsigned k = 0; /* the k-th non-printable byte maps to U+0100 + k */
-    for (unsigned i = 0; i < b; i++)
-        k += !printable(i);
-    return 0x100 + k;
+    return 0x100 + (b <= 0x20 ? b : b <= 0xA0 ? 33u + (b - 0x7Fu) : 67u);
 }
 
 int tok_cp_to_byte(uint32_t cp)
 {
     if (cp < 0x100)
         return printable(cp) ? (int)cp : -1;
-    unsigned k = 0;
-    for (unsigned b = 0; b < 256; b++)
-        if (!printable(b) && k++ == cp - 0x100)
-            return (int)b;
-    return -1;
+    uint32_t k = cp - 0x100;
+    return k < 33 ? (int)k : k < 67 ? (int)(0x7F + k - 33) : k == 67 ? 0xAD : -1;
 }
 
 size_t tok_utf8_decode(const char *s, size_t n, uint32_t *cp)
@@ -442,12 +438,12 @@ void tok_bpe_fragment(const wgml_vocab *v, const char *s, size_t len, tok_vec *o
 {
     uint32_t *c = malloc((len ? len : 1) * sizeof *c);
     uint8_t *f = malloc(len ? len : 1);
-    char *w = malloc(len * 8 + 8); /* a code point re-encodes to <= 4 bytes, each mapped to <= 2 */
+    char *w = NULL;
     cuts a = {0}, b = {0};
     bpe_ws ws = {0};
-    if (!c || !f || !w)
-        goto done;
     size_t n = 0;
+    if (!c || !f)
+        goto done;
     for (size_t i = 0; i < len; n++) {
         i += tok_utf8_decode(s + i, len - i, &c[n]);
         f[n] = (uint8_t)tok_cp_flags(c[n]);
@@ -456,6 +452,12 @@ void tok_bpe_fragment(const wgml_vocab *v, const char *s, size_t len, tok_vec *o
         goto done;
     pre_tokenize(v->pre, c, f, n, &a, &b);
     if (a.oom || b.oom)
+        goto done;
+    size_t longest = 0;
+    for (size_t p = 0, start = 0; p < a.n; start = a.at[p++])
+        longest = a.at[p] - start > longest ? a.at[p] - start : longest;
+    /* a code point re-encodes to <= 4 bytes, each mapped to a code point of <= 2 */
+    if (!(w = malloc(longest * 8 + 8)))
         goto done;
     for (size_t p = 0, start = 0; p < a.n; start = a.at[p++]) {
         size_t wl = 0;
@@ -470,7 +472,7 @@ void tok_bpe_fragment(const wgml_vocab *v, const char *s, size_t len, tok_vec *o
             break;
     }
 done:
-    if (!c || !f || !w || a.oom || b.oom || ws.oom)
+    if (!c || !f || (n && !w) || a.oom || b.oom || ws.oom)
         out->oom = true;
     free(c);
     free(f);
