@@ -173,15 +173,32 @@ static void parse_case(jp *j, jcase *c)
         j->bad = true;
 }
 
+/* Any value, nested arrays and objects included (fixtures may carry
+ * fields this test does not read, e.g. pieces or generator info). */
 static void skip_value(jp *j)
 {
     ws(j);
     size_t n;
-    if (j->p < j->end && *j->p == '"')
-        free(jstring(j, &n));
-    else
-        while (j->p < j->end && *j->p != ',' && *j->p != '}' && *j->p != ']')
+    int depth = 0;
+    while (j->p < j->end) {
+        char c = *j->p;
+        if (c == '"') {
+            free(jstring(j, &n));
+        } else if (c == '[' || c == '{') {
+            depth++;
             j->p++;
+        } else if (c == ']' || c == '}') {
+            if (depth == 0)
+                return;
+            depth--;
+            j->p++;
+        } else if (c == ',' && depth == 0) {
+            return;
+        } else
+            j->p++;
+        if (depth == 0 && (c == '"' || c == ']' || c == '}'))
+            return;
+    }
 }
 
 static void fix_free(jfix *f)
@@ -249,8 +266,13 @@ static bool load_fixture(const char *path, jfix *f)
 static bool find_model(const char *name, char *path, size_t cap)
 {
     const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
-    const char *dirs[3] = {getenv("WGML_MODEL_DIR"), "models", corpus_dir};
-    for (int i = 0; i < 3; i++) {
+#ifdef WGML_SOURCE_DIR /* ctest runs in build/tests: models/ of the checkout */
+    const char *repo_models = WGML_SOURCE_DIR "/models";
+#else
+    const char *repo_models = "models";
+#endif
+    const char *dirs[4] = {getenv("WGML_MODEL_DIR"), repo_models, "models", corpus_dir};
+    for (int i = 0; i < 4; i++) {
         if (!dirs[i] || !*dirs[i])
             continue;
         snprintf(path, cap, "%s/%s", dirs[i], base);
