@@ -47,7 +47,8 @@ typedef enum wgml_gguf_type {
     WGML_GGUF_F64 = 12
 } wgml_gguf_type;
 
-/* Memory-maps `path` read-only and parses it. */
+/* Memory-maps `path` read-only and parses it.  The file must not shrink
+ * while it is open (reading a mapped page past a file's end faults). */
 wgml_status wgml_gguf_open(const char *path, wgml_gguf **out);
 /* Parses a GGUF held in memory (for fuzzing, embedded models).  The bytes
  * are borrowed, not copied: they must outlive the handle. */

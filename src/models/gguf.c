@@ -112,6 +112,16 @@ static wgml_status truncated(const cursor *c, const char *field, uint64_t need)
                       what, c->pos, need, c->size - c->pos);
 }
 
+/* A count (at offset `at`) that the bytes after the current position
+ * cannot hold, at `min` bytes an item. */
+static wgml_status count_truncated(const cursor *c, const char *field, uint64_t at, uint64_t count, uint64_t min)
+{
+    return wgml_error(WGML_ERR_IO,
+                      "gguf: truncated file: %s = %" PRIu64 " at offset %" PRIu64 ": that many need at least %" PRIu64
+                      " bytes each, only %" PRIu64 " bytes follow offset %" PRIu64,
+                      field, count, at, min, c->size - c->pos, c->pos);
+}
+
 #if defined(__GNUC__)
 __attribute__((format(printf, 4, 5)))
 #endif
@@ -286,10 +296,8 @@ static wgml_status parse_value(wgml_gguf *g, cursor *c, gguf_kv *kv)
 static wgml_status parse_kvs(wgml_gguf *g, cursor *c, uint64_t n_kv)
 {
     /* each entry takes >= 13 bytes: key length 8, type 4, a 1-byte value */
-    if (n_kv > (c->size - c->pos) / 13) {
-        c->pos = 16;
-        return truncated(c, "kv_count", n_kv > UINT64_MAX / 13 ? UINT64_MAX : n_kv * 13);
-    }
+    if (n_kv > (c->size - c->pos) / 13)
+        return count_truncated(c, "kv_count", 16, n_kv, 13);
     g->kvs = calloc(n_kv ? n_kv : 1, sizeof *g->kvs);
     g->kv_hcap = hash_cap((int64_t)n_kv);
     g->kv_hash = calloc(g->kv_hcap, sizeof *g->kv_hash);
@@ -298,12 +306,13 @@ static wgml_status parse_kvs(wgml_gguf *g, cursor *c, uint64_t n_kv)
     for (uint64_t i = 0; i < n_kv; i++) {
         gguf_kv *kv = &g->kvs[i];
         uint64_t at = c->pos, off, len;
-        c->ctx = "metadata entry";
+        c->ctx = "metadata";
         c->ctx_name = NULL;
-        c->ctx_idx = -1;
-        wgml_status st = rd_str(c, "key", &off, &len);
+        c->ctx_idx = (int64_t)i;
+        wgml_status st = rd_str(c, "key of entry", &off, &len);
         if (st)
             return st;
+        c->ctx_idx = -1;
         c->ctx = "key";
         c->ctx_name = (const char *)c->p + off;
         c->ctx_name_len = len;
@@ -395,13 +404,8 @@ static wgml_status parse_tensor(wgml_gguf *g, cursor *c, gguf_tinfo *t, int64_t 
 static wgml_status parse_tensors(wgml_gguf *g, cursor *c, uint64_t n_t)
 {
     /* each tensor info takes >= 32 bytes: name length 8, n_dims 4, one dim 8, type 4, offset 8 */
-    if (n_t > (c->size - c->pos) / 32) {
-        uint64_t pos = c->pos;
-        c->pos = 8;
-        wgml_status st = truncated(c, "tensor_count", n_t > UINT64_MAX / 32 ? UINT64_MAX : n_t * 32);
-        c->pos = pos;
-        return st;
-    }
+    if (n_t > (c->size - c->pos) / 32)
+        return count_truncated(c, "tensor_count", 8, n_t, 32);
     g->ts = calloc(n_t ? n_t : 1, sizeof *g->ts);
     g->t_hcap = hash_cap((int64_t)n_t);
     g->t_hash = calloc(g->t_hcap, sizeof *g->t_hash);

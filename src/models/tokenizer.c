@@ -470,7 +470,11 @@ static bool split_specials(const wgml_vocab *v, const char *text, size_t len, bo
             }
             size_t start = f.off, end = f.off + f.len;
             for (size_t p = f.off; p + tl <= end;) {
-                if (text[p] == t[0] && memcmp(text + p, t, tl) == 0) {
+                const char *hit = memchr(text + p, t[0], end - tl + 1 - p); /* candidates by first byte */
+                if (!hit)
+                    break;
+                p = (size_t)(hit - text);
+                if (memcmp(text + p, t, tl) == 0) {
                     if ((p > start && !frag_push(&tmp, start, p - start, -1)) || !frag_push(&tmp, p, tl, id))
                         goto oom;
                     p += tl;
