@@ -8,6 +8,8 @@ int cmd_info(int argc, char **argv);
 int cmd_selfcheck(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_ops(int argc, char **argv);
+int cmd_gguf(int argc, char **argv);
+int cmd_tokenize(int argc, char **argv);
 int bench_ops(wgml_ctx *ctx, int argc, char **argv);
 int bench_variants(wgml_ctx *ctx, int argc, char **argv);
 int bench_graph(wgml_ctx *ctx, int argc, char **argv);

@@ -37,6 +37,10 @@ static const cli_command commands[] = {
      "bench variants [MiB]  elementwise kernel shapes compared (a tuning tool)\n"
      "bench graph [--quick] [--json] [--dot]  graph replay vs eager: 10,000 dependent dispatches, a\n"
      "                  transformer block (--dot: its compiled graph as Graphviz DOT)"},
+    {"gguf", cmd_gguf, "gguf FILE.gguf    a GGUF's header, metadata and tensor table (name, dtype, shape, bytes)"},
+    {"tokenize", cmd_tokenize,
+     "tokenize -m FILE.gguf [-p text | -f file|-] [--no-special] [--ids-only]\n"
+     "                  the model's tokenizer: ids and pieces (--no-special: no BOS/EOS, \"<|..|>\" as text)"},
     {"help|-h|--help", cmd_help, "-h, --help        this text"},
     {"version|--version", cmd_version, "--version         wgml's version"},
 };
