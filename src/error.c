@@ -61,7 +61,10 @@ wgml_status wgml_error(wgml_status s, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(last_msg, sizeof last_msg, fmt ? fmt : "", ap);
+    if (fmt)
+        vsnprintf(last_msg, sizeof last_msg, fmt, ap);
+    else
+        last_msg[0] = 0;
     va_end(ap);
     return s;
 }
