@@ -18,6 +18,7 @@
  */
 #include "reduce.h"
 #include "elementwise.h"
+#include "optable.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -141,10 +142,15 @@ wgml_status wg_split_rows(const char *name, const wgml_tensor *const *ts, int n,
     wgml_status st = WGML_OK;
     for (int i = 0; i < n && st == WGML_OK; i++)
         st = halves(ts[i], d, &lo[i], &hi[i]);
+    /* The halves run one after the other: the second reuses the first's
+     * scratch (wg_scratch_release), so scratch bounds one part, not the sum. */
+    uint64_t mark = wg_scratch_mark(ts[0]->ctx);
     if (st == WGML_OK)
         st = run(arg, lo);
+    wg_scratch_release(ts[0]->ctx, mark);
     if (st == WGML_OK)
         st = run(arg, hi);
+    wg_scratch_release(ts[0]->ctx, mark);
     for (int i = 0; i < n; i++) {
         wgml_tensor_free(lo[i]);
         wgml_tensor_free(hi[i]);
@@ -282,14 +288,24 @@ static wgml_status cumsum_run(const wgml_tensor *x, int a, int exclusive, wgml_t
     p.nblk = (uint32_t)nblk;
     if (nblk == 1)
         return scan_dispatch(ctx, x->dtype, x_rw, x->dtype, NULL, b, 2, &p);
-    /* Totals and their exclusive scan in the accumulation type. */
+    /* Totals and their exclusive scan in the accumulation type (4 bytes),
+     * in scratch (wg_sc_cumsum bounds rows * nblk by 2046: nblk > 1 needs
+     * len > 8192, so 256 threads a row, one row a workgroup, nrb = rows
+     * < 1024 and nblk <= ceil(1024 / rows)).  Every word is written before
+     * it is read. */
     wgml_dtype at = wg_dtype_is_float(x->dtype) ? WGML_F32 : x->dtype;
-    wgml_buffer *tot = NULL, *pre = NULL;
-    uint64_t bytes = (uint64_t)rows * nblk * 4;
-    if ((st = wgml_buffer_create(ctx, bytes, &tot)) == WGML_OK)
-        st = wgml_buffer_create(ctx, bytes, &pre);
+    wgml_tensor *tot = NULL, *pre = NULL;
+    const int64_t ts[1] = {rows * (int64_t)nblk};
+    uint64_t bytes = (uint64_t)ts[0] * 4, rt, rp;
+    if ((st = wg_scratch_tensor(ctx, at, 1, ts, &tot)) == WGML_OK)
+        st = wg_scratch_tensor(ctx, at, 1, ts, &pre);
+    wg_binding btot = {0}, bpre = {0};
     if (st == WGML_OK) {
-        wg_binding bt[2] = {b[0], wg_bind_all(tot)};
+        /* 256-aligned starts: the bindings start there (rt = rp = 0) */
+        btot = wg_bind_from(tot->st->buf, wg_view4_of(tot).offset * 4, bytes, &rt);
+        bpre = wg_bind_from(pre->st->buf, wg_view4_of(pre).offset * 4, bytes, &rp);
+        wg_binding bt[2] = {b[0], btot};
+        p.tb0 = (uint32_t)(rt / 4);
         st = scan_dispatch(ctx, x->dtype, x_rw, x->dtype, "TOTALS", bt, 2, &p);
     }
     if (st == WGML_OK) {
@@ -305,15 +321,18 @@ static wgml_status cumsum_run(const wgml_tensor *x, int a, int exclusive, wgml_t
         q.blk = (uint32_t)nblk;
         q.nblk = 1;
         q.excl = 1;
-        wg_binding bp[2] = {wg_bind_all(tot), wg_bind_all(pre)};
+        q.xoff = (uint32_t)(rt / 4);
+        q.ooff = (uint32_t)(rp / 4);
+        wg_binding bp[2] = {btot, bpre};
         st = scan_dispatch(ctx, at, false, at, NULL, bp, 2, &q);
     }
     if (st == WGML_OK) {
-        b[2] = wg_bind_all(pre);
+        b[2] = bpre;
+        p.tb0 = (uint32_t)(rp / 4);
         st = scan_dispatch(ctx, x->dtype, x_rw, x->dtype, "CARRY_IN", b, 3, &p);
     }
-    wgml_buffer_destroy(tot);
-    wgml_buffer_destroy(pre);
+    wgml_tensor_free(tot);
+    wgml_tensor_free(pre);
     return st;
 }
 
@@ -510,16 +529,22 @@ static wgml_status sort_long(const char *name, const wgml_tensor *x, bool desc, 
         return wg_fail_window(ctx, C * 8, "%s: the (key, index) pairs of a chunk of %llu elements", name,
                               (unsigned long long)C);
     uint64_t K = (len + C - 1) / C;
-    wgml_tensor *xc = NULL;
-    wgml_buffer *pairs = NULL, *rank = NULL;
+    /* Scratch (wg_sc_argsort): the copy of a strided row, K * C pairs and
+     * ranks; K * C <= max(64, pow2ceil(len)), C being a power of two. */
+    wgml_tensor *xc = NULL, *pt = NULL, *rt = NULL;
     wgml_status st = WGML_OK;
     if (x->strides[ax] != 1 && (st = wg_scratch_tensor(ctx, x->dtype, x->ndim, x->shape, &xc)) == WGML_OK)
         st = wg_copy_impl(x, xc);
     const wgml_tensor *xs = xc ? xc : x;
+    const int64_t npair[1] = {(int64_t)(K * C * 2)}, nrank[1] = {(int64_t)(K * C)};
     if (st == WGML_OK)
-        st = wgml_buffer_create(ctx, K * C * 8, &pairs);
+        st = wg_scratch_tensor(ctx, WGML_U32, 1, npair, &pt);
     if (st == WGML_OK)
-        st = wgml_buffer_create(ctx, K * C * 4, &rank);
+        st = wg_scratch_tensor(ctx, WGML_U32, 1, nrank, &rt);
+    /* byte starts; a chunk's C >= 64 pairs (512 bytes) keep every chunk on
+     * a binding-offset boundary from there */
+    wgml_buffer *pairs = pt ? pt->st->buf : NULL, *rank = rt ? rt->st->buf : NULL;
+    uint64_t p0 = pt ? wg_view4_of(pt).offset * 4 : 0, r0 = rt ? wg_view4_of(rt).offset * 4 : 0;
     sorter s;
     memset(&s, 0, sizeof s);
     s.ctx = ctx;
@@ -543,14 +568,14 @@ static wgml_status sort_long(const char *name, const wgml_tensor *x, bool desc, 
     wg_binding bpair[2], brank; /* [0]: chunk a, [1]: chunk b */
     for (uint64_t a = 0; a < K && st == WGML_OK; a++) { /* 1: each chunk to sorted pairs */
         s.bx = chunk_x(xs, len, C, a, &p);
-        s.bp = wg_bind_from(pairs, a * C * 8, C * 8, &rem);
+        s.bp = wg_bind_from(pairs, p0 + a * C * 8, C * 8, &rem);
         st = sort_pairs(&s, &p, false);
     }
     for (uint64_t a = 0; a < K && st == WGML_OK; a++) { /* 2: ranks */
-        bpair[0] = wg_bind_from(pairs, a * C * 8, C * 8, &rem);
-        brank = wg_bind_from(rank, a * C * 4, C * 4, &rem);
+        bpair[0] = wg_bind_from(pairs, p0 + a * C * 8, C * 8, &rem);
+        brank = wg_bind_from(rank, r0 + a * C * 4, C * 4, &rem);
         for (uint64_t b = 0; b < K && st == WGML_OK; b++) {
-            bpair[1] = wg_bind_from(pairs, b * C * 8, C * 8, &rem);
+            bpair[1] = wg_bind_from(pairs, p0 + b * C * 8, C * 8, &rem);
             wg_binding bs[3] = {bpair[0], bpair[1], brank};
             st = merge_pass(&s, b ? "RANK" : "RANK;RANK_INIT", "sort_rank", bs, 3, 3u, &p);
         }
@@ -577,14 +602,14 @@ static wgml_status sort_long(const char *name, const wgml_tensor *x, bool desc, 
         p.w0 = (uint32_t)w0;
         p.wn = (uint32_t)sub[3];
         for (uint64_t a = 0; a < K && st == WGML_OK; a++) {
-            bs[0] = wg_bind_from(pairs, a * C * 8, C * 8, &rem);
-            bs[1] = wg_bind_from(rank, a * C * 4, C * 4, &rem);
+            bs[0] = wg_bind_from(pairs, p0 + a * C * 8, C * 8, &rem);
+            bs[1] = wg_bind_from(rank, r0 + a * C * 4, C * 4, &rem);
             bs[3] = chunk_x(xs, len, C, a, &p);
             st = merge_pass(&s, defs, "sort_scatter", bs, ov ? 5 : 3, 3u | (s.x_rw ? 0u : 8u), &p);
         }
     }
-    wgml_buffer_destroy(pairs);
-    wgml_buffer_destroy(rank);
+    wgml_tensor_free(pt);
+    wgml_tensor_free(rt);
     wgml_tensor_free(xc);
     return st;
 }
@@ -648,20 +673,23 @@ static wgml_status sort_rows(const char *name, const wgml_tensor *x, bool desc, 
         p.kend = p.n;
         return local_pass(&s, true, true, &p);
     }
-    /* Rows in groups whose pairs fit one binding; the pair array is reused. */
-    uint64_t group = cap / ((uint64_t)p.n * 8);
+    /* Rows in groups whose pairs fit one binding; the pair array (scratch,
+     * at most rows * n * 8 bytes: wg_sc_argsort) is reused. */
+    uint64_t group = cap / ((uint64_t)p.n * 8), rem;
     if (group > (uint64_t)rows)
         group = (uint64_t)rows;
-    wgml_buffer *pairs = NULL;
-    if ((st = wgml_buffer_create(ctx, group * p.n * 8, &pairs)) != WGML_OK)
+    wgml_tensor *pairs = NULL;
+    const int64_t npair[1] = {(int64_t)(group * p.n * 2)};
+    if ((st = wg_scratch_tensor(ctx, WGML_U32, 1, npair, &pairs)) != WGML_OK)
         return st;
-    s.bp = wg_bind_all(pairs);
+    /* the kernels index pairs from the binding's start: 256-aligned, so rem = 0 */
+    s.bp = wg_bind_from(pairs->st->buf, wg_view4_of(pairs).offset * 4, group * p.n * 8, &rem);
     for (uint64_t r0 = 0; r0 < (uint64_t)rows && st == WGML_OK; r0 += group) {
         p.r0 = (uint32_t)r0;
         p.rows = (uint32_t)((uint64_t)rows - r0 < group ? (uint64_t)rows - r0 : group);
         st = sort_pairs(&s, &p, true);
     }
-    wgml_buffer_destroy(pairs);
+    wgml_tensor_free(pairs);
     return st;
 }
 
@@ -721,6 +749,97 @@ wgml_status wg_top_k_impl(const wgml_tensor *x, int64_t k, wgml_tensor *values, 
     st = sort_rows(name, x, true, k, indices ? indices : tmp, values);
     wgml_tensor_free(tmp);
     return st;
+}
+
+/* ------------------------------------------------------------ scratch */
+
+/* Which path a call takes depends on layouts and the binding size, which
+ * a description does not carry, so each bound is the most over the paths;
+ * a split into halves (wg_split_rows) releases each half's scratch, so
+ * only one part counts.  Requests round up to 256 like wg_scratch_tensor. */
+static uint64_t a256(uint64_t b) { return wg_align_up(b, 256); }
+
+static void rows_len(const wg_desc *x, uint64_t *rows, uint64_t *len)
+{
+    uint64_t n = 1;
+    for (int i = 0; i < x->ndim; i++)
+        n *= x->shape[i] < 0 ? 0 : (uint64_t)x->shape[i];
+    *len = x->ndim ? (x->shape[x->ndim - 1] < 0 ? 0 : (uint64_t)x->shape[x->ndim - 1]) : 1;
+    *rows = *len ? n / *len : 0;
+}
+
+/* cumsum_run's totals on r rows of len fitting one binding: rows * nblk
+ * <= min(r * ceil(len / 4096), 2046) words each for tot and pre. */
+static uint64_t cumsum_blocks(uint64_t r, uint64_t len)
+{
+    if (len <= 8192)
+        return 0;
+    uint64_t w = r * ((len + 4095) / 4096);
+    return 2 * a256((w < 2046 ? w : 2046) * 4);
+}
+
+/* cumsum_run on a contiguous row of m 4-byte words (the totals' scan):
+ * blocks, or pieces of >= 960 words (the smallest window, 4096 - 256
+ * bytes) whose totals are scanned again. */
+static uint64_t cumsum_words(uint64_t m)
+{
+    uint64_t b = cumsum_blocks(1, m), l = 0;
+    if (m > 960) {
+        uint64_t k = (m + 959) / 960;
+        l = 2 * a256(k * 4) + cumsum_words(k);
+    }
+    return b > l ? b : l;
+}
+
+/* Blocks of rows that fit, or one row in pieces (cumsum_long: up to one
+ * piece per element of a strided row, then the pieces' totals scanned). */
+uint64_t wg_sc_cumsum(const wg_op_params *p, const wg_desc *const *in, int nin, const wg_desc *out)
+{
+    (void)nin, (void)out;
+    const wg_desc *x = in[0];
+    int a = p->axis < 0 ? p->axis + x->ndim : p->axis;
+    if (a < 0 || a >= x->ndim)
+        return 0;
+    uint64_t n = 1, len = x->shape[a] < 0 ? 0 : (uint64_t)x->shape[a];
+    for (int i = 0; i < x->ndim; i++)
+        n *= x->shape[i] < 0 ? 0 : (uint64_t)x->shape[i];
+    if (n == 0)
+        return 0;
+    uint64_t b = cumsum_blocks(n / len, len), l = 2 * a256(len * 4) + cumsum_words(len);
+    return b > l ? b : l;
+}
+
+/* sort_rows: pairs for rows * n (n = pow2ceil(len) > BLOCK); sort_long on
+ * one row: a contiguous copy, pairs and ranks of K * C <= max(64, n). */
+static uint64_t sort_scratch(const wg_desc *x)
+{
+    uint64_t rows, len, n = 1;
+    rows_len(x, &rows, &len);
+    if (rows == 0 || len == 0)
+        return 0;
+    while (n < len)
+        n <<= 1;
+    uint64_t kc = n > 64 ? n : 64;
+    uint64_t lng = a256(len * wg_dtype(x->dtype)->block_bytes) + a256(kc * 8) + a256(kc * 4);
+    uint64_t fit = n > BLOCK ? rows * n * 8 : 0;
+    return fit > lng ? fit : lng;
+}
+
+uint64_t wg_sc_argsort(const wg_op_params *p, const wg_desc *const *in, int nin, const wg_desc *out)
+{
+    (void)p, (void)nin, (void)out;
+    return in[0]->ndim ? sort_scratch(in[0]) : 0;
+}
+
+/* top_k of values alone sorts into an index scratch shaped like out. */
+uint64_t wg_sc_top_k(const wg_op_params *p, const wg_desc *const *in, int nin, const wg_desc *out)
+{
+    (void)nin;
+    if (!in[0]->ndim || p->k == 0)
+        return 0;
+    uint64_t rows, len;
+    rows_len(in[0], &rows, &len);
+    return (p->flag ? 0 : a256(rows * (uint64_t)p->k * 4)) + sort_scratch(in[0]);
 }
 
 /* ------------------------------------------------------------ reference */
