@@ -614,6 +614,120 @@ static void long_rows_in_graph(void)
     wgml_ctx_destroy(sc);
 }
 
+/* What node n's op table row declares for its scratch (dims concrete). */
+static uint64_t declared_of(const wgml_node *n)
+{
+    const wg_op_def *d = wg_op_def_get(n->op);
+    const wg_desc *dp[WG_OP_MAX_IN] = {0};
+    for (int k = 0; k < n->nin; k++)
+        dp[k] = n->in[k] ? &n->in[k]->d : NULL;
+    return d && d->scratch ? d->scratch(&n->p, dp, n->nin, &n->d) : 0;
+}
+
+/* Every op that takes scratch declares it: a graph with a variance over a
+ * long axis (partial states), an argsort of rows longer than one block
+ * (a pair array) and a sample node sizes its scratch region from the
+ * declarations alone (one recording: no request fell back to the pool),
+ * and two runs on new inputs equal the ops run eagerly.  Their operands
+ * are intermediates (negated inputs, a negated result), so the scratch
+ * shares the arena's buffer with them (with 64 KiB windows: running
+ * states, sort chunks and ranks).  The region is
+ * the largest declaration: var of [4, 8192] = 256 (running states 4 x 16
+ * bytes) + 1024 (4 rows x 16 chunks x 16 bytes); argsort of [2, 5000] =
+ * 2 x 8192 pairs x 8 = 131072 (its one-row path: 20224 + 65536 + 32768);
+ * sample of [3, 1000] = 256 + 16000 -> 16128. */
+static void scratch_replays_on(wgml_ctx *c)
+{
+    enum { R = 4, L = 8192, SR = 2, SL = 5000, V = 1000 };
+    wgml_graph *g = NULL;
+    CHECK_OK(wgml_graph_create(c, &g));
+    wgml_node *x, *xs, *lg, *nx, *nxs, *nlg, *var, *o[3];
+    CHECK_OK(wgml_graph_input(g, "x", WGML_F32, 2, (int64_t[]){R, L}, &x));
+    CHECK_OK(wgml_graph_input(g, "xs", WGML_F32, 2, (int64_t[]){SR, SL}, &xs));
+    CHECK_OK(wgml_graph_input(g, "logits", WGML_F32, 2, (int64_t[]){3, V}, &lg));
+    wgml_sample_params smp = {0.8f, 40, 0.9f, 0.0f, 1234};
+    CHECK_OK(wgml_g_unary(g, WGML_NEG, x, 0, 0, &nx));
+    CHECK_OK(wgml_g_unary(g, WGML_NEG, xs, 0, 0, &nxs));
+    CHECK_OK(wgml_g_unary(g, WGML_NEG, lg, 0, 0, &nlg));
+    CHECK_OK(wgml_g_reduce(g, WGML_VAR, nx, 2, 1.0f, &var));
+    CHECK_OK(wgml_g_unary(g, WGML_NEG, var, 0, 0, &o[0]));
+    CHECK_OK(wgml_g_argsort(g, nxs, 1, &o[1]));
+    CHECK_OK(wgml_g_sample(g, nlg, &smp, &o[2]));
+    for (int i = 0; i < 3; i++)
+        CHECK_OK(wgml_graph_output(g, o[i]));
+    wgml_graph_options nofuse = {1, 0};
+    CHECK_OK(wgml_graph_compile(g, &nofuse));
+    const uint64_t want[3] = {256 + 1024, 2 * 8192 * 8, 256 + 16128};
+    uint64_t most = 0;
+    for (int i = 0; i < 3; i++) {
+        uint64_t d = declared_of(i ? o[i] : var);
+        CHECK(d == want[i], "node %d declares %llu bytes of scratch, not %llu", i, (unsigned long long)d,
+              (unsigned long long)want[i]);
+        most = d > most ? d : most;
+    }
+    wgml_graph_stats gs;
+    CHECK_OK(wgml_graph_stats_get(g, &gs));
+    printf("    arena %llu + scratch %llu bytes (needed %llu)\n", (unsigned long long)gs.arena_bytes,
+           (unsigned long long)gs.scratch_bytes, (unsigned long long)g->scratch_need);
+    CHECK(gs.scratch_bytes == most, "scratch region %llu bytes, the declarations say %llu",
+          (unsigned long long)gs.scratch_bytes, (unsigned long long)most);
+    CHECK(g->scratch_need <= gs.scratch_bytes && gs.recordings == 1,
+          "the nodes took %llu bytes over %llu recordings: some scratch came from the pool",
+          (unsigned long long)g->scratch_need, (unsigned long long)gs.recordings);
+    for (int run = 0; run < 2; run++) {
+        float *xh = host_f32(R * L, -2 - run, 3), *sh = host_f32(SR * SL, -1, 1 + run), *lh = host_f32(3 * V, -4, 4);
+        CHECK_OK(wgml_graph_write(g, x, xh, R * L * 4));
+        CHECK_OK(wgml_graph_write(g, xs, sh, SR * SL * 4));
+        CHECK_OK(wgml_graph_write(g, lg, lh, 3 * V * 4));
+        CHECK_OK(wgml_graph_run(g));
+        wgml_graph *e = NULL;
+        wgml_node *ex, *exs, *elg, *enx, *enxs, *enlg, *evar, *eo[3];
+        CHECK_OK(wgml_graph_create_eager(c, &e));
+        CHECK_OK(wgml_graph_input(e, "x", WGML_F32, 2, (int64_t[]){R, L}, &ex));
+        CHECK_OK(wgml_graph_write(e, ex, xh, R * L * 4));
+        CHECK_OK(wgml_graph_input(e, "xs", WGML_F32, 2, (int64_t[]){SR, SL}, &exs));
+        CHECK_OK(wgml_graph_write(e, exs, sh, SR * SL * 4));
+        CHECK_OK(wgml_graph_input(e, "logits", WGML_F32, 2, (int64_t[]){3, V}, &elg));
+        CHECK_OK(wgml_graph_write(e, elg, lh, 3 * V * 4));
+        CHECK_OK(wgml_g_unary(e, WGML_NEG, ex, 0, 0, &enx));
+        CHECK_OK(wgml_g_unary(e, WGML_NEG, exs, 0, 0, &enxs));
+        CHECK_OK(wgml_g_unary(e, WGML_NEG, elg, 0, 0, &enlg));
+        CHECK_OK(wgml_g_reduce(e, WGML_VAR, enx, 2, 1.0f, &evar));
+        CHECK_OK(wgml_g_unary(e, WGML_NEG, evar, 0, 0, &eo[0]));
+        CHECK_OK(wgml_g_argsort(e, enxs, 1, &eo[1]));
+        CHECK_OK(wgml_g_sample(e, enlg, &smp, &eo[2]));
+        const int64_t n[3] = {R, SR * SL, 3};
+        for (int i = 0; i < 3; i++) {
+            uint32_t *a = malloc((size_t)n[i] * 4), *b = malloc((size_t)n[i] * 4);
+            CHECK_OK(wgml_graph_read(g, o[i], a, (uint64_t)n[i] * 4));
+            CHECK_OK(wgml_graph_read(e, eo[i], b, (uint64_t)n[i] * 4));
+            int bad = 0;
+            for (int64_t k = 0; k < n[i]; k++) /* var: f32 sums; indices and ids exact */
+                bad += i ? a[k] != b[k] : !f32_close(((float *)a)[k], ((float *)b)[k]);
+            CHECK(!bad, "run %d, output %d: %d of %lld elements differ from eager", run, i, bad, (long long)n[i]);
+            free(a), free(b);
+        }
+        wgml_graph_free(e);
+        free(xh), free(sh), free(lh);
+    }
+    wgml_graph_free(g);
+}
+
+/* On the test's context, then with 4 KiB windows: sampling's long rows
+ * (state and partials), sorts in chunks and boxes of running states. */
+static void declared_scratch_replays(void)
+{
+    scratch_replays_on(t_ctx);
+    setenv("WGML_MAX_BINDING", "4096", 1);
+    wgml_ctx *sc = NULL;
+    wgml_status cst = wgml_ctx_create(NULL, &sc);
+    unsetenv("WGML_MAX_BINDING");
+    CHECK_OK(cst);
+    if (sc)
+        scratch_replays_on(sc);
+    wgml_ctx_destroy(sc);
+}
+
 static const t_case cases[] = {
     {"op_table_complete", op_table_complete},
     {"symbolic_dims_rebind_without_compiling", symbolic_dims_rebind_without_compiling},
@@ -628,6 +742,7 @@ static const t_case cases[] = {
     {"async_completion_and_profile", async_completion_and_profile},
     {"scratch_in_arena", scratch_in_arena},
     {"long_rows_in_graph", long_rows_in_graph},
+    {"declared_scratch_replays", declared_scratch_replays},
 };
 
 int main(int argc, char **argv) { return graph_main(argc, argv, cases, sizeof cases / sizeof *cases); }

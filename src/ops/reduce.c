@@ -115,7 +115,6 @@ typedef struct rplan {
     int64_t rn[4], rxs[4];
     int64_t rows, len;
     uint64_t xesz, oesz, cap;
-    bool x_rw;
 } rplan;
 
 /* A box of the problem: sub-ranges of the dims, a contiguous range of
@@ -188,15 +187,18 @@ typedef struct rparams {
 enum { IN_X, IN_STATES };
 enum { OUT_FINAL, OUT_PARTIAL, OUT_ACCUM };
 
-static wgml_status kernel_for(const rplan *pl, int in, int out, wgml_kernel **k)
+/* shared: the read binding (x or states) and the written one are one
+ * buffer (x in place, or scratch beside out in a graph's arena), so both
+ * bind read_write: a buffer may not be read-only and writable at once. */
+static wgml_status kernel_for(const rplan *pl, int in, int out, bool shared, wgml_kernel **k)
 {
     char defs[256];
     wgml_dtype xt = pl->x->dtype;
-    snprintf(defs, sizeof defs, "X_DT=%s;X_MODE=%s;O_DT=%s;%s;%s%s;%s", wg_dtype(xt)->wgsl, pl->x_rw ? "rw" : "r",
-             wg_dtype(pl->out->dtype)->wgsl, group_of(pl->op), acc_kind(xt), in == IN_STATES ? ";IN_STATES" : "",
+    snprintf(defs, sizeof defs, "X_DT=%s;X_MODE=%s;S_ACC=%s;O_DT=%s;%s;%s%s;%s", wg_dtype(xt)->wgsl,
+             shared ? "rw" : "r", shared ? "read_write" : "read", wg_dtype(pl->out->dtype)->wgsl, group_of(pl->op),
+             acc_kind(xt), in == IN_STATES ? ";IN_STATES" : "",
              out == OUT_FINAL ? "OUT_FINAL" : out == OUT_PARTIAL ? "OUT_PARTIAL" : "OUT_ACCUM");
-    bool ro = in == IN_STATES || !pl->x_rw;
-    wg_kernel_ref ref = {"reduce.wgsl", "reduce", defs, 2, ro ? 1u : 0u};
+    wg_kernel_ref ref = {"reduce.wgsl", "reduce", defs, 2, shared ? 0u : 1u};
     return wg_kernel_get(pl->x->ctx, &ref, k);
 }
 
@@ -243,10 +245,6 @@ static wgml_status merge_states(const rplan *pl, wg_binding sb, uint32_t soff, i
     p.count = (float)pl->len;
     p.p0 = pl->p0;
     p.opx = op_index(pl->op);
-    wgml_kernel *k;
-    wgml_status st = kernel_for(pl, IN_STATES, acc ? OUT_ACCUM : OUT_FINAL, &k);
-    if (st != WGML_OK)
-        return st;
     wg_binding b[2];
     b[0] = sb;
     if (acc) {
@@ -256,6 +254,10 @@ static wgml_status merge_states(const rplan *pl, wg_binding sb, uint32_t soff, i
         b[1] = wg_bind_from(pl->out->st->buf, ooff * pl->oesz, (span(kn, pl->kos) + 1) * pl->oesz, &rem);
         p.ooff = (uint32_t)(rem / pl->oesz);
     }
+    wgml_kernel *k;
+    wgml_status st = kernel_for(pl, IN_STATES, acc ? OUT_ACCUM : OUT_FINAL, b[0].buffer == b[1].buffer, &k);
+    if (st != WGML_OK)
+        return st;
     uint64_t groups = ((uint64_t)rows + p.cols - 1) / p.cols;
     return wg_dispatch(pl->x->ctx, k, b, 2, &p, sizeof p, (uint32_t)groups, 1, 1);
 }
@@ -383,10 +385,7 @@ static wgml_status run_box(const rplan *pl, const rbox *bx, const wgml_tensor *a
     p.nrd = (uint32_t)nrd;
     bool split = nchunk > 1;
     int out = split ? OUT_PARTIAL : acc ? OUT_ACCUM : OUT_FINAL;
-    wgml_kernel *k;
-    wgml_status st = kernel_for(pl, IN_X, out, &k);
-    if (st != WGML_OK)
-        return st;
+    wgml_status st = WGML_OK;
     wg_binding b[2];
     uint64_t rem;
     if (len == 0)
@@ -407,7 +406,9 @@ static wgml_status run_box(const rplan *pl, const rbox *bx, const wgml_tensor *a
         b[1] = wg_bind_from(pl->out->st->buf, bx->ooff * pl->oesz, (span(bx->kn, pl->kos) + 1) * pl->oesz, &rem);
         p.ooff = (uint32_t)(rem / pl->oesz);
     }
-    st = wg_dispatch(ctx, k, b, 2, &p, sizeof p, (uint32_t)(nrb * nchunk), 1, 1);
+    wgml_kernel *k;
+    if ((st = kernel_for(pl, IN_X, out, b[0].buffer == b[1].buffer, &k)) == WGML_OK)
+        st = wg_dispatch(ctx, k, b, 2, &p, sizeof p, (uint32_t)(nrb * nchunk), 1, 1);
     if (st == WGML_OK && split)
         st = merge_states(pl, wg_bind_from(part->st->buf, poff, pbytes, &rem), 0, (int64_t)nchunk,
                           bx->kn, bx->ooff, bx->r0, acc);
@@ -543,7 +544,6 @@ wgml_status wg_reduce_impl(wgml_reduce_op op, const wgml_tensor *x, unsigned axe
     pl.xesz = wg_dtype(x->dtype)->block_bytes;
     pl.oesz = wg_dtype(out->dtype)->block_bytes;
     pl.cap = wg_window_cap(x->ctx);
-    pl.x_rw = x->st->buf == out->st->buf;
 
     rbox whole;
     memset(&whole, 0, sizeof whole);

@@ -552,7 +552,13 @@ static wgml_status sort_long(const char *name, const wgml_tensor *x, bool desc, 
     s.values = ov != NULL;
     s.vdt = ov ? ov->dtype : x->dtype;
     s.kind = wg_dtype_is_float(x->dtype) ? "FLOAT" : wg_dtype(x->dtype)->kind == WG_KIND_INT ? "SINT" : "UINT";
-    s.x_rw = xs->st->buf == oi->st->buf || (ov && xs->st->buf == ov->st->buf);
+    /* Scratch shares the arena with the outputs (and maybe x) in a graph:
+     * a binding sharing a buffer with a written one is bound read_write. */
+    const wgml_buffer *X = xs->st->buf, *O = oi->st->buf, *OV = ov ? ov->st->buf : NULL;
+    bool pr_rw = pairs == rank || pairs == O || pairs == OV || pairs == X || rank == O || rank == OV || rank == X;
+    s.x_rw = X == O || X == OV || X == pairs || X == rank;
+    const char *pr = pr_rw ? "read_write" : "read";
+    unsigned pro = pr_rw ? 0u : 3u;
     oparams p;
     memset(&p, 0, sizeof p);
     p.rows = 1;
@@ -577,7 +583,9 @@ static wgml_status sort_long(const char *name, const wgml_tensor *x, bool desc, 
         for (uint64_t b = 0; b < K && st == WGML_OK; b++) {
             bpair[1] = wg_bind_from(pairs, p0 + b * C * 8, C * 8, &rem);
             wg_binding bs[3] = {bpair[0], bpair[1], brank};
-            st = merge_pass(&s, b ? "RANK" : "RANK;RANK_INIT", "sort_rank", bs, 3, 3u, &p);
+            char rdefs[64];
+            snprintf(rdefs, sizeof rdefs, "RANK;PR=%s%s", pr, b ? "" : ";RANK_INIT");
+            st = merge_pass(&s, rdefs, "sort_rank", bs, 3, pro, &p);
         }
     }
     /* 3: the output row in windows of ranks that fit */
@@ -588,7 +596,7 @@ static wgml_status sort_long(const char *name, const wgml_tensor *x, bool desc, 
         st = wg_fail_window(ctx, wg_win_bytes(&wo[0], (const int64_t[4]){1, 1, 1, 1}), "%s: one output element",
                             name);
     char defs[160];
-    snprintf(defs, sizeof defs, "SCATTER;X_DT=%s;X_MODE=%s;V_DT=%s%s", wg_dtype(xs->dtype)->wgsl,
+    snprintf(defs, sizeof defs, "SCATTER;PR=%s;X_DT=%s;X_MODE=%s;V_DT=%s%s", pr, wg_dtype(xs->dtype)->wgsl,
              s.x_rw ? "rw" : "r", wg_dtype(s.vdt)->wgsl, ov ? ";VALUES" : "");
     for (int64_t w0 = 0; w0 < kout && st == WGML_OK; w0 += W) {
         const int64_t sub[4] = {1, 1, 1, kout - w0 < W ? kout - w0 : W};
@@ -605,7 +613,7 @@ static wgml_status sort_long(const char *name, const wgml_tensor *x, bool desc, 
             bs[0] = wg_bind_from(pairs, p0 + a * C * 8, C * 8, &rem);
             bs[1] = wg_bind_from(rank, r0 + a * C * 4, C * 4, &rem);
             bs[3] = chunk_x(xs, len, C, a, &p);
-            st = merge_pass(&s, defs, "sort_scatter", bs, ov ? 5 : 3, 3u | (s.x_rw ? 0u : 8u), &p);
+            st = merge_pass(&s, defs, "sort_scatter", bs, ov ? 5 : 3, pro | (s.x_rw ? 0u : 8u), &p);
         }
     }
     wgml_tensor_free(pt);
@@ -684,6 +692,7 @@ static wgml_status sort_rows(const char *name, const wgml_tensor *x, bool desc, 
         return st;
     /* the kernels index pairs from the binding's start: 256-aligned, so rem = 0 */
     s.bp = wg_bind_from(pairs->st->buf, wg_view4_of(pairs).offset * 4, group * p.n * 8, &rem);
+    s.x_rw = s.x_rw || x->st->buf == pairs->st->buf; /* x in the arena beside its pair scratch */
     for (uint64_t r0 = 0; r0 < (uint64_t)rows && st == WGML_OK; r0 += group) {
         p.r0 = (uint32_t)r0;
         p.rows = (uint32_t)((uint64_t)rows - r0 < group ? (uint64_t)rows - r0 : group);

@@ -136,23 +136,12 @@ static wgml_status sample_long(const wgml_tensor *logits, const wgml_sample_para
     if (K * 16 > cap)
         return wg_fail_window(ctx, K * 16, "wgml_sample: the partials of %llu chunks of a row of %lld logits",
                               (unsigned long long)K, (long long)vocab);
-    bool alias = logits->st->buf == out->st->buf;
-    char defs[80];
-    snprintf(defs, sizeof defs, "L_DT=%s;L_MODE=%s;WG=256;CHUNKED", wg_dtype(logits->dtype)->wgsl,
-             alias ? "rw" : "r");
-    wg_kernel_ref rpart = {"sample.wgsl", "sample_part", defs, 4, alias ? 0u : 1u};
-    wg_kernel_ref rstep = {"sample.wgsl", "sample_step", defs, 4, alias ? 0u : 1u};
-    wgml_kernel *kpart = NULL, *kstep = NULL;
-    wgml_status st = wg_kernel_get(ctx, &rpart, &kpart);
-    if (st == WGML_OK)
-        st = wg_kernel_get(ctx, &rstep, &kstep);
     /* The search state (16 words) and the chunks' partials (4 words each),
      * in scratch that every row reuses (wg_sc_sample: K <= vocab).  Zeroed
      * as the pool's buffers were; step 0 writes what later stages read. */
     wgml_tensor *sv = NULL, *pt = NULL;
     const int64_t nsv[1] = {16}, npt[1] = {(int64_t)K * 4};
-    if (st == WGML_OK)
-        st = wg_scratch_tensor(ctx, WGML_U32, 1, nsv, &sv);
+    wgml_status st = wg_scratch_tensor(ctx, WGML_U32, 1, nsv, &sv);
     if (st == WGML_OK)
         st = wg_scratch_tensor(ctx, WGML_U32, 1, npt, &pt);
     wg_binding bsv = {0}, bpt = {0};
@@ -161,6 +150,20 @@ static wgml_status sample_long(const wgml_tensor *logits, const wgml_sample_para
         bsv = wg_bind_from(sv->st->buf, wg_view4_of(sv).offset * 4, 64, &rem);
         bpt = wg_bind_from(pt->st->buf, wg_view4_of(pt).offset * 4, K * 16, &rem);
     }
+    /* logits bind read_write when a written binding shares their buffer
+     * (out, or the scratch in a graph's arena) */
+    const wgml_buffer *lb = logits->st->buf;
+    bool alias = lb == out->st->buf || (sv && lb == sv->st->buf) || (pt && lb == pt->st->buf);
+    char defs[80];
+    snprintf(defs, sizeof defs, "L_DT=%s;L_MODE=%s;WG=256;CHUNKED", wg_dtype(logits->dtype)->wgsl,
+             alias ? "rw" : "r");
+    wg_kernel_ref rpart = {"sample.wgsl", "sample_part", defs, 4, alias ? 0u : 1u};
+    wg_kernel_ref rstep = {"sample.wgsl", "sample_step", defs, 4, alias ? 0u : 1u};
+    wgml_kernel *kpart = NULL, *kstep = NULL;
+    if (st == WGML_OK)
+        st = wg_kernel_get(ctx, &rpart, &kpart);
+    if (st == WGML_OK)
+        st = wg_kernel_get(ctx, &rstep, &kstep);
     /* Probes: 32 at most per search (each halves a u32 key range), one
      * more for top-p's total. */
     int rounds = (k->flags & F_GREEDY) ? 0 : (p->top_k > 0 ? 32 : 0) + ((k->flags & F_TOPP) ? 33 : 0);
