@@ -61,9 +61,11 @@ static wgml_status scan_dispatch(wgml_ctx *ctx, wgml_dtype xdt, bool x_rw, wgml_
                                  const wg_binding *b, int nb, sparams *p)
 {
     char defs[192];
-    /* CARRY_IN's carries (b[2]) share out's buffer inside a graph's arena:
-     * then they are bound read_write like everything else there. */
-    bool c_rw = nb == 3 && b[2].buffer == b[1].buffer;
+    /* Inside a graph's arena x, the totals and carries (scratch) and out
+     * may share one buffer: a read binding sharing it with a written one
+     * (b[1], or x bound read_write) is bound read_write too. */
+    x_rw = x_rw || b[0].buffer == b[1].buffer;
+    bool c_rw = nb == 3 && (b[2].buffer == b[1].buffer || (x_rw && b[2].buffer == b[0].buffer));
     snprintf(defs, sizeof defs, "X_DT=%s;X_MODE=%s;O_DT=%s;CIN_ACCESS=%s%s%s", wg_dtype(xdt)->wgsl,
              x_rw ? "rw" : "r", wg_dtype(odt)->wgsl, c_rw ? "read_write" : "read", mode ? ";" : "", mode ? mode : "");
     unsigned ro = (x_rw ? 0u : 1u) | (nb == 3 && !c_rw ? 4u : 0u);
