@@ -27,7 +27,7 @@
  *                 (wg_sc_reduce, reduce.c)
  *   cumsum        block totals and their scan, <= 2046 words each; or one
  *                 row in pieces: totals of <= len pieces, their own scan
- *                 in pieces of >= 960 words (wg_sc_cumsum, reduce_sort.c)
+ *                 in pieces of >= 960 words (wg_sc_cumsum, optable_scratch.c)
  *   argsort       pairs rows x pow2ceil(len) x 8 for rows past one block;
  *                 or one row in chunks: a contiguous copy + pairs and
  *                 ranks of <= max(64, pow2ceil(len)) (wg_sc_argsort)
