@@ -498,10 +498,53 @@ static void fusions_fold_what_they_should(void)
     free(xh), free(yh), free(wh), free(sh), free(mh);
 }
 
+/* A replay of >= 1024 dispatches is encoded by worker threads in chunks
+ * submitted in order (src/gpu/record.c): a chain of 1500 dependent steps
+ * y = (i mod 7) - y, with every third step |y| instead, is exact in f32
+ * (small integers) and depends on the order of its chunks (plain
+ * translations would commute), so a chunk run out of order shows:
+ * swapping the submission of two chunks fails it.
+ * Forced to 3 threads: CI's 2 cores would otherwise pick 1 (off). */
+static void parallel_replay_in_order(void)
+{
+    setenv("WGML_REPLAY_THREADS", "3", 1);
+    enum { N = 1500, W = 256 };
+    wgml_graph *g = NULL;
+    CHECK_OK(wgml_graph_create(t_ctx, &g));
+    wgml_node *x, *y;
+    CHECK_OK(wgml_graph_input(g, "x", WGML_F32, 1, (int64_t[]){W}, &x));
+    y = x;
+    for (int i = 0; i < N; i++)
+        CHECK_OK(wgml_g_unary(g, i % 3 == 2 ? WGML_ABS : WGML_SCALE, y, -1.0f, (float)(i % 7), &y));
+    CHECK_OK(wgml_graph_output(g, y));
+    CHECK_OK(wgml_graph_compile(g, &(wgml_graph_options){.no_fuse = 1}));
+    float h[W], got[W];
+    for (int run = 0; run < 2; run++) {
+        for (int i = 0; i < W; i++)
+            h[i] = (float)(i - 128 + 1000 * run);
+        CHECK_OK(wgml_graph_write(g, x, h, sizeof h));
+        CHECK_OK(wgml_graph_run(g));
+        CHECK_OK(wgml_graph_read(g, y, got, sizeof got));
+        int bad = 0;
+        double want0 = 0;
+        for (int i = 0; i < W; i++) {
+            double v = h[i];
+            for (int k = 0; k < N; k++)
+                v = k % 3 == 2 ? fabs(v) : (k % 7) - v;
+            bad += got[i] != v;
+            want0 = i ? want0 : v;
+        }
+        CHECK(!bad, "run %d: %d of %d elements wrong (got[0] = %g, want %g)", run, bad, W, got[0], want0);
+    }
+    wgml_graph_free(g);
+    unsetenv("WGML_REPLAY_THREADS");
+}
+
 static const t_case cases[] = {
     {"random_graphs_equal_eager", random_graphs},
     {"random_graphs_fused_equal_unfused", random_graphs_fused_equal_unfused},
     {"fusions_fold_what_they_should", fusions_fold_what_they_should},
+    {"parallel_replay_in_order", parallel_replay_in_order},
 };
 
 int main(int argc, char **argv) { return graph_main(argc, argv, cases, sizeof cases / sizeof *cases); }

@@ -280,6 +280,7 @@ struct wgml_ctx {
     volatile uint64_t fence_done; /* the highest ticket the queue finished (in order) */
     wg_scratch_fn scratch_fn;  /* where ops' scratch comes from (a graph's arena), or NULL: the pool */
     void *scratch_data;
+    uint64_t *scratch_used;    /* the provider's running total (wg_scratch_mark), or NULL */
     wg_profile prof;
     wgml_ctx_stats stats;
     const char *last_dispatch; /* kernel name of the last dispatch: tests check which path ran */

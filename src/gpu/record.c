@@ -431,10 +431,19 @@ wgml_status wg_recording_compile(wgml_ctx *ctx, wg_recording *r)
     return wg_check(ctx);
 }
 
-void wg_set_scratch_provider(wgml_ctx *ctx, wg_scratch_fn fn, void *data)
+void wg_set_scratch_provider(wgml_ctx *ctx, wg_scratch_fn fn, void *data, uint64_t *used)
 {
     ctx->scratch_fn = fn;
     ctx->scratch_data = fn ? data : NULL;
+    ctx->scratch_used = fn ? used : NULL;
+}
+
+uint64_t wg_scratch_mark(const wgml_ctx *ctx) { return ctx->scratch_used ? *ctx->scratch_used : 0; }
+
+void wg_scratch_release(wgml_ctx *ctx, uint64_t mark)
+{
+    if (ctx->scratch_used && mark < *ctx->scratch_used)
+        *ctx->scratch_used = mark;
 }
 
 bool wg_scratch_provided(const wgml_ctx *ctx) { return ctx->scratch_fn != NULL; }

@@ -154,10 +154,21 @@ void wg_recording_free(wg_recording *r);
  * serve this request.
  */
 typedef wgml_status (*wg_scratch_fn)(void *data, uint64_t bytes, const wgml_tensor **base, uint64_t *offset);
-void wg_set_scratch_provider(wgml_ctx *ctx, wg_scratch_fn fn, void *data);
+/* used: the provider's running total of bytes taken (each request rounded
+ * up to 256), which wg_scratch_mark reads and wg_scratch_release winds
+ * back; NULL when the provider keeps none. */
+void wg_set_scratch_provider(wgml_ctx *ctx, wg_scratch_fn fn, void *data, uint64_t *used);
 bool wg_scratch_provided(const wgml_ctx *ctx);
 /* The provider's answer for `bytes` (WGML_ERR_LIMIT when none is set). */
 wgml_status wg_scratch_take(wgml_ctx *ctx, uint64_t bytes, const wgml_tensor **base, uint64_t *offset);
+/* Scratch taken after a mark is free again once its work is recorded: an
+ * op that runs in parts (wg_split_rows' halves) releases each part's
+ * scratch before the next, so the next reuses that memory (the GPU runs
+ * the parts in order, as it runs a graph's nodes) and an op's declaration
+ * bounds its largest part, not the sum over parts.  Only scratch tensors
+ * already freed may lie past the mark. */
+uint64_t wg_scratch_mark(const wgml_ctx *ctx);
+void wg_scratch_release(wgml_ctx *ctx, uint64_t mark);
 
 /* ---------------------------------------------------------- device error word */
 

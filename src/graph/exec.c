@@ -158,7 +158,7 @@ static wgml_status record(wgml_graph *g, wg_cached *c, const wg_cached *prev)
     wgml_status st = wg_recorder_begin(g->ctx, &c->rec);
     if (st != WGML_OK)
         return st;
-    wg_set_scratch_provider(g->ctx, scratch_from_arena, g);
+    wg_set_scratch_provider(g->ctx, scratch_from_arena, g, &g->scratch_used);
     for (size_t i = 0; i < g->n_order && st == WGML_OK; i++) {
         wgml_node *x = g->order[i];
         if (x->kind != WG_N_OP || x->produced_by)
@@ -175,7 +175,7 @@ static wgml_status record(wgml_graph *g, wg_cached *c, const wg_cached *prev)
         }
         c->ranges[x->id][1] = c->rec.n;
     }
-    wg_set_scratch_provider(g->ctx, NULL, NULL);
+    wg_set_scratch_provider(g->ctx, NULL, NULL, NULL);
     wg_recorder_end(g->ctx);
     if (st == WGML_OK)
         st = wg_recording_compile(g->ctx, &c->rec);

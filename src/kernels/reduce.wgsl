@@ -46,7 +46,7 @@ struct Params {
 @group(0) @binding(0) var<uniform> p: Params;
 
 #if IN_STATES
-@group(0) @binding(1) var<storage, read> sin: array<u32>;
+@group(0) @binding(1) var<storage, {{S_ACC}}> sin: array<u32>; // read_write when it shares out's buffer
 #else
 #tensor x 1 X_DT X_MODE
 #endif

@@ -52,14 +52,17 @@ struct Params {
 #if STEP
 @group(0) @binding(1) var<storage, read_write> pr: array<vec2<u32>>;
 #else
+// PR: the access of the pairs and ranks these passes only read: read, or
+// read_write when they share a buffer with a written binding (scratch in a
+// graph's arena, next to the ranks and the outputs).
 #if RANK
-@group(0) @binding(1) var<storage, read> pa: array<vec2<u32>>;
-@group(0) @binding(2) var<storage, read> pb: array<vec2<u32>>;
+@group(0) @binding(1) var<storage, {{PR}}> pa: array<vec2<u32>>;
+@group(0) @binding(2) var<storage, {{PR}}> pb: array<vec2<u32>>;
 @group(0) @binding(3) var<storage, read_write> rk: array<u32>;
 #else
 #if SCATTER
-@group(0) @binding(1) var<storage, read> pa: array<vec2<u32>>;
-@group(0) @binding(2) var<storage, read> rk: array<u32>;
+@group(0) @binding(1) var<storage, {{PR}}> pa: array<vec2<u32>>;
+@group(0) @binding(2) var<storage, {{PR}}> rk: array<u32>;
 #tensor oi 3 i32 w
 #if VALUES
 #tensor x 4 X_DT X_MODE

@@ -90,12 +90,16 @@ static int check(const call *c, char *msg, size_t n, uint64_t *scratch)
     return 0;
 }
 
-/* Counts the scratch an eager op takes (the pool serves it). */
-typedef struct tally { uint64_t used; } tally;
+/* Counts the scratch an eager op takes (the pool serves it): the most it
+ * holds at once, as a graph's arena would (wg_scratch_release winds
+ * `used` back between an op's parts). */
+typedef struct tally { uint64_t used, peak; } tally;
 static wgml_status count_scratch(void *data, uint64_t bytes, const wgml_tensor **base, uint64_t *off)
 {
     (void)base, (void)off;
-    ((tally *)data)->used += wg_align_up(bytes, 256);
+    tally *t = data;
+    t->used += wg_align_up(bytes, 256);
+    t->peak = t->used > t->peak ? t->used : t->peak;
     return WGML_ERR_LIMIT;
 }
 
@@ -118,16 +122,16 @@ static wgml_status run(const call *c)
     tally t = {0};
     bool counting = ctx && !wg_scratch_provided(ctx);
     if (counting)
-        wg_set_scratch_provider(ctx, count_scratch, &t);
+        wg_set_scratch_provider(ctx, count_scratch, &t, &t.used);
     wgml_status st = c->impl ? c->impl(c) : def->encode(&c->p, c->in, c->nin, c->out, c->out2);
     if (counting)
-        wg_set_scratch_provider(ctx, NULL, NULL);
+        wg_set_scratch_provider(ctx, NULL, NULL, NULL);
     if (ck == 1 && st == WGML_OK)
         return wg_fail(WGML_ERR_INTERNAL, "wgml_%s: the op table's check refused a call the op accepted (a bug in "
                        "src/ops/optable.c): %s", def->name, msg);
-    if (st == WGML_OK && def->scratch && t.used > declared) /* rows that declare their scratch */
+    if (st == WGML_OK && def->scratch && t.peak > declared) /* rows that declare their scratch */
         return wg_fail(WGML_ERR_INTERNAL, "wgml_%s: took %llu bytes of scratch, its op table row declares %llu (a bug "
-                       "in src/ops/optable.c)", def->name, (unsigned long long)t.used, (unsigned long long)declared);
+                       "in its sc_* function)", def->name, (unsigned long long)t.peak, (unsigned long long)declared);
     return st;
 }
 

@@ -89,6 +89,14 @@ typedef struct wg_op_def {
                           wgml_tensor *out2);
 } wg_op_def;
 
+/* Scratch declarations kept beside the code whose requests they bound
+ * (optable.c's first comment lists every row that declares scratch). */
+uint64_t wg_sc_reduce(const wg_op_params *p, const wg_desc *const *in, int nin, const wg_desc *out);
+uint64_t wg_sc_cumsum(const wg_op_params *p, const wg_desc *const *in, int nin, const wg_desc *out);
+uint64_t wg_sc_argsort(const wg_op_params *p, const wg_desc *const *in, int nin, const wg_desc *out);
+uint64_t wg_sc_top_k(const wg_op_params *p, const wg_desc *const *in, int nin, const wg_desc *out);
+uint64_t wg_sc_sample(const wg_op_params *p, const wg_desc *const *in, int nin, const wg_desc *out);
+
 /* The row of op (NULL when out of range). */
 const wg_op_def *wg_op_def_get(int op);
 /* Rows WG_OP_MATMUL .. WG_OP_COUNT - 1 (optable_mm.c; NULL otherwise). */

@@ -19,6 +19,7 @@
  */
 #include "reduce.h"
 #include "elementwise.h"
+#include "optable.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -114,7 +115,6 @@ typedef struct rplan {
     int64_t rn[4], rxs[4];
     int64_t rows, len;
     uint64_t xesz, oesz, cap;
-    bool x_rw;
 } rplan;
 
 /* A box of the problem: sub-ranges of the dims, a contiguous range of
@@ -187,15 +187,18 @@ typedef struct rparams {
 enum { IN_X, IN_STATES };
 enum { OUT_FINAL, OUT_PARTIAL, OUT_ACCUM };
 
-static wgml_status kernel_for(const rplan *pl, int in, int out, wgml_kernel **k)
+/* shared: the read binding (x or states) and the written one are one
+ * buffer (x in place, or scratch beside out in a graph's arena), so both
+ * bind read_write: a buffer may not be read-only and writable at once. */
+static wgml_status kernel_for(const rplan *pl, int in, int out, bool shared, wgml_kernel **k)
 {
     char defs[256];
     wgml_dtype xt = pl->x->dtype;
-    snprintf(defs, sizeof defs, "X_DT=%s;X_MODE=%s;O_DT=%s;%s;%s%s;%s", wg_dtype(xt)->wgsl, pl->x_rw ? "rw" : "r",
-             wg_dtype(pl->out->dtype)->wgsl, group_of(pl->op), acc_kind(xt), in == IN_STATES ? ";IN_STATES" : "",
+    snprintf(defs, sizeof defs, "X_DT=%s;X_MODE=%s;S_ACC=%s;O_DT=%s;%s;%s%s;%s", wg_dtype(xt)->wgsl,
+             shared ? "rw" : "r", shared ? "read_write" : "read", wg_dtype(pl->out->dtype)->wgsl, group_of(pl->op),
+             acc_kind(xt), in == IN_STATES ? ";IN_STATES" : "",
              out == OUT_FINAL ? "OUT_FINAL" : out == OUT_PARTIAL ? "OUT_PARTIAL" : "OUT_ACCUM");
-    bool ro = in == IN_STATES || !pl->x_rw;
-    wg_kernel_ref ref = {"reduce.wgsl", "reduce", defs, 2, ro ? 1u : 0u};
+    wg_kernel_ref ref = {"reduce.wgsl", "reduce", defs, 2, shared ? 0u : 1u};
     return wg_kernel_get(pl->x->ctx, &ref, k);
 }
 
@@ -210,10 +213,11 @@ static void set_kept(rparams *p, const int64_t kn[4], const int64_t kxs[4], cons
 
 /* The running states of rows [r0, r0 + rows) as one binding; *rbase:
  * the first one's index within it (the kernel's p.rbase). */
-static wg_binding bind_acc(const rplan *pl, wgml_buffer *acc, int64_t r0, int64_t rows, uint32_t *rbase)
+static wg_binding bind_acc(const rplan *pl, const wgml_tensor *acc, int64_t r0, int64_t rows, uint32_t *rbase)
 {
     uint64_t ssz = (uint64_t)state_words(pl->op) * 4, rem;
-    wg_binding b = wg_bind_from(acc, (uint64_t)r0 * ssz, (uint64_t)rows * ssz, &rem);
+    wg_binding b = wg_bind_from(acc->st->buf, wg_view4_of(acc).offset * 4 + (uint64_t)r0 * ssz, (uint64_t)rows * ssz,
+                                &rem);
     *rbase = (uint32_t)(rem / ssz);
     return b;
 }
@@ -221,7 +225,7 @@ static wg_binding bind_acc(const rplan *pl, wgml_buffer *acc, int64_t r0, int64_
 /* States in -> out: pass 2 of a split box (sb: its [rows][nper] states,
  * from state soff), or a block of the last pass after boxes. */
 static wgml_status merge_states(const rplan *pl, wg_binding sb, uint32_t soff, int64_t nper, const int64_t kn[4],
-                                uint64_t ooff, int64_t r0, wgml_buffer *acc)
+                                uint64_t ooff, int64_t r0, const wgml_tensor *acc)
 {
     rparams p;
     memset(&p, 0, sizeof p);
@@ -241,10 +245,6 @@ static wgml_status merge_states(const rplan *pl, wg_binding sb, uint32_t soff, i
     p.count = (float)pl->len;
     p.p0 = pl->p0;
     p.opx = op_index(pl->op);
-    wgml_kernel *k;
-    wgml_status st = kernel_for(pl, IN_STATES, acc ? OUT_ACCUM : OUT_FINAL, &k);
-    if (st != WGML_OK)
-        return st;
     wg_binding b[2];
     b[0] = sb;
     if (acc) {
@@ -254,13 +254,16 @@ static wgml_status merge_states(const rplan *pl, wg_binding sb, uint32_t soff, i
         b[1] = wg_bind_from(pl->out->st->buf, ooff * pl->oesz, (span(kn, pl->kos) + 1) * pl->oesz, &rem);
         p.ooff = (uint32_t)(rem / pl->oesz);
     }
+    wgml_kernel *k;
+    wgml_status st = kernel_for(pl, IN_STATES, acc ? OUT_ACCUM : OUT_FINAL, b[0].buffer == b[1].buffer, &k);
+    if (st != WGML_OK)
+        return st;
     uint64_t groups = ((uint64_t)rows + p.cols - 1) / p.cols;
     return wg_dispatch(pl->x->ctx, k, b, 2, &p, sizeof p, (uint32_t)groups, 1, 1);
 }
 
 typedef struct final_job {
     const rplan *pl;
-    wgml_buffer *acc;
 } final_job;
 
 /* One block of the last pass: the window binder moved the states (w[0])
@@ -277,23 +280,79 @@ static wgml_status final_block(void *user, const wg_win *w, const int64_t iter[4
 /* The running states [rows] -> out.  Both are cut into blocks of kept
  * dims whose windows fit: the states as a virtual row-major operand of
  * one state per row, so each block is a contiguous run of them. */
-static wgml_status final_pass(const rplan *pl, wgml_buffer *acc, uint64_t ooff)
+static wgml_status final_pass(const rplan *pl, const wgml_tensor *acc, uint64_t ooff)
 {
     int64_t rs = 1;
-    wg_win w[2] = {{acc, 0, {0, 0, 0, 0}, (uint64_t)state_words(pl->op) * 4, 0, "running states"},
+    uint64_t ssz = (uint64_t)state_words(pl->op) * 4; /* divides acc's 256-aligned start */
+    wg_win w[2] = {{acc->st->buf, wg_view4_of(acc).offset * 4 / ssz, {0, 0, 0, 0}, ssz, 0, "running states"},
                    {pl->out->st->buf, ooff, {pl->kos[0], pl->kos[1], pl->kos[2], pl->kos[3]}, pl->oesz, 0, "out"}};
     for (int i = 3; i >= 0; i--) {
         w[0].st[i] = pl->kn[i] > 1 ? rs : 0;
         rs *= pl->kn[i];
     }
-    final_job j = {pl, acc};
+    final_job j = {pl};
     char who[48];
     snprintf(who, sizeof who, "wgml_reduce(%s)", names[pl->op]);
     return wg_win_split(pl->x->ctx, w, 2, pl->kn, 4, MAX_ELEMS, who, final_block, &j);
 }
 
-/* One box whose windows fit a binding: one pass, or two when split. */
-static wgml_status run_box(const rplan *pl, const rbox *bx, wgml_buffer *acc)
+/* How run_box lays out a box: segs threads per row, cols rows per
+ * workgroup, nrb workgroups of rows, and the row cut into nchunk chunks
+ * of chunk elements (nchunk > 1: a pass of partial states, then a merge). */
+typedef struct rsplit {
+    uint32_t segs, cols;
+    uint64_t nrb, nchunk, chunk;
+} rsplit;
+
+static rsplit box_split(const rplan *pl, const rbox *bx)
+{
+    int64_t rows = prod4(bx->kn), len = prod4(bx->rn);
+    int64_t kin = 0, rin = -1; /* innermost non-trivial strides */
+    for (int i = 0; i < 4; i++) {
+        if (bx->kn[i] > 1)
+            kin = pl->kxs[i];
+        if (bx->rn[i] > 1)
+            rin = pl->rxs[i];
+    }
+    /* Kept axis contiguous and reduced one not: neighbouring threads take
+     * neighbouring rows so their loads coalesce. */
+    bool col = kin == 1 && rin != 1 && rows > 1;
+    uint32_t most_segs = WG;
+    if (col) /* up to 32 rows side by side: 128-byte loads of f32 */
+        most_segs = WG / (rows < 32 ? pow2ceil((uint64_t)rows) : 32u);
+    /* >= 8 elements per thread when the row allows (short rows share a
+     * workgroup instead of idling 256 threads through 8 tree levels), and
+     * up to 32 while there are far more workgroups than fill a GPU: fewer
+     * workgroups and tree levels for the same loads. */
+    uint32_t segs = pow2ceil(len ? ((uint64_t)len + 7) / 8 : 1);
+    if (segs > most_segs)
+        segs = most_segs;
+    while (segs > 1 && ((uint64_t)rows * segs + WG - 1) / WG > 4 * TARGET_WG && (uint64_t)len <= 16ull * segs)
+        segs /= 2;
+    rsplit r = {segs, WG / segs, 0, 1, (uint64_t)len};
+    r.nrb = ((uint64_t)rows + r.cols - 1) / r.cols;
+    /* A split needs len >= 2 * segs * 64, so segs is most_segs >= 8 there
+     * (pow2ceil(len / 8) is larger): nchunk <= len / 512, and with
+     * rows <= nrb * 32, rows * nchunk <= 32 * (1024 + nrb - 1) < 65504
+     * (wg_sc_reduce's bound on the partial states). */
+    if ((uint64_t)len >= 2ull * segs * MIN_PER_THREAD && r.nrb < TARGET_WG) {
+        uint64_t nchunk = (TARGET_WG + r.nrb - 1) / r.nrb;
+        uint64_t most = (uint64_t)len / ((uint64_t)segs * MIN_PER_THREAD);
+        if (nchunk > most)
+            nchunk = most;
+        /* the partial states [rows][nchunk] are one binding */
+        uint64_t fit = pl->cap / ((uint64_t)rows * (uint64_t)state_words(pl->op) * 4);
+        if (nchunk > fit)
+            nchunk = fit ? fit : 1;
+        r.chunk = ((uint64_t)len + nchunk - 1) / nchunk;
+        r.nchunk = ((uint64_t)len + r.chunk - 1) / r.chunk;
+    }
+    return r;
+}
+
+/* One box whose windows fit a binding: one pass, or two when split (the
+ * partial states in part, shared by every box: boxes run in order). */
+static wgml_status run_box(const rplan *pl, const rbox *bx, const wgml_tensor *acc, const wgml_tensor *part)
 {
     wgml_ctx *ctx = pl->x->ctx;
     int64_t rows = prod4(bx->kn), len = prod4(bx->rn);
@@ -310,42 +369,9 @@ static wgml_status run_box(const rplan *pl, const rbox *bx, wgml_buffer *acc)
             p.rst[3 - nrd] = (uint32_t)pl->rxs[i];
             nrd++;
         }
-    int64_t kin = 0, rin = -1; /* innermost non-trivial strides */
-    for (int i = 0; i < 4; i++)
-        if (bx->kn[i] > 1)
-            kin = pl->kxs[i];
-    if (nrd)
-        rin = p.rst[3];
-    /* Kept axis contiguous and reduced one not: neighbouring threads take
-     * neighbouring rows so their loads coalesce. */
-    bool col = kin == 1 && rin != 1 && rows > 1;
-    uint32_t most_segs = WG;
-    if (col) /* up to 32 rows side by side: 128-byte loads of f32 */
-        most_segs = WG / (rows < 32 ? pow2ceil((uint64_t)rows) : 32u);
-    /* >= 8 elements per thread when the row allows (short rows share a
-     * workgroup instead of idling 256 threads through 8 tree levels), and
-     * up to 32 while there are far more workgroups than fill a GPU: fewer
-     * workgroups and tree levels for the same loads. */
-    uint32_t segs = pow2ceil(len ? ((uint64_t)len + 7) / 8 : 1);
-    if (segs > most_segs)
-        segs = most_segs;
-    while (segs > 1 && ((uint64_t)rows * segs + WG - 1) / WG > 4 * TARGET_WG && (uint64_t)len <= 16ull * segs)
-        segs /= 2;
-    uint32_t cols = WG / segs;
-    uint64_t nrb = ((uint64_t)rows + cols - 1) / cols;
-    uint64_t nchunk = 1, chunk = (uint64_t)len;
-    if ((uint64_t)len >= 2ull * segs * MIN_PER_THREAD && nrb < TARGET_WG) {
-        nchunk = (TARGET_WG + nrb - 1) / nrb;
-        uint64_t most = (uint64_t)len / ((uint64_t)segs * MIN_PER_THREAD);
-        if (nchunk > most)
-            nchunk = most;
-        /* the partial states [rows][nchunk] are one binding */
-        uint64_t fit = pl->cap / ((uint64_t)rows * (uint64_t)state_words(pl->op) * 4);
-        if (nchunk > fit)
-            nchunk = fit ? fit : 1;
-        chunk = ((uint64_t)len + nchunk - 1) / nchunk;
-        nchunk = ((uint64_t)len + chunk - 1) / chunk;
-    }
+    rsplit sp = box_split(pl, bx);
+    uint32_t segs = sp.segs, cols = sp.cols;
+    uint64_t nrb = sp.nrb, nchunk = sp.nchunk, chunk = sp.chunk;
     p.rows = (uint32_t)rows;
     p.len = (uint32_t)len;
     p.cols = cols;
@@ -359,10 +385,7 @@ static wgml_status run_box(const rplan *pl, const rbox *bx, wgml_buffer *acc)
     p.nrd = (uint32_t)nrd;
     bool split = nchunk > 1;
     int out = split ? OUT_PARTIAL : acc ? OUT_ACCUM : OUT_FINAL;
-    wgml_kernel *k;
-    wgml_status st = kernel_for(pl, IN_X, out, &k);
-    if (st != WGML_OK)
-        return st;
+    wgml_status st = WGML_OK;
     wg_binding b[2];
     uint64_t rem;
     if (len == 0)
@@ -371,22 +394,24 @@ static wgml_status run_box(const rplan *pl, const rbox *bx, wgml_buffer *acc)
         b[0] = wg_bind_from(pl->x->st->buf, bx->xoff * pl->xesz,
                             (span(bx->kn, pl->kxs) + span(bx->rn, pl->rxs) + 1) * pl->xesz, &rem);
     p.xoff = (uint32_t)(rem / pl->xesz);
-    wgml_buffer *part = NULL;
+    /* Partial states at part's start: 256-aligned in the pool and in a
+     * graph's arena alike, so the binding starts there (soff 0). */
+    uint64_t pbytes = (uint64_t)rows * nchunk * (uint64_t)state_words(pl->op) * 4, poff = 0;
     if (split) {
-        st = wgml_buffer_create(ctx, (uint64_t)rows * nchunk * (uint64_t)state_words(pl->op) * 4, &part);
-        if (st != WGML_OK)
-            return st;
-        b[1] = wg_bind_all(part);
+        poff = wg_view4_of(part).offset * 4;
+        b[1] = wg_bind_from(part->st->buf, poff, pbytes, &rem);
     } else if (acc) {
         b[1] = bind_acc(pl, acc, bx->r0, rows, &p.rbase);
     } else {
         b[1] = wg_bind_from(pl->out->st->buf, bx->ooff * pl->oesz, (span(bx->kn, pl->kos) + 1) * pl->oesz, &rem);
         p.ooff = (uint32_t)(rem / pl->oesz);
     }
-    st = wg_dispatch(ctx, k, b, 2, &p, sizeof p, (uint32_t)(nrb * nchunk), 1, 1);
+    wgml_kernel *k;
+    if ((st = kernel_for(pl, IN_X, out, b[0].buffer == b[1].buffer, &k)) == WGML_OK)
+        st = wg_dispatch(ctx, k, b, 2, &p, sizeof p, (uint32_t)(nrb * nchunk), 1, 1);
     if (st == WGML_OK && split)
-        st = merge_states(pl, wg_bind_all(part), 0, (int64_t)nchunk, bx->kn, bx->ooff, bx->r0, acc);
-    wgml_buffer_destroy(part); /* released once the recorded work is done */
+        st = merge_states(pl, wg_bind_from(part->st->buf, poff, pbytes, &rem), 0, (int64_t)nchunk,
+                          bx->kn, bx->ooff, bx->r0, acc);
     return st;
 }
 
@@ -519,7 +544,6 @@ wgml_status wg_reduce_impl(wgml_reduce_op op, const wgml_tensor *x, unsigned axe
     pl.xesz = wg_dtype(x->dtype)->block_bytes;
     pl.oesz = wg_dtype(out->dtype)->block_bytes;
     pl.cap = wg_window_cap(x->ctx);
-    pl.x_rw = x->st->buf == out->st->buf;
 
     rbox whole;
     memset(&whole, 0, sizeof whole);
@@ -532,23 +556,62 @@ wgml_status wg_reduce_impl(wgml_reduce_op op, const wgml_tensor *x, unsigned axe
         free(L.v);
         return st;
     }
-    wgml_buffer *acc = NULL;
+    /* Scratch (wg_sc_reduce bounds it): the running states when a reduced
+     * dim was cut, and one array of partial states that every split box
+     * reuses, sized for the largest. */
+    wgml_tensor *acc = NULL, *part = NULL;
+    int sw = state_words(op);
     if (L.cut_reduced) {
         /* Running states, bound per box and cut into windows by the
          * last pass (final_pass), so neither they nor out need to fit. */
-        uint64_t bytes = (uint64_t)pl.rows * (uint64_t)state_words(op) * 4;
-        st = wgml_buffer_create(x->ctx, bytes, &acc);
+        const int64_t n = pl.rows * sw;
+        st = wg_scratch_tensor(x->ctx, WGML_U32, 1, &n, &acc);
         uint32_t pat = empty_pattern(op, wg_dtype(x->dtype)->kind);
-        if (st == WGML_OK && pat)
-            st = wgml_buffer_fill(acc, 0, bytes, pat);
+        if (st == WGML_OK && pat) /* zeroed already: other empty states need their pattern */
+            st = wgml_buffer_fill(acc->st->buf, wg_view4_of(acc).offset * 4, (uint64_t)n * 4, pat);
     }
+    int64_t most = 0;
+    for (size_t i = 0; i < L.n; i++) {
+        rsplit r = box_split(&pl, &L.v[i]);
+        int64_t n = r.nchunk > 1 ? prod4(L.v[i].kn) * (int64_t)r.nchunk * sw : 0;
+        most = n > most ? n : most;
+    }
+    if (st == WGML_OK && most) /* every state is written before it is read: zeroing is not needed, but harmless */
+        st = wg_scratch_tensor(x->ctx, WGML_U32, 1, &most, &part);
     for (size_t i = 0; st == WGML_OK && i < L.n; i++)
-        st = run_box(&pl, &L.v[i], acc);
+        st = run_box(&pl, &L.v[i], acc, part);
     if (st == WGML_OK && acc)
         st = final_pass(&pl, acc, whole.ooff);
-    wgml_buffer_destroy(acc);
+    wgml_tensor_free(acc);
+    wgml_tensor_free(part);
     free(L.v);
     return st;
+}
+
+/* ------------------------------------------------------------ scratch */
+
+/* R kept rows of L reduced elements, states of sw words.  The running
+ * states (R * sw words) exist only once a reduced dim is cut for windows,
+ * which depends on x's layout and the binding size that a description
+ * does not carry: they count whenever L > 1.  The partial states of split
+ * boxes (one array, shared): rows * nchunk <= R * min(1024, L / 512) and
+ * < 32 * 2047 (box_split), and a split needs L >= 2 * 8 * 64. */
+uint64_t wg_sc_reduce(const wg_op_params *p, const wg_desc *const *in, int nin, const wg_desc *out)
+{
+    (void)nin, (void)out;
+    const wg_desc *x = in[0];
+    uint64_t R = 1, L = 1;
+    for (int i = 0; i < x->ndim; i++)
+        *((p->mask >> i) & 1 ? &L : &R) *= x->shape[i] < 0 ? 0 : (uint64_t)x->shape[i];
+    if ((unsigned)p->sub >= WGML_REDUCE_COUNT || R == 0 || L <= 1)
+        return 0;
+    uint64_t ssz = (uint64_t)state_words((wgml_reduce_op)p->sub) * 4, acc = wg_align_up(R * ssz, 256), part = 0;
+    if (L >= 2 * 8 * MIN_PER_THREAD) {
+        uint64_t per = L / (8 * MIN_PER_THREAD) < TARGET_WG ? L / (8 * MIN_PER_THREAD) : TARGET_WG;
+        uint64_t n = R < 32 * 2047 / per ? R * per : 32 * 2047;
+        part = wg_align_up(n * ssz, 256);
+    }
+    return acc + part;
 }
 
 /* ------------------------------------------------------------ reference */

@@ -11,6 +11,9 @@ const char *wg_reduce_name(wgml_reduce_op op);
 uint32_t wg_reduce_dtypes(wgml_reduce_op op);
 #define WG_CUMSUM_DTYPES (WG_DT_FLOATS | WG_DT_BIT(WGML_I32) | WG_DT_BIT(WGML_U32))
 #define WG_SORT_DTYPES (WG_DT_FLOATS | WG_DT_INTS)
+/* Pairs a row sorts in workgroup memory (16 KiB); longer rows sort
+ * through a pair array in scratch (reduce_sort.c). */
+#define WG_SORT_BLOCK 2048u
 
 /* References on host data in logical (row-major) order, x of dtype dt.
  * Outputs are exact values before rounding to the output dtype (integer

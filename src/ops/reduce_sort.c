@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BLOCK 2048u
+#define BLOCK WG_SORT_BLOCK
 #define WG 256u
 #define TARGET_WG 1024      /* workgroups that fill a large GPU */
 #define MAX_ELEMS (1ull << 31)
@@ -60,9 +60,11 @@ static wgml_status scan_dispatch(wgml_ctx *ctx, wgml_dtype xdt, bool x_rw, wgml_
                                  const wg_binding *b, int nb, sparams *p)
 {
     char defs[192];
-    /* CARRY_IN's carries (b[2]) share out's buffer inside a graph's arena:
-     * then they are bound read_write like everything else there. */
-    bool c_rw = nb == 3 && b[2].buffer == b[1].buffer;
+    /* Inside a graph's arena x, the totals and carries (scratch) and out
+     * may share one buffer: a read binding sharing it with a written one
+     * (b[1], or x bound read_write) is bound read_write too. */
+    x_rw = x_rw || b[0].buffer == b[1].buffer;
+    bool c_rw = nb == 3 && (b[2].buffer == b[1].buffer || (x_rw && b[2].buffer == b[0].buffer));
     snprintf(defs, sizeof defs, "X_DT=%s;X_MODE=%s;O_DT=%s;CIN_ACCESS=%s%s%s", wg_dtype(xdt)->wgsl,
              x_rw ? "rw" : "r", wg_dtype(odt)->wgsl, c_rw ? "read_write" : "read", mode ? ";" : "", mode ? mode : "");
     unsigned ro = (x_rw ? 0u : 1u) | (nb == 3 && !c_rw ? 4u : 0u);
@@ -141,10 +143,15 @@ wgml_status wg_split_rows(const char *name, const wgml_tensor *const *ts, int n,
     wgml_status st = WGML_OK;
     for (int i = 0; i < n && st == WGML_OK; i++)
         st = halves(ts[i], d, &lo[i], &hi[i]);
+    /* The halves run one after the other: the second reuses the first's
+     * scratch (wg_scratch_release), so scratch bounds one part, not the sum. */
+    uint64_t mark = wg_scratch_mark(ts[0]->ctx);
     if (st == WGML_OK)
         st = run(arg, lo);
+    wg_scratch_release(ts[0]->ctx, mark);
     if (st == WGML_OK)
         st = run(arg, hi);
+    wg_scratch_release(ts[0]->ctx, mark);
     for (int i = 0; i < n; i++) {
         wgml_tensor_free(lo[i]);
         wgml_tensor_free(hi[i]);
@@ -282,14 +289,24 @@ static wgml_status cumsum_run(const wgml_tensor *x, int a, int exclusive, wgml_t
     p.nblk = (uint32_t)nblk;
     if (nblk == 1)
         return scan_dispatch(ctx, x->dtype, x_rw, x->dtype, NULL, b, 2, &p);
-    /* Totals and their exclusive scan in the accumulation type. */
+    /* Totals and their exclusive scan in the accumulation type (4 bytes),
+     * in scratch (wg_sc_cumsum bounds rows * nblk by 2046: nblk > 1 needs
+     * len > 8192, so 256 threads a row, one row a workgroup, nrb = rows
+     * < 1024 and nblk <= ceil(1024 / rows)).  Every word is written before
+     * it is read. */
     wgml_dtype at = wg_dtype_is_float(x->dtype) ? WGML_F32 : x->dtype;
-    wgml_buffer *tot = NULL, *pre = NULL;
-    uint64_t bytes = (uint64_t)rows * nblk * 4;
-    if ((st = wgml_buffer_create(ctx, bytes, &tot)) == WGML_OK)
-        st = wgml_buffer_create(ctx, bytes, &pre);
+    wgml_tensor *tot = NULL, *pre = NULL;
+    const int64_t ts[1] = {rows * (int64_t)nblk};
+    uint64_t bytes = (uint64_t)ts[0] * 4, rt, rp;
+    if ((st = wg_scratch_tensor(ctx, at, 1, ts, &tot)) == WGML_OK)
+        st = wg_scratch_tensor(ctx, at, 1, ts, &pre);
+    wg_binding btot = {0}, bpre = {0};
     if (st == WGML_OK) {
-        wg_binding bt[2] = {b[0], wg_bind_all(tot)};
+        /* 256-aligned starts: the bindings start there (rt = rp = 0) */
+        btot = wg_bind_from(tot->st->buf, wg_view4_of(tot).offset * 4, bytes, &rt);
+        bpre = wg_bind_from(pre->st->buf, wg_view4_of(pre).offset * 4, bytes, &rp);
+        wg_binding bt[2] = {b[0], btot};
+        p.tb0 = (uint32_t)(rt / 4);
         st = scan_dispatch(ctx, x->dtype, x_rw, x->dtype, "TOTALS", bt, 2, &p);
     }
     if (st == WGML_OK) {
@@ -305,15 +322,18 @@ static wgml_status cumsum_run(const wgml_tensor *x, int a, int exclusive, wgml_t
         q.blk = (uint32_t)nblk;
         q.nblk = 1;
         q.excl = 1;
-        wg_binding bp[2] = {wg_bind_all(tot), wg_bind_all(pre)};
+        q.xoff = (uint32_t)(rt / 4);
+        q.ooff = (uint32_t)(rp / 4);
+        wg_binding bp[2] = {btot, bpre};
         st = scan_dispatch(ctx, at, false, at, NULL, bp, 2, &q);
     }
     if (st == WGML_OK) {
-        b[2] = wg_bind_all(pre);
+        b[2] = bpre;
+        p.tb0 = (uint32_t)(rp / 4);
         st = scan_dispatch(ctx, x->dtype, x_rw, x->dtype, "CARRY_IN", b, 3, &p);
     }
-    wgml_buffer_destroy(tot);
-    wgml_buffer_destroy(pre);
+    wgml_tensor_free(tot);
+    wgml_tensor_free(pre);
     return st;
 }
 
@@ -510,16 +530,22 @@ static wgml_status sort_long(const char *name, const wgml_tensor *x, bool desc, 
         return wg_fail_window(ctx, C * 8, "%s: the (key, index) pairs of a chunk of %llu elements", name,
                               (unsigned long long)C);
     uint64_t K = (len + C - 1) / C;
-    wgml_tensor *xc = NULL;
-    wgml_buffer *pairs = NULL, *rank = NULL;
+    /* Scratch (wg_sc_argsort): the copy of a strided row, K * C pairs and
+     * ranks; K * C <= max(64, pow2ceil(len)), C being a power of two. */
+    wgml_tensor *xc = NULL, *pt = NULL, *rt = NULL;
     wgml_status st = WGML_OK;
     if (x->strides[ax] != 1 && (st = wg_scratch_tensor(ctx, x->dtype, x->ndim, x->shape, &xc)) == WGML_OK)
         st = wg_copy_impl(x, xc);
     const wgml_tensor *xs = xc ? xc : x;
+    const int64_t npair[1] = {(int64_t)(K * C * 2)}, nrank[1] = {(int64_t)(K * C)};
     if (st == WGML_OK)
-        st = wgml_buffer_create(ctx, K * C * 8, &pairs);
+        st = wg_scratch_tensor(ctx, WGML_U32, 1, npair, &pt);
     if (st == WGML_OK)
-        st = wgml_buffer_create(ctx, K * C * 4, &rank);
+        st = wg_scratch_tensor(ctx, WGML_U32, 1, nrank, &rt);
+    /* byte starts; a chunk's C >= 64 pairs (512 bytes) keep every chunk on
+     * a binding-offset boundary from there */
+    wgml_buffer *pairs = pt ? pt->st->buf : NULL, *rank = rt ? rt->st->buf : NULL;
+    uint64_t p0 = pt ? wg_view4_of(pt).offset * 4 : 0, r0 = rt ? wg_view4_of(rt).offset * 4 : 0;
     sorter s;
     memset(&s, 0, sizeof s);
     s.ctx = ctx;
@@ -527,7 +553,13 @@ static wgml_status sort_long(const char *name, const wgml_tensor *x, bool desc, 
     s.values = ov != NULL;
     s.vdt = ov ? ov->dtype : x->dtype;
     s.kind = wg_dtype_is_float(x->dtype) ? "FLOAT" : wg_dtype(x->dtype)->kind == WG_KIND_INT ? "SINT" : "UINT";
-    s.x_rw = xs->st->buf == oi->st->buf || (ov && xs->st->buf == ov->st->buf);
+    /* Scratch shares the arena with the outputs (and maybe x) in a graph:
+     * a binding sharing a buffer with a written one is bound read_write. */
+    const wgml_buffer *X = xs->st->buf, *O = oi->st->buf, *OV = ov ? ov->st->buf : NULL;
+    bool pr_rw = pairs == rank || pairs == O || pairs == OV || pairs == X || rank == O || rank == OV || rank == X;
+    s.x_rw = X == O || X == OV || X == pairs || X == rank;
+    const char *pr = pr_rw ? "read_write" : "read";
+    unsigned pro = pr_rw ? 0u : 3u;
     oparams p;
     memset(&p, 0, sizeof p);
     p.rows = 1;
@@ -543,16 +575,18 @@ static wgml_status sort_long(const char *name, const wgml_tensor *x, bool desc, 
     wg_binding bpair[2], brank; /* [0]: chunk a, [1]: chunk b */
     for (uint64_t a = 0; a < K && st == WGML_OK; a++) { /* 1: each chunk to sorted pairs */
         s.bx = chunk_x(xs, len, C, a, &p);
-        s.bp = wg_bind_from(pairs, a * C * 8, C * 8, &rem);
+        s.bp = wg_bind_from(pairs, p0 + a * C * 8, C * 8, &rem);
         st = sort_pairs(&s, &p, false);
     }
     for (uint64_t a = 0; a < K && st == WGML_OK; a++) { /* 2: ranks */
-        bpair[0] = wg_bind_from(pairs, a * C * 8, C * 8, &rem);
-        brank = wg_bind_from(rank, a * C * 4, C * 4, &rem);
+        bpair[0] = wg_bind_from(pairs, p0 + a * C * 8, C * 8, &rem);
+        brank = wg_bind_from(rank, r0 + a * C * 4, C * 4, &rem);
         for (uint64_t b = 0; b < K && st == WGML_OK; b++) {
-            bpair[1] = wg_bind_from(pairs, b * C * 8, C * 8, &rem);
+            bpair[1] = wg_bind_from(pairs, p0 + b * C * 8, C * 8, &rem);
             wg_binding bs[3] = {bpair[0], bpair[1], brank};
-            st = merge_pass(&s, b ? "RANK" : "RANK;RANK_INIT", "sort_rank", bs, 3, 3u, &p);
+            char rdefs[64];
+            snprintf(rdefs, sizeof rdefs, "RANK;PR=%s%s", pr, b ? "" : ";RANK_INIT");
+            st = merge_pass(&s, rdefs, "sort_rank", bs, 3, pro, &p);
         }
     }
     /* 3: the output row in windows of ranks that fit */
@@ -563,7 +597,7 @@ static wgml_status sort_long(const char *name, const wgml_tensor *x, bool desc, 
         st = wg_fail_window(ctx, wg_win_bytes(&wo[0], (const int64_t[4]){1, 1, 1, 1}), "%s: one output element",
                             name);
     char defs[160];
-    snprintf(defs, sizeof defs, "SCATTER;X_DT=%s;X_MODE=%s;V_DT=%s%s", wg_dtype(xs->dtype)->wgsl,
+    snprintf(defs, sizeof defs, "SCATTER;PR=%s;X_DT=%s;X_MODE=%s;V_DT=%s%s", pr, wg_dtype(xs->dtype)->wgsl,
              s.x_rw ? "rw" : "r", wg_dtype(s.vdt)->wgsl, ov ? ";VALUES" : "");
     for (int64_t w0 = 0; w0 < kout && st == WGML_OK; w0 += W) {
         const int64_t sub[4] = {1, 1, 1, kout - w0 < W ? kout - w0 : W};
@@ -577,14 +611,14 @@ static wgml_status sort_long(const char *name, const wgml_tensor *x, bool desc, 
         p.w0 = (uint32_t)w0;
         p.wn = (uint32_t)sub[3];
         for (uint64_t a = 0; a < K && st == WGML_OK; a++) {
-            bs[0] = wg_bind_from(pairs, a * C * 8, C * 8, &rem);
-            bs[1] = wg_bind_from(rank, a * C * 4, C * 4, &rem);
+            bs[0] = wg_bind_from(pairs, p0 + a * C * 8, C * 8, &rem);
+            bs[1] = wg_bind_from(rank, r0 + a * C * 4, C * 4, &rem);
             bs[3] = chunk_x(xs, len, C, a, &p);
-            st = merge_pass(&s, defs, "sort_scatter", bs, ov ? 5 : 3, 3u | (s.x_rw ? 0u : 8u), &p);
+            st = merge_pass(&s, defs, "sort_scatter", bs, ov ? 5 : 3, pro | (s.x_rw ? 0u : 8u), &p);
         }
     }
-    wgml_buffer_destroy(pairs);
-    wgml_buffer_destroy(rank);
+    wgml_tensor_free(pt);
+    wgml_tensor_free(rt);
     wgml_tensor_free(xc);
     return st;
 }
@@ -648,20 +682,24 @@ static wgml_status sort_rows(const char *name, const wgml_tensor *x, bool desc, 
         p.kend = p.n;
         return local_pass(&s, true, true, &p);
     }
-    /* Rows in groups whose pairs fit one binding; the pair array is reused. */
-    uint64_t group = cap / ((uint64_t)p.n * 8);
+    /* Rows in groups whose pairs fit one binding; the pair array (scratch,
+     * at most rows * n * 8 bytes: wg_sc_argsort) is reused. */
+    uint64_t group = cap / ((uint64_t)p.n * 8), rem;
     if (group > (uint64_t)rows)
         group = (uint64_t)rows;
-    wgml_buffer *pairs = NULL;
-    if ((st = wgml_buffer_create(ctx, group * p.n * 8, &pairs)) != WGML_OK)
+    wgml_tensor *pairs = NULL;
+    const int64_t npair[1] = {(int64_t)(group * p.n * 2)};
+    if ((st = wg_scratch_tensor(ctx, WGML_U32, 1, npair, &pairs)) != WGML_OK)
         return st;
-    s.bp = wg_bind_all(pairs);
+    /* the kernels index pairs from the binding's start: 256-aligned, so rem = 0 */
+    s.bp = wg_bind_from(pairs->st->buf, wg_view4_of(pairs).offset * 4, group * p.n * 8, &rem);
+    s.x_rw = s.x_rw || x->st->buf == pairs->st->buf; /* x in the arena beside its pair scratch */
     for (uint64_t r0 = 0; r0 < (uint64_t)rows && st == WGML_OK; r0 += group) {
         p.r0 = (uint32_t)r0;
         p.rows = (uint32_t)((uint64_t)rows - r0 < group ? (uint64_t)rows - r0 : group);
         st = sort_pairs(&s, &p, true);
     }
-    wgml_buffer_destroy(pairs);
+    wgml_tensor_free(pairs);
     return st;
 }
 

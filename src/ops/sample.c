@@ -31,6 +31,7 @@
  * (sample_long).
  */
 #include "rope.h"
+#include "optable.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -135,21 +136,34 @@ static wgml_status sample_long(const wgml_tensor *logits, const wgml_sample_para
     if (K * 16 > cap)
         return wg_fail_window(ctx, K * 16, "wgml_sample: the partials of %llu chunks of a row of %lld logits",
                               (unsigned long long)K, (long long)vocab);
-    bool alias = logits->st->buf == out->st->buf;
+    /* The search state (16 words) and the chunks' partials (4 words each),
+     * in scratch that every row reuses (wg_sc_sample: K <= vocab).  Zeroed
+     * as the pool's buffers were; step 0 writes what later stages read. */
+    wgml_tensor *sv = NULL, *pt = NULL;
+    const int64_t nsv[1] = {16}, npt[1] = {(int64_t)K * 4};
+    wgml_status st = wg_scratch_tensor(ctx, WGML_U32, 1, nsv, &sv);
+    if (st == WGML_OK)
+        st = wg_scratch_tensor(ctx, WGML_U32, 1, npt, &pt);
+    wg_binding bsv = {0}, bpt = {0};
+    uint64_t rem;
+    if (st == WGML_OK) { /* 256-aligned starts: the kernels index both from 0 */
+        bsv = wg_bind_from(sv->st->buf, wg_view4_of(sv).offset * 4, 64, &rem);
+        bpt = wg_bind_from(pt->st->buf, wg_view4_of(pt).offset * 4, K * 16, &rem);
+    }
+    /* logits bind read_write when a written binding shares their buffer
+     * (out, or the scratch in a graph's arena) */
+    const wgml_buffer *lb = logits->st->buf;
+    bool alias = lb == out->st->buf || (sv && lb == sv->st->buf) || (pt && lb == pt->st->buf);
     char defs[80];
     snprintf(defs, sizeof defs, "L_DT=%s;L_MODE=%s;WG=256;CHUNKED", wg_dtype(logits->dtype)->wgsl,
              alias ? "rw" : "r");
     wg_kernel_ref rpart = {"sample.wgsl", "sample_part", defs, 4, alias ? 0u : 1u};
     wg_kernel_ref rstep = {"sample.wgsl", "sample_step", defs, 4, alias ? 0u : 1u};
     wgml_kernel *kpart = NULL, *kstep = NULL;
-    wgml_status st = wg_kernel_get(ctx, &rpart, &kpart);
+    if (st == WGML_OK)
+        st = wg_kernel_get(ctx, &rpart, &kpart);
     if (st == WGML_OK)
         st = wg_kernel_get(ctx, &rstep, &kstep);
-    wgml_buffer *sv = NULL, *pt = NULL;
-    if (st == WGML_OK)
-        st = wgml_buffer_create(ctx, 64, &sv);
-    if (st == WGML_OK)
-        st = wgml_buffer_create(ctx, K * 16, &pt);
     /* Probes: 32 at most per search (each halves a u32 key range), one
      * more for top-p's total. */
     int rounds = (k->flags & F_GREEDY) ? 0 : (p->top_k > 0 ? 32 : 0) + ((k->flags & F_TOPP) ? 33 : 0);
@@ -159,12 +173,11 @@ static wgml_status sample_long(const wgml_tensor *logits, const wgml_sample_para
         row_params(&sp, p, k, vocab);
         sp.b[3] = (uint32_t)r;
         sp.e[3] = (uint32_t)K;
-        uint64_t rem;
         wg_binding b[4];
         b[1] = wg_bind_from(out->st->buf, (o0 + (uint64_t)r * (uint64_t)out->strides[0]) * 4, 4, &rem);
         sp.b[1] = (uint32_t)(rem / 4);
-        b[2] = wg_bind_all(sv);
-        b[3] = wg_bind_all(pt);
+        b[2] = bsv;
+        b[3] = bpt;
         /* stage, with the parts' stage first: 0 max, then the rounds of
          * stats (1), the masses (2) and the draw (3, no step after it) */
         for (int stage = 0; stage < 3 + rounds && st == WGML_OK; stage++) {
@@ -187,9 +200,23 @@ static wgml_status sample_long(const wgml_tensor *logits, const wgml_sample_para
                 st = wg_dispatch(ctx, kstep, b, 4, &sp, sizeof sp, 1, 1, 1);
         }
     }
-    wgml_buffer_destroy(sv);
-    wgml_buffer_destroy(pt);
+    wgml_tensor_free(sv);
+    wgml_tensor_free(pt);
     return st;
+}
+
+/* Scratch: only sample_long's state (64 bytes) and partials (16 bytes a
+ * chunk), reused by every row.  It runs when a row's window exceeds one
+ * binding, which a description cannot tell (strides, WGML_MAX_BINDING),
+ * so it always counts, with K <= vocab (a row strided past a binding has
+ * a chunk per logit). */
+uint64_t wg_sc_sample(const wg_op_params *p, const wg_desc *const *in, int nin, const wg_desc *out)
+{
+    (void)p, (void)nin, (void)out;
+    const wg_desc *l = in[0];
+    if (l->ndim != 2 || l->shape[0] <= 0 || l->shape[1] <= 0)
+        return 0;
+    return wg_align_up(64, 256) + wg_align_up((uint64_t)l->shape[1] * 16, 256);
 }
 
 wgml_status wg_sample_impl(const wgml_tensor *logits, const wgml_sample_params *p, wgml_tensor *out)
