@@ -1,6 +1,7 @@
 /*
- * wgml LLM front-end: GGUF files (llama.cpp's model format) and tokenizers.
- * (The LLM runtime API will join this header later.)
+ * wgml LLM front-end: GGUF files (llama.cpp's model format), tokenizers
+ * and decoder-only language models (llama, qwen2, qwen3, gemma3) run as
+ * wgml graphs.
  *
  * Everything here follows wgml.h's error model: calls return a wgml_status
  * and wgml_last_error() says why.  Nothing aborts; a corrupt or truncated
@@ -214,6 +215,67 @@ wgml_status wgml_vocab_token_piece(const wgml_vocab *v, int32_t id, bool render_
  * when cap > *len; otherwise the buffer contract of tokenize. */
 wgml_status wgml_vocab_detokenize(const wgml_vocab *v, const int32_t *ids, size_t n, bool render_special, char *text,
                                   size_t cap, size_t *len);
+
+
+/* ---------------------------------------------------------------- models */
+
+/*
+ * A decoder-only language model loaded from a GGUF file: weights uploaded
+ * once (any dtype wgml stores, quantised ones kept quantised), a KV cache
+ * of n_ctx positions in f16 on the GPU, and two compiled graphs: one step
+ * of up to n_batch tokens that samples the next token on the GPU (prefill
+ * in micro-batches, then decode replays it one token at a time), and, made
+ * on first use, one that returns the logits of every position
+ * (perplexity).  Architectures: llama (SmolLM2, Llama 3.x, TinyLlama),
+ * qwen2, qwen3, gemma3.
+ *
+ *   wgml_model *m;  wgml_model_load(ctx, "model.gguf", NULL, &m);
+ *   int32_t ids[256]; size_t n;
+ *   wgml_vocab_tokenize(wgml_model_vocab(m), text, len, true, false, ids, 256, &n);
+ *   wgml_sample_params sp = {0};                 // greedy
+ *   int32_t tok;  wgml_model_decode(m, ids, (int)n, 0, &sp, &tok, NULL);
+ *   for (int pos = (int)n; pos < 100 && tok != wgml_vocab_eos(wgml_model_vocab(m)); pos++)
+ *       wgml_model_decode(m, &tok, 1, pos, &sp, &tok, NULL);
+ *   wgml_model_free(m);
+ */
+typedef struct wgml_model wgml_model;
+
+typedef struct wgml_model_params {
+    int n_ctx;     /* KV cache positions; 0: min(the model's context, 4096) */
+    int n_batch;   /* most tokens per evaluation step; 0: 256 */
+    /* Called while loading with the fraction done (0..1); returning
+     * nonzero cancels the load (WGML_ERR_INVALID_ARG, "cancelled"). */
+    int (*progress)(float fraction, void *user);
+    void *user;
+} wgml_model_params;
+
+wgml_status wgml_model_load(wgml_ctx *ctx, const char *path, const wgml_model_params *p, wgml_model **out);
+void wgml_model_free(wgml_model *m); /* NULL is a no-op */
+const wgml_vocab *wgml_model_vocab(const wgml_model *m);
+
+typedef struct wgml_model_info {
+    char arch[32];
+    int n_vocab, n_embd, n_layer, n_ff, n_head, n_head_kv, head_dim;
+    int n_ctx, n_ctx_train, n_batch;
+    uint64_t weight_bytes;   /* uploaded weights */
+    uint64_t kv_bytes;       /* the KV cache */
+} wgml_model_info;
+wgml_status wgml_model_info_get(const wgml_model *m, wgml_model_info *out);
+
+/* Evaluates n tokens at positions n_past .. n_past + n - 1 (n_past: the
+ * positions already in the KV cache that the tokens attend to; earlier
+ * rows past n_past are overwritten), in steps of at most n_batch, then
+ * samples the next token on the GPU from the last position's logits
+ * (sp: temperature 0 = greedy; top_k, top_p, min_p, seed; the draw of
+ * step n_past + n uses seed + that position, so runs repeat).  token:
+ * the sampled id (one 4-byte readback); logits: when not NULL, the last
+ * position's n_vocab logits (f32) are read back too.  The sum n_past + n
+ * must stay within n_ctx (WGML_ERR_LIMIT). */
+wgml_status wgml_model_decode(wgml_model *m, const int32_t *ids, int n, int n_past, const wgml_sample_params *sp,
+                              int32_t *token, float *logits);
+/* The logits of every position of n tokens at n_past.. into logits
+ * ([n, n_vocab] f32), for perplexity and tests. */
+wgml_status wgml_model_eval_all(wgml_model *m, const int32_t *ids, int n, int n_past, float *logits);
 
 #ifdef __cplusplus
 }

@@ -16,11 +16,16 @@ int bench_graph(wgml_ctx *ctx, int argc, char **argv);
 int bench_gemm(wgml_ctx *ctx, int argc, char **argv);
 int bench_matvec(wgml_ctx *ctx, int argc, char **argv);
 int bench_attn(wgml_ctx *ctx, int argc, char **argv);
+int bench_llm(wgml_ctx *ctx, int argc, char **argv);
+int cmd_generate(int argc, char **argv);
+int cmd_perplexity(int argc, char **argv);
 
 /* Opens a context or prints why not; NULL on failure. */
 wgml_ctx *cli_open(void);
 /* Prints "wgml: <what>: STATUS: message" to stderr; returns 1. */
 int cli_error(const char *what, wgml_status st);
 double cli_now(void);
+/* The whole file ("-": stdin), malloc'd; NULL on failure. */
+char *cli_read_file(const char *path, size_t *len);
 
 #endif

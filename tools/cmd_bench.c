@@ -110,6 +110,7 @@ static const struct {
     {"gemm", bench_gemm, "[--quick] [--json]"},
     {"matvec", bench_matvec, "[--quick] [--json]"},
     {"attn", bench_attn, "[--quick] [--json]"},
+    {"llm", bench_llm, "-m FILE.gguf [-p 512] [-n 128] [-r 3] [--json]"},
 };
 
 static int usage(void)

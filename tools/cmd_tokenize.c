@@ -7,32 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char *read_all(const char *path, size_t *len)
-{
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap)
-            break;
-        char *p = realloc(buf, cap * 2);
-        if (!p) {
-            free(buf);
-            buf = NULL;
-        } else {
-            buf = p;
-            cap *= 2;
-        }
-    }
-    if (f != stdin)
-        fclose(f);
-    *len = n;
-    return buf;
-}
-
 static int usage(void)
 {
     fprintf(stderr, "usage: wgml tokenize -m model.gguf [-p text | -f file|-] [--no-special] [--ids-only]\n"
@@ -62,7 +36,7 @@ int cmd_tokenize(int argc, char **argv)
     if (!model || (!prompt == !file))
         return usage();
     size_t len = 0;
-    char *text = file ? read_all(file, &len) : NULL;
+    char *text = file ? cli_read_file(file, &len) : NULL;
     if (file && !text) {
         fprintf(stderr, "wgml: cannot read %s\n", file);
         return 1;

@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -36,11 +37,17 @@ static const cli_command commands[] = {
      "bench ops [MiB] [rounds]  GB/s of add, softmax, rms_norm, rope, cast, get_rows on big tensors\n"
      "bench variants [MiB]  elementwise kernel shapes compared (a tuning tool)\n"
      "bench graph [--quick] [--json] [--dot]  graph replay vs eager: 10,000 dependent dispatches, a\n"
-     "                  transformer block (--dot: its compiled graph as Graphviz DOT)"},
+     "                  transformer block (--dot: its compiled graph as Graphviz DOT)\n"
+     "bench gemm | matvec | attn [--quick] [--json]   matrix products and attention\n"
+     "bench llm -m FILE.gguf [-p 512] [-n 128] [-r 3] [--json]   prompt and generation tokens/s"},
     {"gguf", cmd_gguf, "gguf FILE.gguf    a GGUF's header, metadata and tensor table (name, dtype, shape, bytes)"},
     {"tokenize", cmd_tokenize,
      "tokenize -m FILE.gguf [-p text | -f file|-] [--no-special] [--ids-only]\n"
      "                  the model's tokenizer: ids and pieces (--no-special: no BOS/EOS, \"<|..|>\" as text)"},
+    {"generate", cmd_generate,
+     "generate -m FILE.gguf -p text [-n 128] [--temp T] [--top-k K] [--top-p P] [--min-p P] [--seed S]\n"
+     "                  [--chat] [--ctx N] [--batch N]   stream a model's continuation to stdout"},
+    {"perplexity", cmd_perplexity, "perplexity -m FILE.gguf -f text.txt [--ctx N]   mean NLL and perplexity of a text"},
     {"help|-h|--help", cmd_help, "-h, --help        this text"},
     {"version|--version", cmd_version, "--version         wgml's version"},
 };
@@ -85,6 +92,32 @@ static int cmd_help(int argc, char **argv)
     (void)argv;
     usage(stdout);
     return 0;
+}
+
+char *cli_read_file(const char *path, size_t *len)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        n += fread(buf + n, 1, cap - n, f);
+        if (n < cap)
+            break;
+        char *p = realloc(buf, cap * 2);
+        if (!p) {
+            free(buf);
+            buf = NULL;
+        } else {
+            buf = p;
+            cap *= 2;
+        }
+    }
+    if (f != stdin)
+        fclose(f);
+    *len = n;
+    return buf;
 }
 
 double cli_now(void)

@@ -1,0 +1,101 @@
+/* `wgml bench llm -m FILE.gguf [-p 512] [-n 128] [-r 3] [--json]`: a
+ * llama-bench-like measurement of a GGUF model: prompt processing of p
+ * tokens (pp) and generation of n tokens one at a time (tg), each repeated
+ * r times after a warm-up, tokens/s as mean +- sd.  Token ids are fixed
+ * pseudo-random ids (the speed does not depend on them); generation feeds
+ * back the sampled (greedy) token as a real decode step does. */
+#include "cli.h"
+#include "wgml_llm.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void stats(const double *v, int n, double *mean, double *sd)
+{
+    double s = 0, q = 0;
+    for (int i = 0; i < n; i++)
+        s += v[i];
+    *mean = s / n;
+    for (int i = 0; i < n; i++)
+        q += (v[i] - *mean) * (v[i] - *mean);
+    *sd = n > 1 ? sqrt(q / (n - 1)) : 0;
+}
+
+int bench_llm(wgml_ctx *ctx, int argc, char **argv)
+{
+    const char *path = NULL;
+    int p = 512, n = 128, r = 3, json = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--json"))
+            json = 1;
+        else if (i + 1 < argc && !strcmp(argv[i], "-m"))
+            path = argv[++i];
+        else if (i + 1 < argc && !strcmp(argv[i], "-p"))
+            p = atoi(argv[++i]);
+        else if (i + 1 < argc && !strcmp(argv[i], "-n"))
+            n = atoi(argv[++i]);
+        else if (i + 1 < argc && !strcmp(argv[i], "-r"))
+            r = atoi(argv[++i]);
+        else {
+            fprintf(stderr, "usage: wgml bench llm -m FILE.gguf [-p 512] [-n 128] [-r 3] [--json]\n");
+            return 2;
+        }
+    }
+    if (!path || p < 1 || n < 1 || r < 1 || r > 100) {
+        fprintf(stderr, "wgml bench llm: -m FILE.gguf is required; -p, -n >= 1, 1 <= -r <= 100\n");
+        return 2;
+    }
+    wgml_model_params mp = {.n_ctx = p + n + 8, .n_batch = p < 512 ? p : 512};
+    wgml_model *m = NULL;
+    wgml_status st = wgml_model_load(ctx, path, &mp, &m);
+    if (st != WGML_OK)
+        return cli_error("bench llm: loading", st);
+    wgml_model_info info;
+    wgml_model_info_get(m, &info);
+    int32_t *ids = malloc(sizeof *ids * (size_t)p);
+    double pp[100], tg[100];
+    uint32_t x = 12345;
+    for (int i = 0; ids && i < p; i++) {
+        x = x * 1664525u + 1013904223u;
+        ids[i] = (int32_t)((x >> 8) % (uint32_t)info.n_vocab);
+    }
+    wgml_sample_params greedy = {0};
+    int32_t tok = 0;
+    if (!ids)
+        st = wgml_error(WGML_ERR_OOM, "out of host memory");
+    for (int rep = -1; st == WGML_OK && rep < r; rep++) { /* rep -1: warm-up (compiles, first binds) */
+        double t0 = cli_now();
+        st = wgml_model_decode(m, ids, p, 0, &greedy, &tok, NULL);
+        double t1 = cli_now();
+        for (int i = 0; st == WGML_OK && i < n; i++)
+            st = wgml_model_decode(m, &tok, 1, p + i, &greedy, &tok, NULL);
+        double t2 = cli_now();
+        if (rep >= 0) {
+            pp[rep] = p / (t1 - t0);
+            tg[rep] = n / (t2 - t1);
+        }
+    }
+    if (st == WGML_OK) {
+        double pm, ps, tm, ts;
+        stats(pp, r, &pm, &ps);
+        stats(tg, r, &tm, &ts);
+        double gb = (double)info.weight_bytes / 1e9;
+        if (json) {
+            printf("{\"model\": \"%s\", \"arch\": \"%s\", \"weight_bytes\": %llu, \"pp\": %d, \"pp_tps\": %.2f, "
+                   "\"pp_sd\": %.2f, \"tg\": %d, \"tg_tps\": %.2f, \"tg_sd\": %.2f}\n",
+                   path, info.arch, (unsigned long long)info.weight_bytes, p, pm, ps, n, tm, ts);
+        } else {
+            printf("| model | arch | size | test | t/s |\n|---|---|---|---|---|\n");
+            printf("| %s | %s | %.2f GB | pp%d | %.2f ± %.2f |\n", path, info.arch, gb, p, pm, ps);
+            printf("| %s | %s | %.2f GB | tg%d | %.2f ± %.2f |\n", path, info.arch, gb, n, tm, ts);
+            printf("tg weight stream: %.1f GB/s (weights read once per token)\n", gb * tm);
+        }
+    } else {
+        cli_error("bench llm", st);
+    }
+    free(ids);
+    wgml_model_free(m);
+    return st == WGML_OK ? 0 : 1;
+}
