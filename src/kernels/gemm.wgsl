@@ -1,0 +1,361 @@
+// Tiled GEMM of wgml_matmul / wgml_linear (host: src/ops/matmul.c):
+//   out[z, m, n] = act(alpha * sum_k A[z, m, k] B[z, k, n] + beta * c + bias)
+// with f32 accumulation.  Every variant comes from this one template:
+//   BM x BN  block tile, BK  k-step, TM x TN  thread tile (multiples of 4),
+//   WG = (BM/TM)(BN/TN) threads, NBUF 1 or 2 (double buffering);
+//   A_KC: A's k stride is 1 (else its m stride is 1); B_KC: B's k stride
+//   is 1 (else its n stride is 1); A_MODE/B_MODE ending in 4: vec4 loads
+//   (the host checks the 4-element alignment of every row start);
+//   QB + QT_<type>: B is a GGUF-quantised w [n, k] (B_KC), decoded while
+//   the tile loads (dequant_fns.wgsl);
+//   SPLITK: the k range is cut into S slices, each writing raw f32 sums
+//   into partials that gemm_reduce adds up (small m.n, large k);
+//   REDUCE: gemm_reduce, one thread per output: the sum of the S partials
+//   (S = 0: k = 0) and the epilogue.
+// Tiles live in workgroup memory as f32 vec4s, both k-major (As[k][m],
+// Bs[k][n]), so the inner step reads TM/4 + TN/4 vectors and does TM.TN
+// FMAs.  Thread (tx, ty) owns rows 4(ty + i NTM) + r and columns
+// 4(tx + j NTN) + c: consecutive threads read consecutive vectors of Bs
+// and a warp reads at most two vectors of As (a broadcast).  Edges: loads
+// outside [m, n, k] give 0 (branches, never a clamped index: trusted
+// modules have no bounds checks), and stores are guarded.
+#include "prelude.wgsl"
+#include "dtype.wgsl"
+#include "ew_float.wgsl"
+#include "ew_unary_fns.wgsl"
+
+struct Params {
+    dims: vec4<u32>,  // M, N, K, S (splits; 1 without split-K)
+    grid: vec4<u32>,  // tiles along n, tiles along m, batch dim 1 extent, batches
+    ast: vec4<u32>,   // A strides: batch 0, batch 1, m, k
+    bst: vec4<u32>,   // B strides: batch 0, batch 1, k, n (QB: bytes; w = bytes per row of w)
+    cst: vec4<u32>,   // c: batch 0, batch 1, m, n
+    dst: vec4<u32>,   // bias: batch 0, batch 1, m, n
+    ost: vec4<u32>,   // out (SPLITK, REDUCE: the partials): batch 0, batch 1, m, n
+    offs: vec4<u32>,  // a, b, c, bias: first element within the binding
+    misc: vec4<u32>,  // out offset, k per split (REDUCE: partials' m stride), flags (1 c, 2 bias),
+                      // act (1 relu, 2 gelu, 3 silu)
+    pst: vec4<u32>,   // partials: offset, batch 0 and batch 1 strides (REDUCE), split stride
+    fp: vec4<f32>,    // alpha, beta
+}
+@group(0) @binding(0) var<uniform> p: Params;
+
+#ifdef REDUCE
+#tensor pt 1 f32 PT_MODE
+#tensor c 2 C_DT C_MODE
+#tensor bias 3 BIAS_DT BIAS_MODE
+#tensor o 4 O_DT O_MODE
+#else
+#tensor a 1 A_DT A_MODE
+#ifdef QB
+@group(0) @binding(2) var<storage, {{QACC}}> q: array<u32>;
+#include "dequant_fns.wgsl"
+const QK: u32 = {{QK}}u;
+const BB: u32 = {{BB}}u;
+#else
+#tensor b 2 B_DT B_MODE
+#endif
+#ifdef SPLITK
+#tensor o 3 f32 O_MODE
+#else
+#tensor c 3 C_DT C_MODE
+#tensor bias 4 BIAS_DT BIAS_MODE
+#tensor o 5 O_DT O_MODE
+#endif
+#endif
+
+#ifndef SPLITK
+// act(alpha acc + beta c + bias) into out[z0, z1, m, n].  beta = 0 never
+// reads c (flag 1 is off), so NaN there cannot leak.
+fn epilogue(acc: f32, z0: u32, z1: u32, m: u32, n: u32) {
+    var v = p.fp.x * acc;
+    if ((p.misc.z & 1u) != 0u) {
+        v = v + p.fp.y * f32(c_ld(p.offs.z + z0 * p.cst.x + z1 * p.cst.y + m * p.cst.z + n * p.cst.w));
+    }
+    if ((p.misc.z & 2u) != 0u) {
+        v = v + f32(bias_ld(p.offs.w + z0 * p.dst.x + z1 * p.dst.y + m * p.dst.z + n * p.dst.w));
+    }
+    switch p.misc.w {
+        case 1u: { v = u_RELU(v, 0.0, 0.0); }
+        case 2u: { v = u_GELU_ERF(v, 0.0, 0.0); }
+        case 3u: { v = u_SILU(v, 0.0, 0.0); }
+        default: {}
+    }
+    o_st(p.misc.x + z0 * p.ost.x + z1 * p.ost.y + m * p.ost.z + n * p.ost.w, v);
+}
+#endif
+
+#ifdef REDUCE
+@compute @workgroup_size(256)
+fn gemm_reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+               @builtin(local_invocation_index) li: u32) {
+    let i = wg_linear(wid, nwg) * 256u + li;
+    let mn = p.dims.x * p.dims.y;
+    if (i >= mn * p.grid.w) {
+        return;
+    }
+    let z = i / mn;
+    let r = i - z * mn;
+    let m = r / p.dims.y;
+    let n = r - m * p.dims.y;
+    let z0 = z / p.grid.z;
+    let z1 = z - z0 * p.grid.z;
+    var acc = 0.0;
+    var at = p.pst.x + z0 * p.pst.y + z1 * p.pst.z + m * p.misc.y + n;
+    for (var s = 0u; s < p.dims.w; s++) {
+        acc = acc + pt_ld(at);
+        at = at + p.pst.w;
+    }
+    epilogue(acc, z0, z1, m, n);
+}
+#else
+
+const NTM: u32 = {{BM}}u / {{TM}}u;   // threads along m
+const NTN: u32 = {{BN}}u / {{TN}}u;   // threads along n
+const AV: u32 = {{BM}}u / 4u;         // vectors per k row of As
+const BV: u32 = {{BN}}u / 4u;
+const BK4: u32 = {{BK}}u / 4u;
+const ASZ: u32 = {{BK}}u * AV;        // vectors per buffer
+const BSZ: u32 = {{BK}}u * BV;
+
+var<workgroup> As: array<vec4<f32>, {{AS_N}}>;
+var<workgroup> Bs: array<vec4<f32>, {{BS_N}}>;
+
+// Vector g (0 .. BM BK / 4) of A's tile at (m0, k0): 4 elements along A's
+// unit-stride dim; elements past M or kend are 0.
+fn a_vec(base: u32, m0: u32, k0: u32, kend: u32, g: u32) -> vec4<f32> {
+    var v = vec4<f32>(0.0);
+#ifdef A_KC
+    let r = g / BK4;
+    let m = m0 + r;
+    let k = k0 + 4u * (g - r * BK4);
+    if (m < p.dims.x) {
+        let i = base + m * p.ast.z + k;
+#ifdef VA
+        if (k + 3u < kend) {
+            return vec4<f32>(a_ld4(i >> 2u));
+        }
+#endif
+        for (var e = 0u; e < 4u; e++) {
+            if (k + e < kend) {
+                v[e] = f32(a_ld(i + e));
+            }
+        }
+    }
+#else
+    let r = g / AV;
+    let k = k0 + r;
+    let m = m0 + 4u * (g - r * AV);
+    if (k < kend) {
+        let i = base + k * p.ast.w + m;
+#ifdef VA
+        if (m + 3u < p.dims.x) {
+            return vec4<f32>(a_ld4(i >> 2u));
+        }
+#endif
+        for (var e = 0u; e < 4u; e++) {
+            if (m + e < p.dims.x) {
+                v[e] = f32(a_ld(i + e));
+            }
+        }
+    }
+#endif
+    return v;
+}
+
+// Vector g of B's tile at (k0, n0), likewise.
+fn b_vec(base: u32, n0: u32, k0: u32, kend: u32, g: u32) -> vec4<f32> {
+    var v = vec4<f32>(0.0);
+#ifdef B_KC
+    let r = g / BK4;
+    let n = n0 + r;
+    let k = k0 + 4u * (g - r * BK4);
+    if (n < p.dims.y) {
+#ifdef QB
+        // k0 and BK are multiples of 4 and QK of 32: the 4 elements share a block
+        let blk = k / QK;
+        let at = base + n * p.bst.w + blk * BB;
+        let j = k - blk * QK;
+        for (var e = 0u; e < 4u; e++) {
+            if (k + e < kend) {
+                v[e] = deq(at, j + e);
+            }
+        }
+#else
+        let i = base + n * p.bst.w + k;
+#ifdef VB
+        if (k + 3u < kend) {
+            return vec4<f32>(b_ld4(i >> 2u));
+        }
+#endif
+        for (var e = 0u; e < 4u; e++) {
+            if (k + e < kend) {
+                v[e] = f32(b_ld(i + e));
+            }
+        }
+#endif
+    }
+#else
+    let r = g / BV;
+    let k = k0 + r;
+    let n = n0 + 4u * (g - r * BV);
+    if (k < kend) {
+        let i = base + k * p.bst.z + n;
+#ifdef VB
+        if (n + 3u < p.dims.y) {
+            return vec4<f32>(b_ld4(i >> 2u));
+        }
+#endif
+        for (var e = 0u; e < 4u; e++) {
+            if (n + e < p.dims.y) {
+                v[e] = f32(b_ld(i + e));
+            }
+        }
+    }
+#endif
+    return v;
+}
+
+// Puts vector g of A's tile into buffer `buf` of As (k-major).
+fn a_put(buf: u32, g: u32, v: vec4<f32>) {
+#ifdef A_KC
+    let r = g / BK4;
+    let k = 4u * (g - r * BK4);
+    let at = buf * ASZ + k * AV + (r >> 2u);
+    let c = r & 3u;
+    As[at][c] = v.x;
+    As[at + AV][c] = v.y;
+    As[at + 2u * AV][c] = v.z;
+    As[at + 3u * AV][c] = v.w;
+#else
+    As[buf * ASZ + g] = v;
+#endif
+}
+
+fn b_put(buf: u32, g: u32, v: vec4<f32>) {
+#ifdef B_KC
+    let r = g / BK4;
+    let k = 4u * (g - r * BK4);
+    let at = buf * BSZ + k * BV + (r >> 2u);
+    let c = r & 3u;
+    Bs[at][c] = v.x;
+    Bs[at + BV][c] = v.y;
+    Bs[at + 2u * BV][c] = v.z;
+    Bs[at + 3u * BV][c] = v.w;
+#else
+    Bs[buf * BSZ + g] = v;
+#endif
+}
+
+@compute @workgroup_size({{WG}})
+fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) li: u32) {
+    let wgi = wg_linear(wid, nwg);
+    let tiles = p.grid.x * p.grid.y;
+    let zt = wgi / tiles;
+    if (zt >= p.grid.w * p.dims.w) {
+        return; // a folded grid's overshoot (the whole workgroup: uniform)
+    }
+    let rem = wgi - zt * tiles;
+    let tm = rem / p.grid.x;
+    let m0 = tm * {{BM}}u;
+    let n0 = (rem - tm * p.grid.x) * {{BN}}u;
+    let z = zt / p.dims.w;
+    let s = zt - z * p.dims.w;
+    let z0 = z / p.grid.z;
+    let z1 = z - z0 * p.grid.z;
+    let kbeg = s * p.misc.y;
+    let kend = min(p.dims.z, kbeg + p.misc.y);
+    let abase = p.offs.x + z0 * p.ast.x + z1 * p.ast.y;
+    let bbase = p.offs.y + z0 * p.bst.x + z1 * p.bst.y;
+    let tx = li % NTN;
+    let ty = li / NTN;
+
+    var acc: array<vec4<f32>, {{ACC_N}}>;
+    for (var i = 0u; i < {{ACC_N}}u; i++) {
+        acc[i] = vec4<f32>(0.0);
+    }
+    var ra: array<vec4<f32>, {{A4}}>;
+    var rb: array<vec4<f32>, {{B4}}>;
+    let ntiles = (kend - min(kbeg, kend) + {{BK}}u - 1u) / {{BK}}u;
+    if (ntiles > 0u) {
+        for (var t = 0u; t < {{A4}}u; t++) {
+            a_put(0u, li + t * {{WG}}u, a_vec(abase, m0, kbeg, kend, li + t * {{WG}}u));
+        }
+        for (var t = 0u; t < {{B4}}u; t++) {
+            b_put(0u, li + t * {{WG}}u, b_vec(bbase, n0, kbeg, kend, li + t * {{WG}}u));
+        }
+    }
+    workgroupBarrier();
+    for (var kt = 0u; kt < ntiles; kt++) {
+        let cur = kt % {{NBUF}}u;
+        let more = kt + 1u < ntiles;
+        let kn = kbeg + (kt + 1u) * {{BK}}u;
+        // the next tile's global loads are issued before this tile's math
+        if (more) {
+            for (var t = 0u; t < {{A4}}u; t++) {
+                ra[t] = a_vec(abase, m0, kn, kend, li + t * {{WG}}u);
+            }
+            for (var t = 0u; t < {{B4}}u; t++) {
+                rb[t] = b_vec(bbase, n0, kn, kend, li + t * {{WG}}u);
+            }
+        }
+        let ao = cur * ASZ + ty;
+        let bo = cur * BSZ + tx;
+        for (var kk = 0u; kk < {{BK}}u; kk++) {
+            var av: array<vec4<f32>, {{TM4}}>;
+            var bv: array<vec4<f32>, {{TN4}}>;
+            for (var i = 0u; i < {{TM4}}u; i++) {
+                av[i] = As[ao + kk * AV + i * NTM];
+            }
+            for (var j = 0u; j < {{TN4}}u; j++) {
+                bv[j] = Bs[bo + kk * BV + j * NTN];
+            }
+            for (var i = 0u; i < {{TM4}}u; i++) {
+                for (var r = 0u; r < 4u; r++) {
+                    let x = av[i][r];
+                    for (var j = 0u; j < {{TN4}}u; j++) {
+                        let at = (i * 4u + r) * {{TN4}}u + j;
+                        acc[at] = fma(vec4<f32>(x), bv[j], acc[at]);
+                    }
+                }
+            }
+        }
+#if SINGLE_BUFFER
+        workgroupBarrier();
+#endif
+        if (more) {
+            let nb = (kt + 1u) % {{NBUF}}u;
+            for (var t = 0u; t < {{A4}}u; t++) {
+                a_put(nb, li + t * {{WG}}u, ra[t]);
+            }
+            for (var t = 0u; t < {{B4}}u; t++) {
+                b_put(nb, li + t * {{WG}}u, rb[t]);
+            }
+        }
+        workgroupBarrier();
+    }
+
+    for (var i = 0u; i < {{TM4}}u; i++) {
+        for (var r = 0u; r < 4u; r++) {
+            let m = m0 + 4u * (ty + i * NTM) + r;
+            if (m >= p.dims.x) {
+                continue;
+            }
+            for (var j = 0u; j < {{TN4}}u; j++) {
+                let v = acc[(i * 4u + r) * {{TN4}}u + j];
+                for (var c = 0u; c < 4u; c++) {
+                    let n = n0 + 4u * (tx + j * NTN) + c;
+                    if (n < p.dims.y) {
+#ifdef SPLITK
+                        o_st(p.pst.x + z0 * p.ost.x + z1 * p.ost.y + s * p.pst.w + m * p.ost.z + n * p.ost.w, v[c]);
+#else
+                        epilogue(v[c], z0, z1, m, n);
+#endif
+                    }
+                }
+            }
+        }
+    }
+}
+#endif

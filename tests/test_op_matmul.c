@@ -1,0 +1,482 @@
+/* Matrix products (wgml_matmul, wgml_linear) against a double-precision
+ * CPU reference (wg_gemm_ref): every forced kernel variant (WGML_FORCE=
+ * gemm=...), odd and prime sizes crossing the 32/64/128 tiles, 1 x n and
+ * n x 1, k larger than every tile (split-K), batched broadcast,
+ * transposed and non-contiguous views (the copy path), zero sizes, every
+ * f32/f16/bf16 mix, alpha/beta/bias/activations, beta = 0 over a NaN out,
+ * quantised w of every GGUF block type, dense w, a graph, and errors.
+ *
+ * Tolerance, per element: the reference uses the operands' rounded
+ * values, so the kernel's error is its f32 arithmetic:
+ *   |got - want| <= (k + 4) 2^-24 (|alpha| sum_q |a_iq b_qj| + |beta c| + |bias|)
+ *                   + 16 2^-24 |want|  (gelu/silu: a few ulps of exp/erfc)
+ *                   + the output's own rounding (f16 2^-10, bf16 2^-7 of |want|)
+ * The first term is the classic bound for a sum of k products in f32
+ * (each partial sum rounds once, relative 2^-24, FMA or not); with inputs
+ * uniform in [-1, 1] it is ~k 2^-24 |a||b| and real errors are ~sqrt(k)
+ * times smaller.  Split-K adds one rounding per slice sum (S <= 32 < 4).
+ * Quantised w: the reference dequantises with the bit-exact CPU decoder,
+ * the GPU decodes the same f32 values (d * q products of exact f16 and
+ * small integers), so the same bound holds.
+ */
+#include "quant_table.h"
+#include "ops/gemm.h"
+
+static const wgml_dtype floats[] = {WGML_F32, WGML_F16, WGML_BF16};
+static const char *const variants[] = {"t128", "t128k16", "t128s", "t64", "t32", "splitk"};
+#define NV (sizeof variants / sizeof *variants)
+
+static void force(const char *v)
+{
+    if (v) {
+        char b[64];
+        snprintf(b, sizeof b, "gemm=%s", v);
+        setenv("WGML_FORCE", b, 1);
+    } else {
+        unsetenv("WGML_FORCE");
+    }
+}
+
+/* Dense [iter] copy of a view's logical values broadcast to iter. */
+static double *dense(const double *v, const wgml_tensor *t, const int64_t it[4])
+{
+    int64_t n = it[0] * it[1] * it[2] * it[3];
+    double *d = malloc(sizeof(double) * (size_t)(n + 1));
+    for (int64_t i = 0; i < n; i++)
+        d[i] = v[t_bcast_index(wgml_tensor_ndim(t), t->shape, it, i)];
+    return d;
+}
+
+typedef struct opts {
+    int ta, tb;           /* 1: operand made as its transpose and viewed back; 2: every other column (copy path) */
+    int bias;             /* 0 none, 1 [n], 2 [m, 1], 3 full out shape */
+    float alpha, beta;
+    wgml_activation act;
+    bool nan_out;         /* out filled with NaN before (beta 0: must not leak) */
+    wgml_dtype bias_dt;
+} opts;
+
+static const opts plain = {0, 0, 0, 1.0f, 0.0f, WGML_ACT_NONE, false, WGML_F32};
+
+/* An operand of logical shape (nd, sh) in dtype dt, built per mode. */
+static wgml_tensor *operand(wgml_dtype dt, int nd, const int64_t *sh, int mode, t_tensor *keep)
+{
+    int64_t s2[4];
+    memcpy(s2, sh, sizeof(int64_t) * (size_t)nd);
+    wgml_tensor *v = NULL;
+    if (mode == 1) {
+        s2[nd - 1] = sh[nd - 2], s2[nd - 2] = sh[nd - 1];
+        *keep = t_random(dt, nd, s2, -1, 1);
+        CHECK_OK(wgml_view_transpose(keep->t, nd - 1, nd - 2, &v));
+    } else if (mode == 2) {
+        s2[nd - 2] = 2 * sh[nd - 2];
+        s2[nd - 1] = 2 * sh[nd - 1] + 1;
+        *keep = t_random(dt, nd, s2, -1, 1);
+        wgml_tensor *a = NULL;
+        CHECK_OK(wgml_view_slice(keep->t, nd - 1, 1, 2 * sh[nd - 1] + 1, 2, &a));
+        CHECK_OK(wgml_view_slice(a, nd - 2, 0, 2 * sh[nd - 2], 2, &v));
+        wgml_tensor_free(a);
+    } else {
+        *keep = t_random(dt, nd, sh, -1, 1);
+        CHECK_OK(wgml_view_slice(keep->t, 0, 0, sh[0], 1, &v));
+    }
+    return v;
+}
+
+static int compare(const char *what, wgml_dtype odt, const double *got, const double *want, const double *bound,
+                   int64_t n)
+{
+    double rel = odt == WGML_F16 ? ldexp(1, -10) : odt == WGML_BF16 ? ldexp(1, -7) : 0;
+    int bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        uint8_t tmp[8];
+        wg_host_set(odt, tmp, 0, want[i]);
+        double w = wg_host_get(odt, tmp, 0), g = got[i];
+        double tol = bound[i] + (16 * ldexp(1, -24) + rel) * fabs(w) + ldexp(1, -24) * (odt != WGML_F32);
+        bool ok = (isnan(g) && isnan(w)) || g == w || fabs(g - w) <= tol;
+        if (!ok && bad++ < 4)
+            printf("    %s [%lld]: got %.9g want %.9g (tol %.3g)\n", what, (long long)i, g, w, tol);
+    }
+    if (bad > 4)
+        printf("    %s: %d mismatches of %lld\n", what, bad, (long long)n);
+    return bad;
+}
+
+/* Runs one product: a [ba..., m, k] . b [bb..., k, n]; nba/nbb batch dims.
+ * linear_q: w given instead (then b is ignored). */
+static void mm_run(const char *what, wgml_dtype adt, wgml_dtype bdt, wgml_dtype odt, int nba, const int64_t *ba,
+                   int nbb, const int64_t *bb, int64_t m, int64_t n, int64_t k, const opts *o)
+{
+    int64_t ash[4], bsh[4], osh[4];
+    int na = nba + 2, nb = nbb + 2, no = (na > nb ? na : nb);
+    memcpy(ash, ba, sizeof(int64_t) * (size_t)nba);
+    memcpy(bsh, bb, sizeof(int64_t) * (size_t)nbb);
+    ash[nba] = m, ash[nba + 1] = k, bsh[nbb] = k, bsh[nbb + 1] = n;
+    for (int i = 0; i < no - 2; i++) {
+        int ia = na - no + i, ib = nb - no + i;
+        int64_t x = ia >= 0 ? ash[ia] : 1, y = ib >= 0 ? bsh[ib] : 1;
+        osh[i] = x == 1 ? y : x;
+    }
+    osh[no - 2] = m, osh[no - 1] = n;
+    t_tensor ka = {0}, kb = {0}, kbias = {0};
+    wgml_tensor *a = operand(adt, na, ash, o->ta, &ka), *b = operand(bdt, nb, bsh, o->tb, &kb);
+    wgml_tensor *bias = NULL;
+    if (o->bias) {
+        int64_t bs[4] = {n};
+        int bn = 1;
+        if (o->bias == 2)
+            bs[0] = m, bs[1] = 1, bn = 2;
+        if (o->bias == 3)
+            memcpy(bs, osh, sizeof bs), bn = no;
+        kbias = t_random(o->bias_dt, bn, bs, -1, 1);
+        bias = kbias.t;
+    }
+    t_tensor out = t_random(odt, no, osh, -1, 1);
+    if (o->nan_out && wgml_tensor_nbytes(out.t))
+        CHECK_OK(wgml_buffer_fill(out.t->st->buf, out.t->offset, wgml_tensor_nbytes(out.t),
+                                  odt == WGML_F32 ? 0x7fc00000u : 0x7e007e00u));
+    double *cv = t_values(out.t);
+    wgml_matmul_params p = {o->alpha, o->beta, o->act};
+    wgml_status st = wgml_matmul(a, b, bias, &p, out.t);
+    CHECK(st == WGML_OK, "%s: %s", what, wgml_last_error());
+    if (st == WGML_OK) {
+        int64_t it[4] = {1, 1, 1, 1}, bt = 1;
+        for (int i = 0; i < no - 2; i++)
+            it[4 - no + i] = osh[i];
+        bt = it[0] * it[1];
+        int64_t ia[4] = {it[0], it[1], m, k}, ib[4] = {it[0], it[1], k, n}, io[4] = {it[0], it[1], m, n};
+        double *av = t_values(a), *bv = t_values(b), *A = dense(av, a, ia), *B = dense(bv, b, ib);
+        double *biasv = bias ? t_values(bias) : NULL, *D = bias ? dense(biasv, bias, io) : NULL;
+        int64_t no_ = bt * m * n;
+        double *want = malloc(sizeof(double) * (size_t)(no_ + 1)), *bound = malloc(sizeof(double) * (size_t)(no_ + 1));
+        wg_gemm_ref(bt, m, n, k, A, B, cv, D, &p, want);
+        for (int64_t z = 0; z < bt; z++)
+            for (int64_t i = 0; i < m; i++)
+                for (int64_t j = 0; j < n; j++) {
+                    double s = 0;
+                    for (int64_t q = 0; q < k; q++)
+                        s += fabs(A[(z * m + i) * k + q] * B[(z * k + q) * n + j]);
+                    int64_t x = (z * m + i) * n + j;
+                    s = fabs(o->alpha) * s + (o->beta != 0 ? fabs(o->beta * cv[x]) : 0) + (D ? fabs(D[x]) : 0);
+                    bound[x] = (double)(k + 4) * ldexp(s, -24);
+                }
+        double *got = t_values(out.t);
+        CHECK(compare(what, odt, got, want, bound, no_) == 0, "%s", what);
+        free(av), free(bv), free(A), free(B), free(biasv), free(D), free(want), free(bound), free(got);
+    }
+    free(cv);
+    wgml_tensor_free(a), wgml_tensor_free(b);
+    t_free(&ka), t_free(&kb), t_free(&kbias), t_free(&out);
+}
+
+static void mm2(const char *what, wgml_dtype adt, wgml_dtype bdt, wgml_dtype odt, int64_t m, int64_t n, int64_t k,
+                const opts *o)
+{
+    mm_run(what, adt, bdt, odt, 0, NULL, 0, NULL, m, n, k, o);
+}
+
+/* ------------------------------------------------------------ cases */
+
+static void test_variants(void)
+{
+    static const int64_t shapes[][3] = {{37, 45, 29}, {130, 129, 70}, {1, 67, 40}, {67, 1, 33}, {5, 7, 3}};
+    for (size_t v = 0; v < NV; v++) {
+        force(variants[v]);
+        for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+            char what[96];
+            snprintf(what, sizeof what, "%s %lldx%lldx%lld", variants[v], (long long)shapes[s][0],
+                     (long long)shapes[s][1], (long long)shapes[s][2]);
+            mm2(what, WGML_F32, WGML_F32, WGML_F32, shapes[s][0], shapes[s][1], shapes[s][2], &plain);
+        }
+        /* transposed operands, aligned (vec4 loads) and not */
+        opts t = plain;
+        t.ta = 1, t.tb = 1;
+        mm2("transposed a and b", WGML_F32, WGML_F32, WGML_F32, 36, 40, 48, &t);
+        mm2("transposed a and b, odd", WGML_F32, WGML_F32, WGML_F32, 35, 41, 47, &t);
+        t.ta = 0;
+        mm2("transposed b (native f16)", WGML_F16, WGML_F16, WGML_F32, 64, 68, 72, &t);
+    }
+    force(NULL);
+}
+
+static void test_dtype_mix(void)
+{
+    force("t32"); /* one kernel shape: the mix is the point */
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            for (int l = 0; l < 3; l++) {
+                char what[64];
+                snprintf(what, sizeof what, "%s.%s->%s", wgml_dtype_name(floats[i]), wgml_dtype_name(floats[j]),
+                         wgml_dtype_name(floats[l]));
+                mm2(what, floats[i], floats[j], floats[l], 9, 13, 20, &plain);
+            }
+    force(NULL);
+    mm2("f16 aligned (vec4 loads)", WGML_F16, WGML_F16, WGML_F16, 64, 64, 64, &plain);
+    mm2("bf16 large", WGML_BF16, WGML_BF16, WGML_F32, 70, 66, 40, &plain);
+}
+
+static void test_layouts(void)
+{
+    opts o = plain;
+    for (int ta = 0; ta < 3; ta++)
+        for (int tb = 0; tb < 3; tb++) {
+            o.ta = ta, o.tb = tb;
+            char what[64];
+            snprintf(what, sizeof what, "layout a%d b%d", ta, tb);
+            mm2(what, WGML_F32, WGML_F32, WGML_F32, 19, 23, 17, &o);
+        }
+    o.ta = 2, o.tb = 1;
+    mm2("copy a, transposed b, f16", WGML_F16, WGML_F16, WGML_BF16, 21, 24, 16, &o);
+}
+
+static void test_batched(void)
+{
+    int64_t b1[2] = {2, 3}, b2[1] = {3}, b3[1] = {1}, b4[1] = {4};
+    mm_run("[2,3] x [3]", WGML_F32, WGML_F32, WGML_F32, 2, b1, 1, b2, 5, 6, 7, &plain);
+    mm_run("[1] x [4]", WGML_F32, WGML_F16, WGML_F32, 1, b3, 1, b4, 9, 6, 11, &plain);
+    mm_run("[4] x none", WGML_F32, WGML_F32, WGML_F32, 1, b4, 0, NULL, 9, 70, 11, &plain);
+    opts o = plain;
+    o.ta = 1;
+    o.bias = 3;
+    mm_run("[2,3] transposed a x [3], full bias", WGML_F32, WGML_F32, WGML_F32, 2, b1, 1, b2, 8, 5, 12, &o);
+    force("splitk");
+    mm_run("split-K batched [2,3] x [3]", WGML_F32, WGML_F32, WGML_F32, 2, b1, 1, b2, 5, 6, 100, &plain);
+    force(NULL);
+}
+
+static void test_splitk(void)
+{
+    /* the table splits: few tiles, large k */
+    mm2("split-K by the table 8x8x2048", WGML_F32, WGML_F32, WGML_F32, 8, 8, 2048, &plain);
+    opts o = plain;
+    o.beta = 0.5f, o.bias = 1, o.act = WGML_ACT_GELU;
+    mm2("split-K with the epilogue", WGML_F32, WGML_F32, WGML_F16, 3, 70, 1500, &o);
+    mm2("k beyond every tile", WGML_F32, WGML_F32, WGML_F32, 70, 33, 300, &plain);
+}
+
+static void test_zero(void)
+{
+    mm2("m = 0", WGML_F32, WGML_F32, WGML_F32, 0, 5, 3, &plain);
+    mm2("n = 0", WGML_F32, WGML_F32, WGML_F32, 4, 0, 3, &plain);
+    opts o = plain;
+    o.beta = 2.0f, o.bias = 1, o.act = WGML_ACT_RELU;
+    mm2("k = 0: act(beta c + bias)", WGML_F32, WGML_F32, WGML_F32, 4, 5, 0, &o);
+    o.beta = 0;
+    o.nan_out = true;
+    mm2("k = 0, beta 0 over NaN", WGML_F32, WGML_F32, WGML_F16, 4, 5, 0, &o);
+    int64_t b0[1] = {0};
+    mm_run("batch 0", WGML_F32, WGML_F32, WGML_F32, 1, b0, 0, NULL, 3, 4, 5, &plain);
+}
+
+static void test_epilogue(void)
+{
+    static const wgml_activation acts[] = {WGML_ACT_NONE, WGML_ACT_RELU, WGML_ACT_GELU, WGML_ACT_SILU};
+    for (int a = 0; a < 4; a++)
+        for (int bias = 0; bias < 4; bias++) {
+            opts o = plain;
+            o.alpha = 0.75f, o.beta = bias & 1 ? -1.5f : 0.0f, o.bias = bias, o.act = acts[a];
+            o.bias_dt = bias == 2 ? WGML_BF16 : WGML_F32;
+            char what[64];
+            snprintf(what, sizeof what, "act %d bias %d beta %g", a, bias, (double)o.beta);
+            mm2(what, WGML_F32, WGML_F32, WGML_F32, 17, 19, 23, &o);
+        }
+    opts o = plain;
+    o.nan_out = true;
+    mm2("beta 0 over a NaN out", WGML_F32, WGML_F32, WGML_F32, 17, 19, 23, &o);
+    mm2("beta 0 over a NaN f16 out", WGML_F32, WGML_F32, WGML_F16, 17, 19, 23, &o);
+    o.alpha = 0;
+    mm2("alpha 0", WGML_F32, WGML_F32, WGML_F32, 7, 9, 5, &o);
+}
+
+/* ------------------------------------------------------------ linear */
+
+static void linear_run(const char *what, wgml_dtype xdt, wgml_dtype wdt, int64_t m, int64_t n, int64_t k,
+                       bool bias_on)
+{
+    int64_t xs[2] = {m, k}, ws[2] = {n, k}, os[2] = {m, n};
+    t_tensor x = t_random(xdt, 2, xs, -1, 1), out = t_random(WGML_F32, 2, os, -1, 1), bias = {0};
+    wgml_tensor *w = NULL;
+    double *wv = NULL;
+    t_tensor wd = {0};
+    if (wg_dtype(wdt)->kind == WG_KIND_QUANT) {
+        float *deq = NULL;
+        w = quant_table(wdt, n, k, &deq, NULL);
+        wv = malloc(sizeof(double) * (size_t)(n * k));
+        for (int64_t i = 0; i < n * k; i++)
+            wv[i] = deq[i];
+        free(deq);
+    } else {
+        wd = t_random(wdt, 2, ws, -1, 1);
+        w = wd.t;
+        wv = t_values(w);
+    }
+    if (bias_on) {
+        int64_t bs[1] = {n};
+        bias = t_random(WGML_F32, 1, bs, -1, 1);
+    }
+    wgml_matmul_params p = {1.0f, 0.0f, WGML_ACT_NONE};
+    wgml_status st = wgml_linear(x.t, w, bias.t, &p, out.t);
+    CHECK(st == WGML_OK, "%s: %s", what, wgml_last_error());
+    if (st == WGML_OK) {
+        double *B = malloc(sizeof(double) * (size_t)(n * k + 1)), *D = NULL;
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t q = 0; q < k; q++)
+                B[q * n + i] = wv[i * k + q];
+        if (bias_on) {
+            D = malloc(sizeof(double) * (size_t)(m * n));
+            for (int64_t i = 0; i < m * n; i++)
+                D[i] = bias.val[i % n];
+        }
+        double *want = malloc(sizeof(double) * (size_t)(m * n + 1)), *bound = malloc(sizeof(double) * (size_t)(m * n + 1));
+        wg_gemm_ref(1, m, n, k, x.val, B, NULL, D, &p, want);
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++) {
+                double s = D ? fabs(D[i * n + j]) : 0;
+                for (int64_t q = 0; q < k; q++)
+                    s += fabs(x.val[i * k + q] * B[q * n + j]);
+                bound[i * n + j] = (double)(k + 4) * ldexp(s, -24);
+            }
+        double *got = t_values(out.t);
+        CHECK(compare(what, WGML_F32, got, want, bound, m * n) == 0, "%s", what);
+        free(B), free(D), free(want), free(bound), free(got);
+    }
+    free(wv);
+    if (!wd.t)
+        wgml_tensor_free(w);
+    t_free(&x), t_free(&out), t_free(&bias), t_free(&wd);
+}
+
+static void test_linear_quant(void)
+{
+    for (size_t i = 0; i < NQ; i++) {
+        if (qtypes[i] == WGML_Q8_K)
+            continue;
+        char what[64];
+        snprintf(what, sizeof what, "linear %s w", wgml_dtype_name(qtypes[i]));
+        linear_run(what, WGML_F32, qtypes[i], 12, 40, 256, i % 2 == 0);
+    }
+    linear_run("linear q4_0, f16 x, 3 rows (mat-vec or GEMM)", WGML_F16, WGML_Q4_0, 3, 33, 64, true);
+    linear_run("linear q4_K, k over two blocks", WGML_F32, WGML_Q4_K, 20, 130, 512, false);
+    force("splitk");
+    linear_run("linear q8_0 split-K", WGML_F32, WGML_Q8_0, 10, 20, 256, false);
+    force(NULL);
+}
+
+static void test_linear_dense(void)
+{
+    for (int i = 0; i < 3; i++) {
+        char what[64];
+        snprintf(what, sizeof what, "linear dense %s w", wgml_dtype_name(floats[i]));
+        linear_run(what, WGML_F32, floats[i], 11, 37, 45, true);
+    }
+    linear_run("linear dense, f16 x, 1 row", WGML_F16, WGML_F16, 1, 70, 40, false);
+    /* x 1-D and 3-D, beta through out */
+    int64_t xs[1] = {16}, ws[2] = {5, 16}, os[1] = {5};
+    t_tensor x = t_random(WGML_F32, 1, xs, -1, 1), w = t_random(WGML_F32, 2, ws, -1, 1);
+    t_tensor out = t_random(WGML_F32, 1, os, -1, 1);
+    double *before = t_values(out.t);
+    wgml_matmul_params p = {1.0f, 1.0f, WGML_ACT_NONE};
+    CHECK_OK(wgml_linear(x.t, w.t, NULL, &p, out.t));
+    double *got = t_values(out.t);
+    int bad = 0;
+    for (int j = 0; j < 5; j++) {
+        double s = before[j];
+        for (int q = 0; q < 16; q++)
+            s += x.val[q] * w.val[j * 16 + q];
+        bad += fabs(got[j] - s) > 1e-5;
+    }
+    CHECK(bad == 0, "1-D x with beta 1: %d wrong", bad);
+    free(before), free(got);
+    t_free(&x), t_free(&w), t_free(&out);
+}
+
+/* ------------------------------------------------------------ graph, errors */
+
+static void test_graph(void)
+{
+    wgml_graph *g = NULL;
+    wgml_node *a, *b, *bias, *y;
+    int64_t m = 33, n = 20, k = 50;
+    CHECK_OK(wgml_graph_create(t_ctx, &g));
+    if (!g)
+        return;
+    CHECK_OK(wgml_graph_input(g, "a", WGML_F32, 2, (int64_t[]){m, k}, &a));
+    CHECK_OK(wgml_graph_input(g, "b", WGML_F32, 2, (int64_t[]){k, n}, &b));
+    CHECK_OK(wgml_graph_input(g, "bias", WGML_F32, 1, (int64_t[]){n}, &bias));
+    wgml_matmul_params p = {2.0f, 0.0f, WGML_ACT_SILU};
+    CHECK_OK(wgml_g_matmul(g, a, b, bias, NULL, &p, WGML_F32, &y));
+    wgml_node *bad = NULL;
+    wgml_matmul_params pb = {1.0f, 1.0f, WGML_ACT_NONE};
+    CHECK(wgml_g_matmul(g, a, b, NULL, NULL, &pb, WGML_F32, &bad) == WGML_ERR_INVALID_ARG, "beta without c");
+    CHECK(wgml_g_matmul(g, a, a, NULL, NULL, NULL, WGML_F32, &bad) == WGML_ERR_SHAPE, "k mismatch in a graph");
+    CHECK_OK(wgml_graph_output(g, y));
+    CHECK_OK(wgml_graph_compile(g, NULL));
+    t_tensor ta = t_random(WGML_F32, 2, (int64_t[]){m, k}, -1, 1), tb = t_random(WGML_F32, 2, (int64_t[]){k, n}, -1, 1);
+    t_tensor tc = t_random(WGML_F32, 1, (int64_t[]){n}, -1, 1);
+    CHECK_OK(wgml_graph_write(g, a, ta.host, (uint64_t)(m * k) * 4));
+    CHECK_OK(wgml_graph_write(g, b, tb.host, (uint64_t)(k * n) * 4));
+    CHECK_OK(wgml_graph_write(g, bias, tc.host, (uint64_t)n * 4));
+    CHECK_OK(wgml_graph_run(g));
+    float *got = malloc(sizeof(float) * (size_t)(m * n));
+    CHECK_OK(wgml_graph_read(g, y, got, (uint64_t)(m * n) * 4));
+    double *D = malloc(sizeof(double) * (size_t)(m * n)), *want = malloc(sizeof(double) * (size_t)(m * n));
+    for (int64_t i = 0; i < m * n; i++)
+        D[i] = tc.val[i % n];
+    wg_gemm_ref(1, m, n, k, ta.val, tb.val, NULL, D, &p, want);
+    int nbad = 0;
+    for (int64_t i = 0; i < m * n; i++)
+        nbad += fabs(got[i] - want[i]) > 1e-5 * (1 + fabs(want[i])) * 8;
+    CHECK(nbad == 0, "graph matmul: %d wrong", nbad);
+    free(got), free(D), free(want);
+    t_free(&ta), t_free(&tb), t_free(&tc);
+    wgml_graph_free(g);
+}
+
+static void test_errors(void)
+{
+    t_tensor a = t_random(WGML_F32, 2, (int64_t[]){4, 5}, -1, 1), b = t_random(WGML_F32, 2, (int64_t[]){6, 3}, -1, 1);
+    t_tensor o = t_random(WGML_F32, 2, (int64_t[]){4, 3}, -1, 1), i32 = t_random(WGML_I32, 2, (int64_t[]){5, 3}, 0, 3);
+    t_tensor b2 = t_random(WGML_F32, 2, (int64_t[]){5, 3}, -1, 1), bias = t_random(WGML_F32, 1, (int64_t[]){4}, -1, 1);
+    t_tensor o2 = t_random(WGML_F32, 2, (int64_t[]){4, 4}, -1, 1);
+    CHECK(wgml_matmul(a.t, b.t, NULL, NULL, o.t) == WGML_ERR_SHAPE, "k mismatch: %s", wgml_last_error());
+    CHECK(wgml_matmul(a.t, i32.t, NULL, NULL, o.t) == WGML_ERR_DTYPE, "i32 b: %s", wgml_last_error());
+    CHECK(wgml_matmul(a.t, b2.t, NULL, NULL, o2.t) == WGML_ERR_SHAPE, "wrong out: %s", wgml_last_error());
+    CHECK(wgml_matmul(a.t, b2.t, bias.t, NULL, o.t) == WGML_ERR_SHAPE, "bias [m] against n: %s", wgml_last_error());
+    CHECK(strstr(wgml_last_error(), "bias") != NULL, "message names bias: %s", wgml_last_error());
+    t_tensor b55 = t_random(WGML_F32, 2, (int64_t[]){5, 5}, -1, 1);
+    CHECK(wgml_matmul(a.t, b55.t, NULL, NULL, a.t) == WGML_ERR_INVALID_ARG, "out aliasing a: %s", wgml_last_error());
+    wgml_matmul_params bad_act = {1, 0, (wgml_activation)9};
+    CHECK(wgml_matmul(a.t, b2.t, NULL, &bad_act, o.t) == WGML_ERR_INVALID_ARG, "activation 9");
+    force("bogus");
+    CHECK(wgml_matmul(a.t, b2.t, NULL, NULL, o.t) == WGML_ERR_INVALID_ARG, "unknown variant");
+    CHECK(strstr(wgml_last_error(), "t128") && strstr(wgml_last_error(), "splitk"), "lists the variants: %s",
+          wgml_last_error());
+    force(NULL);
+    /* linear: quantised k not a multiple of the block; x bf16 */
+    float *deq = NULL;
+    wgml_tensor *q = quant_table(WGML_Q4_0, 3, 64, &deq, NULL);
+    free(deq);
+    t_tensor x = t_random(WGML_F32, 2, (int64_t[]){10, 64}, -1, 1), ox = t_random(WGML_F32, 2, (int64_t[]){10, 3}, -1, 1);
+    t_tensor xb = t_random(WGML_BF16, 2, (int64_t[]){10, 64}, -1, 1);
+    CHECK(wgml_linear(xb.t, q, NULL, NULL, ox.t) == WGML_ERR_DTYPE, "bf16 x: %s", wgml_last_error());
+    CHECK(wgml_linear(a.t, q, NULL, NULL, ox.t) == WGML_ERR_SHAPE, "k 5 against 64: %s", wgml_last_error());
+    wgml_tensor_free(q);
+    t_free(&a), t_free(&b), t_free(&o), t_free(&i32), t_free(&b2), t_free(&bias), t_free(&o2), t_free(&x);
+    t_free(&ox), t_free(&xb), t_free(&b55);
+}
+
+int main(int argc, char **argv)
+{
+    t_seed();
+    if (t_setup(argc, argv))
+        return 1;
+    static const t_case cases[] = {
+        {"variants", test_variants},   {"dtype_mix", test_dtype_mix}, {"layouts", test_layouts},
+        {"batched", test_batched},     {"splitk", test_splitk},       {"zero", test_zero},
+        {"epilogue", test_epilogue},   {"linear_quant", test_linear_quant},
+        {"linear_dense", test_linear_dense}, {"graph", test_graph},  {"errors", test_errors},
+    };
+    int r = t_run(cases, sizeof cases / sizeof *cases, argc > 1 ? argv[1] : NULL);
+    wgml_ctx_destroy(t_ctx);
+    return r;
+}
