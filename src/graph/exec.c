@@ -324,6 +324,11 @@ wgml_status wgml_graph_compile(wgml_graph *g, const wgml_graph_options *opts)
         return wg_fail(WGML_ERR_INVALID_ARG, "wgml_graph_compile: an eager graph runs as it is built");
     if (g->compiled)
         return wg_fail(WGML_ERR_INVALID_ARG, "wgml_graph_compile: compiled already");
+    /* Device facts some kernel choices read (the subgroup size, measured by
+     * a dispatch and a readback) cannot be measured while recording. */
+    wgml_device_info info;
+    if ((st = wgml_device_info_get(g->ctx, &info)) != WGML_OK)
+        return st;
     if (opts)
         g->opt = *opts;
     g->nancheck = env_is("WGML_GRAPH_NANCHECK", "1");

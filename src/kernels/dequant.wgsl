@@ -57,7 +57,13 @@ fn coords(k: u32) -> vec4<u32> {
 // that is not a multiple of the storage-offset alignment, steps, permuted
 // or broadcast dims) is read in place through i_off and the strides,
 // like the indexing kernels do, rather than through a contiguous copy.
+#ifdef IDX_RW
+// Indices in out's buffer (a graph input in the arena): read_write, since
+// WebGPU refuses read-only and writable bindings of one buffer.
+@group(0) @binding(3) var<storage, read_write> idx: array<i32>;
+#else
 @group(0) @binding(3) var<storage, read> idx: array<i32>;
+#endif
 // The device error word (src/gpu/runtime.h): word 1 is set when the op's
 // check of the indices failed; then nothing is written.
 @group(0) @binding(4) var<storage, read> err: array<u32>;
@@ -80,7 +86,13 @@ fn pass_row(c: vec4<u32>) -> i32 {
 #endif
 
 #ifdef DEQUANT
+#ifdef Q_RW
+// The table shares a buffer with out (a gathered copy in a graph's arena):
+// WebGPU refuses a read-only and a writable binding of one buffer.
+@group(0) @binding(1) var<storage, read_write> q: array<u32>;
+#else
 @group(0) @binding(1) var<storage, read> q: array<u32>;
+#endif
 #tensor o 2 O_DT O_MODE
 
 #include "dequant_fns.wgsl"

@@ -214,14 +214,18 @@ static wgml_status run_dequant(const wgml_tensor *q, const wgml_tensor *idx, int
 {
     const wg_dtype_info *d = wg_dtype(q->dtype);
     char defs[160];
-    snprintf(defs, sizeof defs, "DEQUANT;%s;QK=%u;BB=%u;O_DT=%s;O_MODE=w%s", qt_define(q->dtype), d->block_elems,
-             d->block_bytes, wg_dtype(out->dtype)->wgsl, idx ? ";GET_ROWS;IDX" : "");
+    bool shared = q->st->buf == out->st->buf, ishared = idx && idx->st->buf == out->st->buf;
+    snprintf(defs, sizeof defs, "DEQUANT;%s;QK=%u;BB=%u;O_DT=%s;O_MODE=w%s%s%s", qt_define(q->dtype), d->block_elems,
+             d->block_bytes, wg_dtype(out->dtype)->wgsl, idx ? ";GET_ROWS;IDX" : "", shared ? ";Q_RW" : "",
+             ishared ? ";IDX_RW" : "");
     q_job j;
     memset(&j, 0, sizeof j);
     j.per = d->block_elems;
     j.group = 256;
-    /* with idx: table, out, idx, the error word (read-only but out) */
-    wgml_status st = q_kernel(q->ctx, "dequant", defs, idx ? 4 : 2, idx ? 13u : 1u, &j);
+    /* with idx: table, out, idx, the error word (read-only but out; the
+     * table too unless it shares out's buffer) */
+    unsigned ro = (idx ? 13u : 1u) & (shared ? ~1u : ~0u) & (ishared ? ~4u : ~0u);
+    wgml_status st = q_kernel(q->ctx, "dequant", defs, idx ? 4 : 2, ro, &j);
     if (st != WGML_OK)
         return st;
     wg_win w[NQ];
