@@ -465,6 +465,18 @@ static void test_errors(void)
     t_free(&ox), t_free(&xb), t_free(&b55);
 }
 
+static void test_dbg(void)
+{
+    const char *e = getenv("DBG");
+    if (!e)
+        return;
+    int m, n, k, ad, bd, od;
+    sscanf(e, "%d,%d,%d,%d,%d,%d", &m, &n, &k, &ad, &bd, &od);
+    force(getenv("DBGV"));
+    mm2("dbg", (wgml_dtype)ad, (wgml_dtype)bd, (wgml_dtype)od, m, n, k, &plain);
+    force(NULL);
+}
+
 int main(int argc, char **argv)
 {
     t_seed();
@@ -474,7 +486,7 @@ int main(int argc, char **argv)
         {"variants", test_variants},   {"dtype_mix", test_dtype_mix}, {"layouts", test_layouts},
         {"batched", test_batched},     {"splitk", test_splitk},       {"zero", test_zero},
         {"epilogue", test_epilogue},   {"linear_quant", test_linear_quant},
-        {"linear_dense", test_linear_dense}, {"graph", test_graph},  {"errors", test_errors},
+        {"linear_dense", test_linear_dense}, {"graph", test_graph},  {"errors", test_errors}, {"dbg", test_dbg},
     };
     int r = t_run(cases, sizeof cases / sizeof *cases, argc > 1 ? argv[1] : NULL);
     wgml_ctx_destroy(t_ctx);
