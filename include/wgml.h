@@ -558,6 +558,15 @@ typedef struct wgml_sample_params {
     uint64_t seed;
 } wgml_sample_params;
 wgml_status wgml_sample(const wgml_tensor *logits, const wgml_sample_params *p, wgml_tensor *out);
+/* wgml_sample whose seed is p->seed plus seed's first element (an i32 or
+ * u32 tensor of >= 1 element, read on the GPU when the op runs, never on
+ * the host), mod 2^64: u32 zero-extended, i32 sign-extended.  So element
+ * 0 draws exactly as wgml_sample, and element s as wgml_sample with
+ * p->seed + s; a compiled graph (wgml_g_sample) draws anew each run when
+ * only that tensor is rewritten (a decoder's step counter).  seed NULL is
+ * wgml_sample. */
+wgml_status wgml_sample_seeded(const wgml_tensor *logits, const wgml_tensor *seed, const wgml_sample_params *p,
+                               wgml_tensor *out);
 
 /* ------------------------------------------------ matmul and attention */
 

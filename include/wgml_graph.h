@@ -146,7 +146,10 @@ wgml_status wgml_g_rope(wgml_graph *g, wgml_node *x, wgml_node *pos, const wgml_
                         wgml_node *freq_factors, wgml_node **out);
 wgml_status wgml_g_glu(wgml_graph *g, wgml_glu_kind kind, wgml_node *x, wgml_node *gate, int swapped,
                        wgml_node **out);
-wgml_status wgml_g_sample(wgml_graph *g, wgml_node *logits, const wgml_sample_params *p, wgml_node **out);
+/* seed (NULL: none) as wgml_sample_seeded's: an i32/u32 node, typically a
+ * graph input rewritten before each run so replays draw anew. */
+wgml_status wgml_g_sample(wgml_graph *g, wgml_node *logits, wgml_node *seed, const wgml_sample_params *p,
+                          wgml_node **out);
 /* out = act(alpha * a.b + beta * c + bias) (c may be NULL when beta is 0;
  * out is a new node, c is not updated); out dtype as given. */
 wgml_status wgml_g_matmul(wgml_graph *g, wgml_node *a, wgml_node *b, wgml_node *bias, wgml_node *c,

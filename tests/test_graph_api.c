@@ -655,7 +655,7 @@ static void scratch_replays_on(wgml_ctx *c)
     CHECK_OK(wgml_g_reduce(g, WGML_VAR, nx, 2, 1.0f, &var));
     CHECK_OK(wgml_g_unary(g, WGML_NEG, var, 0, 0, &o[0]));
     CHECK_OK(wgml_g_argsort(g, nxs, 1, &o[1]));
-    CHECK_OK(wgml_g_sample(g, nlg, &smp, &o[2]));
+    CHECK_OK(wgml_g_sample(g, nlg, NULL, &smp, &o[2]));
     CHECK_OK(wgml_g_reshape(g, nx, 2, (int64_t[]){2, R * L / 2}, &x2));
     CHECK_OK(wgml_g_cumsum(g, x2, 1, 0, &o[3]));
     for (int i = 0; i < 4; i++)
@@ -700,7 +700,7 @@ static void scratch_replays_on(wgml_ctx *c)
         CHECK_OK(wgml_g_reduce(e, WGML_VAR, enx, 2, 1.0f, &evar));
         CHECK_OK(wgml_g_unary(e, WGML_NEG, evar, 0, 0, &eo[0]));
         CHECK_OK(wgml_g_argsort(e, enxs, 1, &eo[1]));
-        CHECK_OK(wgml_g_sample(e, enlg, &smp, &eo[2]));
+        CHECK_OK(wgml_g_sample(e, enlg, NULL, &smp, &eo[2]));
         CHECK_OK(wgml_g_reshape(e, enx, 2, (int64_t[]){2, R * L / 2}, &ex2));
         CHECK_OK(wgml_g_cumsum(e, ex2, 1, 0, &eo[3]));
         const int64_t n[4] = {R, SR * SL, 3, R * L};

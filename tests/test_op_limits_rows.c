@@ -181,16 +181,19 @@ static void t_limits_norm_group_batch(void)
 
 /* ------------------------------------------------ sample (issue 8) */
 
-/* Samples x's rows (rows x vocab, logical values xv) with p and compares
- * with the reference, allowing rows whose decision margin is within f32
- * rounding; returns the ids (caller frees). */
-static int32_t *sample_check(const char *what, const wgml_tensor *x, const double *xv, int64_t rows, int64_t vocab,
-                             const wgml_sample_params *p)
+/* Samples x's rows (rows x vocab, logical values xv) with p and the seed
+ * tensor (NULL: none) and compares with the reference at p->seed + add
+ * (the seed's element, wg_sample_seed_add), allowing rows whose decision
+ * margin is within f32 rounding; returns the ids (caller frees). */
+static int32_t *sample_check_seeded(const char *what, const wgml_tensor *x, const wgml_tensor *seed, uint64_t add,
+                                    const double *xv, int64_t rows, int64_t vocab, const wgml_sample_params *p0)
 {
     wgml_tensor *o = mk(WGML_I32, 1, &rows);
     double *got = NULL;
     int32_t *ids = calloc((size_t)rows, sizeof *ids);
-    CHECK(wgml_sample(x, p, o) == WGML_OK, "%s: %s", what, wgml_last_error());
+    wgml_sample_params q = *p0, *p = &q;
+    CHECK(wgml_sample_seeded(x, seed, p0, o) == WGML_OK, "%s: %s", what, wgml_last_error());
+    q.seed += add;
     if (o && (got = t_values(o)) != NULL)
         for (int64_t r = 0; r < rows; r++) {
             double margin;
@@ -203,6 +206,12 @@ static int32_t *sample_check(const char *what, const wgml_tensor *x, const doubl
     free(got);
     wgml_tensor_free(o);
     return ids;
+}
+
+static int32_t *sample_check(const char *what, const wgml_tensor *x, const double *xv, int64_t rows, int64_t vocab,
+                             const wgml_sample_params *p)
+{
+    return sample_check_seeded(what, x, NULL, 0, xv, rows, vocab, p);
 }
 
 /* Rows of 3000 logits (12000 bytes, four chunks) with NaNs and a repeated
@@ -253,6 +262,69 @@ static void t_limits_sample_long_rows(void)
     t_free(&b);
 }
 
+/* A seed tensor on the split paths, each against the reference at
+ * params.seed + element: rows of 3000 (chunked: sample_step draws with
+ * it), the seed beside out in one buffer (bound read_write there), and
+ * 40 rows of 100 (400 bytes, ~9 rows a 4096-byte window: 5 launches, each
+ * binding the seed).  Element 0 draws as no tensor; elements 1 and 2
+ * change the draws of near-flat rows. */
+static void t_limits_sample_seeded(void)
+{
+    const int64_t xs[2] = {3, 3000}, ys[2] = {40, 100}, one = 1, four = 4;
+    t_tensor x = rnd(2, xs, -0.5, 0.5), y = rnd(2, ys, -1, 1);
+    wgml_tensor *sd = mk(WGML_I32, 1, &one), *buf = mk(WGML_I32, 1, &four), *o3 = NULL, *s1 = NULL;
+    CHECK_OK(wgml_view_slice(buf, 0, 0, 3, 1, &o3));
+    CHECK_OK(wgml_view_slice(buf, 0, 3, 4, 1, &s1));
+    const wgml_sample_params p = {1.0f, 0, 0.97f, 0.0f, 1000};
+    if (x.t && y.t && sd && o3 && s1) {
+        int32_t v = -7, e0 = 0, e1 = 1, e2 = 2;
+        CHECK_OK(wgml_tensor_upload(sd, &v, 4));
+        int32_t *a = sample_check_seeded("chunked rows, seed -7", x.t, sd, (uint64_t)-7, x.val, 3, 3000, &p);
+        wgml_sample_params q = p;
+        q.seed = 993;
+        int32_t *b = sample_check("chunked rows, params.seed 993", x.t, x.val, 3, 3000, &q);
+        CHECK(memcmp(a, b, 3 * sizeof *a) == 0, "chunked: seed -7 differs from params.seed - 7");
+        free(a), free(b);
+        int32_t *d[3];
+        const int32_t *ev[3] = {&e0, &e1, &e2};
+        for (int k = 0; k < 3; k++) {
+            CHECK_OK(wgml_tensor_upload(sd, ev[k], 4));
+            d[k] = sample_check_seeded("chunked rows, seed k", x.t, sd, (uint64_t)k, x.val, 3, 3000, &p);
+        }
+        int32_t *none = sample_check("chunked rows, no seed", x.t, x.val, 3, 3000, &p);
+        CHECK(memcmp(d[0], none, 3 * sizeof *none) == 0, "chunked: seed 0 differs from no seed");
+        int diff = 0;
+        for (int r = 0; r < 3; r++)
+            diff += (d[1][r] != d[0][r]) + (d[2][r] != d[1][r]);
+        CHECK(diff >= 5, "chunked: seeds 0, 1, 2 changed only %d of 6 row draws", diff); /* agree w.p. ~1/3000 */
+        for (int k = 0; k < 3; k++)
+            free(d[k]);
+        free(none);
+        /* the seed beside out */
+        CHECK_OK(wgml_tensor_upload(s1, &e2, 4));
+        int32_t got[3];
+        CHECK(wgml_sample_seeded(x.t, s1, &p, o3) == WGML_OK, "chunked, seed beside out: %s", wgml_last_error());
+        CHECK_OK(wgml_tensor_download(o3, got, sizeof got));
+        q.seed = 1002;
+        b = sample_check("chunked rows, params.seed 1002", x.t, x.val, 3, 3000, &q);
+        CHECK(memcmp(got, b, sizeof got) == 0, "chunked: seed beside out differs from params.seed + 2");
+        free(b);
+        /* rows in several launches */
+        CHECK_OK(wgml_tensor_upload(sd, &v, 4));
+        a = sample_check_seeded("40 rows in 5 launches, seed -7", y.t, sd, (uint64_t)-7, y.val, 40, 100, &p);
+        q.seed = 993;
+        b = sample_check("40 rows in 5 launches, params.seed 993", y.t, y.val, 40, 100, &q);
+        CHECK(memcmp(a, b, 40 * sizeof *a) == 0, "launches: seed -7 differs from params.seed - 7");
+        free(a), free(b);
+    }
+    wgml_tensor_free(s1);
+    wgml_tensor_free(o3);
+    wgml_tensor_free(buf);
+    wgml_tensor_free(sd);
+    t_free(&x);
+    t_free(&y);
+}
+
 /* ------------------------------------------------ rope (issue 8) */
 
 /* Rope rows (head_dim 1500: 6000 bytes) longer than the window: NORMAL,
@@ -299,6 +371,7 @@ int main(int argc, char **argv)
         {"limits_sort_long_rows", t_limits_sort_long_rows},
         {"limits_norm_group_batch", t_limits_norm_group_batch},
         {"limits_sample_long_rows", t_limits_sample_long_rows},
+        {"limits_sample_seeded", t_limits_sample_seeded},
         {"limits_rope_long_rows", t_limits_rope_long_rows},
     };
     return limits_main(argc, argv, cases, sizeof cases / sizeof *cases);

@@ -616,12 +616,13 @@ wgml_status wgml_g_glu(wgml_graph *g, wgml_glu_kind kind, wgml_node *x, wgml_nod
     wg_op_params p = {.sub = (int)kind, .flag = swapped};
     return BUILD(WG_OP_GLU, &p, "wgml_g_glu", x, gate);
 }
-wgml_status wgml_g_sample(wgml_graph *g, wgml_node *logits, const wgml_sample_params *sp, wgml_node **out)
+wgml_status wgml_g_sample(wgml_graph *g, wgml_node *logits, wgml_node *seed, const wgml_sample_params *sp,
+                          wgml_node **out)
 {
     if (!sp)
         return wg_fail(WGML_ERR_INVALID_ARG, "wgml_g_sample: params are NULL");
     wg_op_params p = {.sample = *sp};
-    return BUILD(WG_OP_SAMPLE, &p, "wgml_g_sample", logits);
+    return BUILD(WG_OP_SAMPLE, &p, "wgml_g_sample", logits, seed);
 }
 
 /* ------------------------------------------------ matmul and attention */

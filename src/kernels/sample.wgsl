@@ -10,6 +10,11 @@
 // partials to pt[], and sample_step (one thread) merges them and moves the
 // search, whose state lives in sv[] between dispatches.  The search
 // itself (search_next / search_update) is shared with the one-pass kernel.
+//
+// SEED_IN (wgml_sample_seeded): one more read-only binding, the seed
+// tensor, whose element P.g.x is added to the 64-bit seed P.c.zw on the
+// GPU (seed_words), so a replayed graph draws anew when only that tensor
+// changes between runs.
 #include "prelude.wgsl"
 #include "dtype.wgsl"
 
@@ -23,6 +28,7 @@ struct SampleParams {
                     // unrolled barrier made lavapipe's compile much slower.
                     // CHUNKED: .y stage, .z chunk, .w chunks; a.w is then the
                     // chunk's first index (a launch is one row).
+    g: vec4<u32>,   // SEED_IN: the seed's element in its binding, 1 when i32 (sign-extended)
 }
 
 @group(0) @binding(0) var<uniform> P: SampleParams;
@@ -32,6 +38,15 @@ struct SampleParams {
 #if CHUNKED
 @group(0) @binding(3) var<storage, read_write> sv: array<u32>;  // search state (SV_*)
 @group(0) @binding(4) var<storage, read_write> pt: array<u32>;  // per-chunk partials
+#endif
+#ifdef SEED_IN
+// i32 or u32, read as raw bits; rw only when a written binding shares
+// its buffer (WebGPU refuses one buffer bound read-only and writable)
+#ifdef CHUNKED
+#tensor sd 5 u32 S_MODE
+#else
+#tensor sd 3 u32 S_MODE
+#endif
 #endif
 
 const WG: u32 = {{WG}}u;
@@ -83,11 +98,28 @@ fn mix32(x: u32) -> u32 {
     return z;
 }
 
+// The 64-bit seed as (low, high) words: params.seed, plus the seed
+// input's first element (u32 zero-extended, i32 sign-extended) mod 2^64,
+// as wg_sample_seed_add in sample.c.  An input of 0 adds nothing, so the
+// stream is exactly the one without an input.
+fn seed_words() -> vec2<u32> {
+#ifdef SEED_IN
+    let s = sd_ld(P.g.x);
+    let lo = P.c.z + s;
+    let carry = select(0u, 1u, lo < s);   // the low words' sum wrapped
+    let ext = select(0u, 0xffffffffu, P.g.y != 0u && (s & 0x80000000u) != 0u);
+    return vec2<u32>(lo, P.c.w + carry + ext);
+#else
+    return P.c.zw;
+#endif
+}
+
 // Counter-based stream: bits for (seed, row, draw counter); wg_sample_bits
 // in sample.c is the same function.
 fn rand_bits(row: u32, ctr: u32) -> u32 {
-    var h = mix32(P.c.z + 0x9e3779b9u);
-    h = mix32(h ^ P.c.w);
+    let sw = seed_words();
+    var h = mix32(sw.x + 0x9e3779b9u);
+    h = mix32(h ^ sw.y);
     h = mix32(h ^ row);
     return mix32(h ^ mix32(ctr + 0x6a09e667u));
 }

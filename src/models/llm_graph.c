@@ -186,7 +186,7 @@ static wgml_status build(builder *b, llm_graph *lg, const wgml_sample_params *sp
     if (lg->all_logits)
         row = NULL; /* no sampling over a whole batch */
     if (row) {
-        TRY(wgml_g_sample(b->g, row, sp, &lg->token));
+        TRY(wgml_g_sample(b->g, row, NULL, sp, &lg->token));
         TRY(wgml_graph_output(b->g, lg->token));
     }
     return wgml_graph_compile(b->g, NULL);

@@ -380,12 +380,18 @@ wgml_status wgml_glu(wgml_glu_kind kind, const wgml_tensor *x, const wgml_tensor
     return run(&c);
 }
 
-wgml_status wgml_sample(const wgml_tensor *logits, const wgml_sample_params *p, wgml_tensor *out)
+wgml_status wgml_sample_seeded(const wgml_tensor *logits, const wgml_tensor *seed, const wgml_sample_params *p,
+                               wgml_tensor *out)
 {
     if (!p)
-        return wg_sample_impl(logits, p, out);
-    call c = {.op = WG_OP_SAMPLE, .p = {.sample = *p}, .in = {logits}, .nin = 1, .out = out};
+        return wg_sample_impl(logits, seed, p, out);
+    call c = {.op = WG_OP_SAMPLE, .p = {.sample = *p}, .in = {logits, seed}, .nin = 2, .out = out};
     return run(&c);
+}
+
+wgml_status wgml_sample(const wgml_tensor *logits, const wgml_sample_params *p, wgml_tensor *out)
+{
+    return wgml_sample_seeded(logits, NULL, p, out);
 }
 
 /* ------------------------------------------------ matmul and attention */

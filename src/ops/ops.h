@@ -230,7 +230,10 @@ wgml_status wg_softmax_impl(const wgml_tensor *x, const wgml_tensor *mask, const
 wgml_status wg_norm_impl(const wgml_tensor *x, const wgml_norm_params *p, wgml_tensor *out);
 wgml_status wg_rope_impl(const wgml_tensor *x, const wgml_tensor *pos, const wgml_rope_params *p, wgml_tensor *out);
 wgml_status wg_glu_impl(wgml_glu_kind kind, const wgml_tensor *x, const wgml_tensor *gate, int swapped, wgml_tensor *out);
-wgml_status wg_sample_impl(const wgml_tensor *logits, const wgml_sample_params *p, wgml_tensor *out);
+/* seed may be NULL: its first element (i32/u32, read on the GPU) is added
+ * to p->seed (sample.c wg_sample_seed_add). */
+wgml_status wg_sample_impl(const wgml_tensor *logits, const wgml_tensor *seed, const wgml_sample_params *p,
+                           wgml_tensor *out);
 
 /* Registry rows contributed by each family (registry.c joins them). */
 typedef struct wg_op_table {

@@ -566,6 +566,12 @@ static wgml_status ck_sample(const wg_op_params *p, const wg_desc *const *in, in
         FAIL(WGML_ERR_DTYPE, "logits are %s; f32, f16 and bf16 are supported", wgml_dtype_name(in[0]->dtype));
     if (in[0]->ndim != 2)
         FAIL(WGML_ERR_SHAPE, "logits must be [rows, vocab]");
+    const wg_desc *s = nin > 1 ? in[1] : NULL; /* optional: its first element is added to the seed */
+    if (s && s->dtype != WGML_I32 && s->dtype != WGML_U32)
+        FAIL(WGML_ERR_DTYPE, "seed is %s; i32 or u32 is supported", wgml_dtype_name(s->dtype));
+    for (int i = 0; s && i < s->ndim; i++)
+        if (s->shape[i] == 0) /* a symbolic dim may still bind to 0: the encode refuses that */
+            FAIL(WGML_ERR_SHAPE, "seed has no elements; its first element is read");
     out->dtype = WGML_I32;
     out->ndim = 1;
     out->shape[0] = in[0]->shape[0];
@@ -573,14 +579,6 @@ static wgml_status ck_sample(const wg_op_params *p, const wg_desc *const *in, in
 }
 
 /* ------------------------------------------------------------ scratch */
-
-uint64_t wg_desc_bytes(const wg_desc *d)
-{
-    uint64_t n = 1;
-    for (int i = 0; i < d->ndim; i++)
-        n *= d->shape[i] < 0 ? 0 : (uint64_t)d->shape[i];
-    return n / wg_dtype(d->dtype)->block_elems * wg_dtype(d->dtype)->block_bytes;
-}
 
 /* A scratch request's share of a declaration: wg_scratch_tensor's 256. */
 static uint64_t desc_bytes(const wg_desc *d) { return wg_align_up(wg_desc_bytes(d), 256); }
@@ -749,7 +747,7 @@ static wgml_status en_ew_chain(const wg_op_params *p, const wgml_tensor *const *
 }
 static wgml_status en_sample(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {
-    return wg_sample_impl(T(0), &p->sample, out);
+    return wg_sample_impl(T(0), nin > 1 ? T(1) : NULL, &p->sample, out);
 }
 
 /* ------------------------------------------------------------ the table */
@@ -787,7 +785,7 @@ static const wg_op_def table[] = {
     ROW(WG_OP_NORM, "norm", 1, 4, true, false, ck_norm, en_norm),
     ROW(WG_OP_ROPE, "rope", 2, 3, true, false, ck_rope, en_rope),
     ROW(WG_OP_GLU, "glu", 1, 2, false, false, ck_glu, en_glu),
-    ROWS(WG_OP_SAMPLE, "sample", 1, 1, false, false, ck_sample, wg_sc_sample, en_sample),
+    ROWS(WG_OP_SAMPLE, "sample", 1, 2, false, false, ck_sample, wg_sc_sample, en_sample),
     ROW(WG_OP_EW_CHAIN, "unary_chain", 1, 1, true, false, ck_ew_chain, en_ew_chain),
 };
 _Static_assert(sizeof table / sizeof *table == WG_OP_MATMUL, "the op table and enum wg_op are out of step");

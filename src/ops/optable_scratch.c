@@ -1,14 +1,23 @@
 /*
  * Scratch declarations of cumsum, argsort and top_k (optable.h's
- * `scratch`; optable.c's first comment lists every declaring row).  Each
- * bound follows the requests of reduce_sort.c: cumsum_run's block totals
- * (blocks of >= 4096 for rows over 8192, at most 1024 workgroups of one
- * row), cumsum_long's piece totals, sort_rows' pair array and sort_long's
- * copy, pairs and ranks.  Kept apart so reduce_sort.c stays under 800
- * lines.
+ * `scratch`; optable.c's first comment lists every declaring row), and
+ * wg_desc_bytes, which declarations and the planner size with (moved here
+ * to keep optable.c under 800 lines).  Each bound follows the requests of
+ * reduce_sort.c: cumsum_run's block totals (blocks of >= 4096 for rows
+ * over 8192, at most 1024 workgroups of one row), cumsum_long's piece
+ * totals, sort_rows' pair array and sort_long's copy, pairs and ranks.
+ * Kept apart so reduce_sort.c stays under 800 lines.
  */
 #include "reduce.h"
 #include "optable.h"
+
+uint64_t wg_desc_bytes(const wg_desc *d)
+{
+    uint64_t n = 1;
+    for (int i = 0; i < d->ndim; i++)
+        n *= d->shape[i] < 0 ? 0 : (uint64_t)d->shape[i];
+    return n / wg_dtype(d->dtype)->block_elems * wg_dtype(d->dtype)->block_bytes;
+}
 
 /* Which path a call takes depends on layouts and the binding size, which
  * a description does not carry, so each bound is the most over the paths;

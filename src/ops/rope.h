@@ -25,6 +25,10 @@ wg_op_table wg_glu_ops(void);
 
 /* The kernel's random stream: 32 bits for (seed, row, draw counter). */
 uint32_t wg_sample_bits(uint64_t seed, uint64_t row, uint32_t counter);
+/* The seed a draw uses: params.seed plus the seed tensor's first element
+ * (its bits; i32 sign-extended), mod 2^64.  wg_sample_ref takes the sum
+ * as p->seed. */
+uint64_t wg_sample_seed_add(uint64_t seed, uint32_t bits, bool is_i32);
 /* One row (logit values as the kernel reads them) sampled with wgml_sample's
  * rules in double.  *margin (may be NULL) receives how close the row came
  * to a decision boundary, relative to the kept mass: the top-p cut or the

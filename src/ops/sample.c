@@ -20,7 +20,9 @@
  *      p >= min_p * p_max), the threshold rounded to f32 once.
  *   6. Draw: u in [0, 1) from 24 bits of the counter-based stream
  *      wg_sample_bits(seed, row, 0); the first token in index order whose
- *      running mass exceeds u times the kept mass.
+ *      running mass exceeds u times the kept mass.  seed is params.seed,
+ *      plus (wgml_sample_seeded) the seed tensor's first element, read on
+ *      the GPU: wg_sample_seed_add, so an element of 0 draws as no tensor.
  *
  * Thresholds are found by binary search over an order-preserving u32 key
  * of the logits (~32 passes per active filter), so nothing is sorted and
@@ -81,6 +83,14 @@ static uint32_t mix32(uint32_t z)
     return z;
 }
 
+/* u32 zero-extended, i32 sign-extended, added mod 2^64: a decoder that
+ * passes its step t as the tensor draws what params.seed + t would, and 0
+ * leaves the stream as it was (sample.wgsl seed_words is the same). */
+uint64_t wg_sample_seed_add(uint64_t seed, uint32_t bits, bool is_i32)
+{
+    return seed + (is_i32 ? (uint64_t)(int64_t)(int32_t)bits : (uint64_t)bits);
+}
+
 uint32_t wg_sample_bits(uint64_t seed, uint64_t row, uint32_t counter)
 {
     uint32_t h = mix32((uint32_t)seed + 0x9e3779b9u);
@@ -95,7 +105,44 @@ typedef struct sample_params {
     uint32_t a[4], b[4], c[4];
     float f[4];
     uint32_t e[4];
+    uint32_t g[4]; /* the seed's element in its binding, 1 for i32 */
 } sample_params;
+
+/* The seed tensor's first element as one 4-byte binding (sp->g). */
+static wg_binding seed_binding(const wgml_tensor *seed, sample_params *sp)
+{
+    uint64_t rem;
+    wg_binding b = wg_bind_from(seed->st->buf, wg_view4_of(seed).offset * 4, 4, &rem);
+    sp->g[0] = (uint32_t)(rem / 4);
+    sp->g[1] = seed->dtype == WGML_I32;
+    return b;
+}
+
+/* Modes of the read bindings (logits, seed): read_write when a written
+ * binding (out, scratch) shares the buffer, and then for both when they
+ * share one, since a buffer bound read-only and writable in one dispatch
+ * is a WebGPU usage conflict. */
+static void read_modes(const wgml_buffer *lb, const wgml_buffer *sb, const wgml_buffer *const *w, int nw,
+                       bool *lrw, bool *srw)
+{
+    *lrw = *srw = false;
+    for (int i = 0; i < nw; i++) {
+        *lrw = *lrw || (w[i] && w[i] == lb);
+        *srw = *srw || (sb && w[i] && w[i] == sb);
+    }
+    if (sb == lb)
+        *lrw = *srw = *lrw || *srw;
+}
+
+/* Defines and the read-only mask: logits binding 1 (bit 0), the seed the
+ * last binding (bit nb - 1) when there is one. */
+static unsigned kernel_defs(char *defs, size_t n, const wgml_tensor *logits, const wgml_tensor *seed, bool lrw,
+                            bool srw, int wg, bool chunked, int nb)
+{
+    snprintf(defs, n, "L_DT=%s;L_MODE=%s;WG=%d%s%s%s", wg_dtype(logits->dtype)->wgsl, lrw ? "rw" : "r", wg,
+             chunked ? ";CHUNKED" : "", seed ? ";SEED_IN;S_MODE=" : "", seed ? (srw ? "rw" : "r") : "");
+    return (lrw ? 0u : 1u) | (seed && !srw ? 1u << (nb - 1) : 0u);
+}
 
 /* The parameters every launch of one row shares. */
 static void row_params(sample_params *sp, const wgml_sample_params *p, const sample_k *k, int64_t vocab)
@@ -121,8 +168,8 @@ static void row_params(sample_params *sp, const wgml_sample_params *p, const sam
  * records them all; steps after the search ends do nothing), the chunks'
  * kept masses, the chunk holding the draw and its walk.  Results equal
  * the one-pass kernel's but for f32 sums taken in another order. */
-static wgml_status sample_long(const wgml_tensor *logits, const wgml_sample_params *p, const sample_k *k,
-                               wgml_tensor *out)
+static wgml_status sample_long(const wgml_tensor *logits, const wgml_tensor *seed, const wgml_sample_params *p,
+                               const sample_k *k, wgml_tensor *out)
 {
     wgml_ctx *ctx = logits->ctx;
     int64_t rows = logits->shape[0], vocab = logits->shape[1];
@@ -150,15 +197,16 @@ static wgml_status sample_long(const wgml_tensor *logits, const wgml_sample_para
         bsv = wg_bind_from(sv->st->buf, wg_view4_of(sv).offset * 4, 64, &rem);
         bpt = wg_bind_from(pt->st->buf, wg_view4_of(pt).offset * 4, K * 16, &rem);
     }
-    /* logits bind read_write when a written binding shares their buffer
-     * (out, or the scratch in a graph's arena) */
-    const wgml_buffer *lb = logits->st->buf;
-    bool alias = lb == out->st->buf || (sv && lb == sv->st->buf) || (pt && lb == pt->st->buf);
-    char defs[80];
-    snprintf(defs, sizeof defs, "L_DT=%s;L_MODE=%s;WG=256;CHUNKED", wg_dtype(logits->dtype)->wgsl,
-             alias ? "rw" : "r");
-    wg_kernel_ref rpart = {"sample.wgsl", "sample_part", defs, 4, alias ? 0u : 1u};
-    wg_kernel_ref rstep = {"sample.wgsl", "sample_step", defs, 4, alias ? 0u : 1u};
+    /* logits and seed bind read_write when a written binding shares their
+     * buffer (out, or the scratch in a graph's arena) */
+    const wgml_buffer *w[3] = {out->st->buf, sv ? sv->st->buf : NULL, pt ? pt->st->buf : NULL};
+    bool lrw, srw;
+    read_modes(logits->st->buf, seed ? seed->st->buf : NULL, w, 3, &lrw, &srw);
+    char defs[96];
+    int nb = seed ? 5 : 4; /* logits, out, sv, pt (+ seed) */
+    unsigned ro = kernel_defs(defs, sizeof defs, logits, seed, lrw, srw, 256, true, nb);
+    wg_kernel_ref rpart = {"sample.wgsl", "sample_part", defs, nb, ro};
+    wg_kernel_ref rstep = {"sample.wgsl", "sample_step", defs, nb, ro};
     wgml_kernel *kpart = NULL, *kstep = NULL;
     if (st == WGML_OK)
         st = wg_kernel_get(ctx, &rpart, &kpart);
@@ -173,7 +221,9 @@ static wgml_status sample_long(const wgml_tensor *logits, const wgml_sample_para
         row_params(&sp, p, k, vocab);
         sp.b[3] = (uint32_t)r;
         sp.e[3] = (uint32_t)K;
-        wg_binding b[4];
+        wg_binding b[5];
+        if (seed) /* only sample_step's draw reads it */
+            b[4] = seed_binding(seed, &sp);
         b[1] = wg_bind_from(out->st->buf, (o0 + (uint64_t)r * (uint64_t)out->strides[0]) * 4, 4, &rem);
         sp.b[1] = (uint32_t)(rem / 4);
         b[2] = bsv;
@@ -194,10 +244,10 @@ static wgml_status sample_long(const wgml_tensor *logits, const wgml_sample_para
                 sp.a[3] = (uint32_t)(c * C);
                 sp.b[0] = (uint32_t)cs;
                 sp.e[2] = (uint32_t)c;
-                st = wg_dispatch(ctx, kpart, b, 4, &sp, sizeof sp, 1, 1, 1);
+                st = wg_dispatch(ctx, kpart, b, nb, &sp, sizeof sp, 1, 1, 1);
             }
             if (st == WGML_OK && ps < 3)
-                st = wg_dispatch(ctx, kstep, b, 4, &sp, sizeof sp, 1, 1, 1);
+                st = wg_dispatch(ctx, kstep, b, nb, &sp, sizeof sp, 1, 1, 1);
         }
     }
     wgml_tensor_free(sv);
@@ -219,7 +269,28 @@ uint64_t wg_sc_sample(const wg_op_params *p, const wg_desc *const *in, int nin, 
     return wg_align_up(64, 256) + wg_align_up((uint64_t)l->shape[1] * 16, 256);
 }
 
-wgml_status wg_sample_impl(const wgml_tensor *logits, const wgml_sample_params *p, wgml_tensor *out)
+/* The optional seed tensor: i32 or u32 with an element to read, on
+ * logits' context, not written by out (rows would race its read). */
+static wgml_status check_seed(const char *op, const wgml_tensor *seed, const wgml_tensor *logits)
+{
+    wgml_status st = wg_check_tensor(op, "seed", seed);
+    if (st != WGML_OK)
+        return st;
+    if (seed->dtype != WGML_I32 && seed->dtype != WGML_U32)
+        return wg_fail(WGML_ERR_DTYPE, "%s: seed is %s; i32 or u32 is supported (its first element is added to "
+                       "params.seed)", op, wgml_dtype_name(seed->dtype));
+    if (wgml_tensor_nelem(seed) < 1) {
+        char s1[96];
+        return wg_fail(WGML_ERR_SHAPE, "%s: seed %s has no elements; its first element is read", op,
+                       wg_shape_str(seed, s1, sizeof s1));
+    }
+    if (!wg_same_ctx(logits, seed))
+        return wg_fail(WGML_ERR_INVALID_ARG, "%s: seed and logits are from different contexts", op);
+    return WGML_OK;
+}
+
+wgml_status wg_sample_impl(const wgml_tensor *logits, const wgml_tensor *seed, const wgml_sample_params *p,
+                           wgml_tensor *out)
 {
     const char *op = "wgml_sample";
     wgml_status st = wg_check_tensor(op, "logits", logits);
@@ -230,12 +301,14 @@ wgml_status wg_sample_impl(const wgml_tensor *logits, const wgml_sample_params *
     if (!(WG_DT_FLOATS & WG_DT_BIT(logits->dtype)))
         return wg_fail(WGML_ERR_DTYPE, "%s: logits are %s; f32, f16 and bf16 are supported", op,
                        wgml_dtype_name(logits->dtype));
+    if (seed && (st = check_seed(op, seed, logits)) != WGML_OK)
+        return st;
     char s1[96];
     if (logits->ndim != 2)
         return wg_fail(WGML_ERR_SHAPE, "%s: logits %s must be [rows, vocab]", op, wg_shape_str(logits, s1, sizeof s1));
     int64_t rows = logits->shape[0], vocab = logits->shape[1];
     if ((st = wg_check_out(op, out, WGML_I32, 1, &rows)) != WGML_OK ||
-        (st = wg_check_writes(op, "out", out, false, "logits", logits, WG_END)) != WGML_OK)
+        (st = wg_check_writes(op, "out", out, false, "logits", logits, "seed", seed, WG_END)) != WGML_OK)
         return st;
     if (rows > 0 && (vocab == 0 || vocab > INT32_MAX))
         return wg_fail(WGML_ERR_SHAPE, "%s: vocab %lld must be in 1..2^31-1", op, (long long)vocab);
@@ -252,14 +325,16 @@ wgml_status wg_sample_impl(const wgml_tensor *logits, const wgml_sample_params *
     uint64_t rs = (uint64_t)logits->strides[0], cs = (uint64_t)logits->strides[1];
     uint64_t row_span = (uint64_t)(vocab - 1) * cs + 1; /* elements of one row's window */
     if (row_span * esz > cap)
-        return sample_long(logits, p, &k, out);
-    bool alias = logits->st->buf == out->st->buf;
-    char defs[64];
+        return sample_long(logits, seed, p, &k, out);
+    const wgml_buffer *w[1] = {out->st->buf};
+    bool lrw, srw;
+    read_modes(logits->st->buf, seed ? seed->st->buf : NULL, w, 1, &lrw, &srw);
+    char defs[96];
+    int nb = seed ? 3 : 2; /* logits, out (+ seed) */
     /* Small vocabularies leave most of a 256-wide workgroup idle at every
      * barrier of the searches: 64 threads serve them. */
-    snprintf(defs, sizeof defs, "L_DT=%s;L_MODE=%s;WG=%d", wg_dtype(logits->dtype)->wgsl, alias ? "rw" : "r",
-             vocab <= 4096 ? 64 : 256);
-    wg_kernel_ref ref = {"sample.wgsl", "sample", defs, 2, alias ? 0u : 1u};
+    unsigned ro = kernel_defs(defs, sizeof defs, logits, seed, lrw, srw, vocab <= 4096 ? 64 : 256, false, nb);
+    wg_kernel_ref ref = {"sample.wgsl", "sample", defs, nb, ro};
     wgml_kernel *kern = NULL;
     if ((st = wg_kernel_get(ctx, &ref, &kern)) != WGML_OK)
         return st;
@@ -279,11 +354,13 @@ wgml_status wg_sample_impl(const wgml_tensor *logits, const wgml_sample_params *
         uint64_t first = l0 + r0 * rs, last = first + (n - 1) * rs + row_span - 1;
         uint64_t ofirst = o0 + r0 * (uint64_t)out->strides[0], olast = ofirst + (n - 1) * (uint64_t)out->strides[0];
         uint64_t lrem, orem;
-        wg_binding b[2];
+        wg_binding b[3];
         b[0] = wg_bind_from(logits->st->buf, first * esz, (last + 1 - first) * esz, &lrem);
         b[1] = wg_bind_from(out->st->buf, ofirst * 4, (olast + 1 - ofirst) * 4, &orem);
         sample_params sp;
         memset(&sp, 0, sizeof sp);
+        if (seed) /* every launch of a split reads the same element */
+            b[2] = seed_binding(seed, &sp);
         sp.a[0] = (uint32_t)n;
         sp.a[1] = (uint32_t)vocab;
         sp.a[2] = (uint32_t)(lrem / esz);
@@ -300,7 +377,7 @@ wgml_status wg_sample_impl(const wgml_tensor *logits, const wgml_sample_params *
         sp.f[1] = k.top_p;
         sp.f[2] = k.minp_c;
         sp.e[0] = vocab <= 4096 ? 32 : 128;
-        if ((st = wg_dispatch(ctx, kern, b, 2, &sp, sizeof sp, (uint32_t)n, 1, 1)) != WGML_OK)
+        if ((st = wg_dispatch(ctx, kern, b, nb, &sp, sizeof sp, (uint32_t)n, 1, 1)) != WGML_OK)
             return st;
     }
     return WGML_OK;
