@@ -220,7 +220,8 @@ static wgml_status current_recording(wgml_graph *g)
 }
 
 /* The scratch region: the most any node's row declares at the dims'
- * maxima (recording measures what undeclared scratch needs on top). */
+ * maxima (every op that takes scratch declares it; recording still
+ * measures, and grows the region should a declaration fall short). */
 static uint64_t declared_scratch(const wgml_graph *g)
 {
     uint64_t most = 0;

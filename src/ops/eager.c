@@ -69,7 +69,13 @@ static int check(const call *c, char *msg, size_t n, uint64_t *scratch)
         snprintf(msg, n, "%s", wgml_last_error());
         return 1;
     }
-    *scratch = def->scratch ? def->scratch(&c->p, dp, c->nin, &o) : 0;
+    /* Scratch sized by out goes by the caller's out: softmax's and norm's
+     * may be any float dtype where the check says x's (GROUP_NORM's
+     * stand-in for a strided f32 out of an f16 x is twice the check's). */
+    wg_desc od = o;
+    if (c->out && c->any_float_out)
+        desc_of(c->out, &od);
+    *scratch = def->scratch ? def->scratch(&c->p, dp, c->nin, &od) : 0;
     char ws[96];
     if (c->out && !matches(c, &o, c->out)) {
         snprintf(msg, n, "the check computes %s %s for out", wgml_dtype_name(o.dtype), wg_desc_str(&o, NULL, ws, sizeof ws));
@@ -129,9 +135,12 @@ static wgml_status run(const call *c)
     if (ck == 1 && st == WGML_OK)
         return wg_fail(WGML_ERR_INTERNAL, "wgml_%s: the op table's check refused a call the op accepted (a bug in "
                        "src/ops/optable.c): %s", def->name, msg);
-    if (st == WGML_OK && def->scratch && t.peak > declared) /* rows that declare their scratch */
+    /* Every op that takes scratch declares it: a row without a scratch
+     * function declares 0, so taking any there is the same bug. */
+    if (st == WGML_OK && t.peak > declared)
         return wg_fail(WGML_ERR_INTERNAL, "wgml_%s: took %llu bytes of scratch, its op table row declares %llu (a bug "
-                       "in its sc_* function)", def->name, (unsigned long long)t.peak, (unsigned long long)declared);
+                       "in its %s)", def->name, (unsigned long long)t.peak, (unsigned long long)declared,
+                       def->scratch ? "sc_* function" : "row: it has no scratch function");
     return st;
 }
 

@@ -8,38 +8,38 @@
  *
  * Scratch (optable.h's `scratch`): no op allocates a buffer; temporaries
  * come from wg_scratch_tensor (zeroed: the pool's new buffers are, and an
- * arena region gets a recorded fill), and these rows declare a bound on
- * the most bytes an encode holds at once, each request rounded up to 256.
- * Which path an op takes may depend on layouts and the binding size
- * (WGML_MAX_BINDING, down to 4096), which a description does not carry,
- * so a bound is the most over paths; ops that split rows in halves
- * (wg_split_rows) release each half's scratch before the next
- * (wg_scratch_release), so a bound covers one part.  Bounds grow with
- * every dim, so the graph's declaration at the dims' maxima holds for
- * any binding.
- *   set_rows      winners table [batches x dst rows] i32 when an index can
- *                 repeat, + a copy of src for a quantised dst (below)
- *   get_rows, embedding, dequantize: a contiguous stand-in for out when
- *                 the table is quantised (sc_quant_out)
- *   reduce        running states R x sw x 4 (a reduced dim cut into
- *                 windows) + one partial-state array reused by every box,
- *                 <= min(R x min(1024, L / 512), 32 x 2047) states
- *                 (wg_sc_reduce, reduce.c)
+ * arena region gets a recorded fill), and every row whose encode takes
+ * any declares a bound on the most bytes it holds at once, each request
+ * rounded up to 256.  The path an op takes may depend on layouts and the
+ * binding size (WGML_MAX_BINDING, down to 4096), which a description does
+ * not carry, so a bound is the most over paths (a strided row may fit one
+ * element a window); ops that run in parts (wg_split_rows' halves, rope's
+ * pieces) release each part's scratch before the next (wg_scratch_release),
+ * so a bound covers one part.  Bounds grow with every dim: a graph's bound
+ * at the dims' maxima holds for any binding.  Eager calls (eager.c run())
+ * fail with WGML_ERR_INTERNAL when an op takes more than its row declares.
+ * The rows (wg_sc_* in optable_scratch.c unless named):
+ *   set_rows      winners [batches x dst rows] i32 when an index can repeat,
+ *                 + a copy of src for a quantised dst (sc_set_rows, below)
+ *   get_rows, embedding, dequantize: out of a quantised table (sc_quant_out)
+ *   reduce        running states R x sw x 4 (a dim cut into windows) + one
+ *                 partial-state array every box reuses, <= min(R x min(1024,
+ *                 L / 512), 32 x 2047) states (reduce.c)
  *   cumsum        block totals and their scan, <= 2046 words each; or one
  *                 row in pieces: totals of <= len pieces, their own scan
- *                 in pieces of >= 960 words (wg_sc_cumsum, optable_scratch.c)
+ *                 in pieces of >= 960 words
  *   argsort       pairs rows x pow2ceil(len) x 8 for rows past one block;
  *                 or one row in chunks: a contiguous copy + pairs and
- *                 ranks of <= max(64, pow2ceil(len)) (wg_sc_argsort)
- *   top_k         argsort's + an index scratch [rows, k] i32 when only
- *                 the values are wanted (wg_sc_top_k)
+ *                 ranks of <= max(64, pow2ceil(len)); top_k adds indices
+ *                 [rows, k] i32 when only the values are wanted
+ *   softmax, norm rows past one window: 2 f32 partials a (row, chunk),
+ *                 <= len chunks: 8 x nelem (rows.c); GROUP_NORM adds
+ *                 stand-ins (x, residual, out, sum_out) and [C] weight/bias
+ *   rope          NEOX / M-RoPE rows past one window: a piece's halves in
+ *                 x's and out's dtype, <= rows x n_dims each
  *   sample        a row past one binding: state 64 bytes + 16 bytes a
- *                 chunk, <= vocab chunks (wg_sc_sample, sample.c)
+ *                 chunk, <= vocab chunks (sample.c)
  *   matmul, linear, linear_id, attention: optable_mm.c.
- * Not declared yet (a graph measures them while recording, and grows its
- * region): softmax's and norm's chunked-row partials (rows.c), norm's
- * stand-ins, rope's NEOX pieces.  The eager wrapper (eager.c run())
- * fails with WGML_ERR_INTERNAL when a declaring row takes more.
  */
 #include "optable.h"
 #include "elementwise.h"
@@ -781,9 +781,9 @@ static const wg_op_def table[] = {
     ROWS(WG_OP_CUMSUM, "cumsum", 1, 1, true, false, ck_cumsum, wg_sc_cumsum, en_cumsum),
     ROWS(WG_OP_ARGSORT, "argsort", 1, 1, false, false, ck_argsort, wg_sc_argsort, en_argsort),
     ROWS(WG_OP_TOP_K, "top_k", 1, 1, false, false, ck_top_k, wg_sc_top_k, en_top_k),
-    ROW(WG_OP_SOFTMAX, "softmax", 1, 3, true, false, ck_softmax, en_softmax),
-    ROW(WG_OP_NORM, "norm", 1, 4, true, false, ck_norm, en_norm),
-    ROW(WG_OP_ROPE, "rope", 2, 3, true, false, ck_rope, en_rope),
+    ROWS(WG_OP_SOFTMAX, "softmax", 1, 3, true, false, ck_softmax, wg_sc_softmax, en_softmax),
+    ROWS(WG_OP_NORM, "norm", 1, 4, true, false, ck_norm, wg_sc_norm, en_norm),
+    ROWS(WG_OP_ROPE, "rope", 2, 3, true, false, ck_rope, wg_sc_rope, en_rope),
     ROW(WG_OP_GLU, "glu", 1, 2, false, false, ck_glu, en_glu),
     ROWS(WG_OP_SAMPLE, "sample", 1, 2, false, false, ck_sample, wg_sc_sample, en_sample),
     ROW(WG_OP_EW_CHAIN, "unary_chain", 1, 1, true, false, ck_ew_chain, en_ew_chain),

@@ -81,8 +81,9 @@ typedef struct wg_op_def {
     wgml_status (*check)(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out);
     /* Scratch the encode may take (wg_scratch_tensor) for these operands,
      * an upper bound in bytes with each request rounded up to 256 (NULL:
-     * none).  Eager calls verify it (taking more is WGML_ERR_INTERNAL);
-     * graphs size their arena's scratch region with it. */
+     * the op takes none).  Eager calls verify it (taking more, or any for
+     * a row without one, is WGML_ERR_INTERNAL); graphs size their arena's
+     * scratch region with it. */
     uint64_t (*scratch)(const wg_op_params *p, const wg_desc *const *in, int nin, const wg_desc *out);
     /* out2: a second output for ops fusion gives one (norm's sum_out), else NULL. */
     wgml_status (*encode)(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out,
@@ -96,6 +97,9 @@ uint64_t wg_sc_cumsum(const wg_op_params *p, const wg_desc *const *in, int nin, 
 uint64_t wg_sc_argsort(const wg_op_params *p, const wg_desc *const *in, int nin, const wg_desc *out);
 uint64_t wg_sc_top_k(const wg_op_params *p, const wg_desc *const *in, int nin, const wg_desc *out);
 uint64_t wg_sc_sample(const wg_op_params *p, const wg_desc *const *in, int nin, const wg_desc *out);
+uint64_t wg_sc_softmax(const wg_op_params *p, const wg_desc *const *in, int nin, const wg_desc *out);
+uint64_t wg_sc_norm(const wg_op_params *p, const wg_desc *const *in, int nin, const wg_desc *out);
+uint64_t wg_sc_rope(const wg_op_params *p, const wg_desc *const *in, int nin, const wg_desc *out);
 
 /* The row of op (NULL when out of range). */
 const wg_op_def *wg_op_def_get(int op);

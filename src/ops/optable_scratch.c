@@ -108,3 +108,81 @@ uint64_t wg_sc_top_k(const wg_op_params *p, const wg_desc *const *in, int nin, c
     return (p->flag ? 0 : a256(rows * (uint64_t)p->k * 4)) + sort_scratch(in[0]);
 }
 
+
+/* ------------------------------------------------------------ rows, rope */
+
+static uint64_t elems(const wg_desc *d)
+{
+    uint64_t n = 1;
+    for (int i = 0; i < d->ndim; i++)
+        n *= d->shape[i] < 0 ? 0 : (uint64_t)d->shape[i];
+    return n;
+}
+
+/* Bytes of n elements of a float dtype (1 element a block). */
+static uint64_t fbytes(uint64_t n, wgml_dtype t) { return n * wg_dtype(t)->block_bytes; }
+
+/* rows.c rows_chunked, on n elements in rows of len: two f32 partials
+ * [rows x K] once a row does not fit one window.  K <= len: a strided row
+ * (a softmax over a non-last axis, a view) may fit one element a window
+ * (wg_win_most returns 1), K = ceil(len / 1) = len; so rows x K <= n.  A
+ * row of one element that does not fit fits no piece either (most 0: no
+ * scratch, the launcher names the operand), so len < 2 takes none. */
+static uint64_t row_partials(uint64_t n, uint64_t len) { return len >= 2 ? 2 * a256(n * 4) : 0; }
+
+/* softmax: the chunked partials over its axis (a scalar is a row of one). */
+uint64_t wg_sc_softmax(const wg_op_params *p, const wg_desc *const *in, int nin, const wg_desc *out)
+{
+    (void)nin, (void)out;
+    const wg_desc *x = in[0];
+    int a = p->softmax.axis < 0 ? p->softmax.axis + x->ndim : p->softmax.axis;
+    if (x->ndim == 0 || a < 0 || a >= x->ndim)
+        return 0;
+    return row_partials(elems(x), x->shape[a] < 0 ? 0 : (uint64_t)x->shape[a]);
+}
+
+/* norm (norm.c): LAYER/RMS/L2 read every layout in place, so only the
+ * chunked partials of rows along the last dim; BATCH runs a long row in
+ * pieces (none).  GROUP holds at once: contiguous stand-ins at x's shape
+ * for x, residual, out and sum_out (group_view: any of them may be
+ * strided or broadcast), copies of a strided [C] weight and bias once the
+ * group's row (C / groups x spatial) runs chunked, and that row's
+ * partials.  sum_out is no input here (an eager call's params carry it; a
+ * graph fuses one into LAYER/RMS/L2 only): f32, the widest float. */
+uint64_t wg_sc_norm(const wg_op_params *p, const wg_desc *const *in, int nin, const wg_desc *out)
+{
+    const wg_desc *x = in[0];
+    uint64_t n = elems(x);
+    if (n == 0 || p->norm.kind == WGML_BATCH_NORM)
+        return 0;
+    if (p->norm.kind != WGML_GROUP_NORM)
+        return row_partials(n, x->ndim ? (uint64_t)x->shape[x->ndim - 1] : 1);
+    if (x->ndim < 2 || p->norm.groups < 1 || x->shape[0] < 1)
+        return 0;
+    uint64_t c = (uint64_t)x->shape[1], b = a256(fbytes(n, x->dtype)) + a256(fbytes(n, out->dtype));
+    if (nin > 3 && in[3])
+        b += a256(fbytes(n, in[3]->dtype));
+    if (p->norm.sum_out)
+        b += a256(n * 4);
+    for (int i = 1; i < 3 && i < nin; i++)
+        if (in[i])
+            b += a256(fbytes(c, in[i]->dtype));
+    return b + row_partials(n, n / (uint64_t)x->shape[0] / (uint64_t)p->norm.groups);
+}
+
+/* rope (rope.c rope_long): NEOX and M-RoPE rows that do not fit one window
+ * gather each piece's two halves into scratch [.., 2n] of x's dtype and
+ * one of out's, n <= n_dims / 2 pairs; pieces release theirs before the
+ * next (wg_scratch_release), so the largest piece bounds it: rows x
+ * 2 (n_dims / 2) elements each.  A row may be too wide at any length (a
+ * strided view), so every NEOX / M-RoPE row counts. */
+uint64_t wg_sc_rope(const wg_op_params *p, const wg_desc *const *in, int nin, const wg_desc *out)
+{
+    (void)nin;
+    const wg_desc *x = in[0];
+    uint64_t n = elems(x), d = x->ndim ? (uint64_t)x->shape[x->ndim - 1] : 0;
+    if (p->rope.mode == WGML_ROPE_NORMAL || n == 0 || d == 0 || p->rope.n_dims < 2)
+        return 0;
+    uint64_t m = n / d * (uint64_t)(p->rope.n_dims / 2 * 2);
+    return a256(fbytes(m, x->dtype)) + a256(fbytes(m, out->dtype));
+}

@@ -307,6 +307,9 @@ static wgml_status rope_long(wgml_ctx *ctx, wgml_kernel *k, const rope_job *j, c
             memcpy(shape, x->shape, sizeof shape);
             shape[x->ndim - 1] = 2 * n;
             wgml_tensor *sx = NULL, *so = NULL, *h[2] = {NULL, NULL};
+            /* Pieces run in order: each reuses the last one's scratch, so
+             * rope's declaration (wg_sc_rope) bounds one piece, not all. */
+            uint64_t mark = wg_scratch_mark(ctx);
             if ((st = wg_scratch_tensor(ctx, x->dtype, x->ndim, shape, &sx)) == WGML_OK)
                 st = wg_scratch_tensor(ctx, out->dtype, x->ndim, shape, &so);
             for (int half = 0; half < 2 && st == WGML_OK; half++) { /* x's halves -> sx */
@@ -330,6 +333,7 @@ static wgml_status rope_long(wgml_ctx *ctx, wgml_kernel *k, const rope_job *j, c
                 wgml_tensor_free(h[half]);
             wgml_tensor_free(sx);
             wgml_tensor_free(so);
+            wg_scratch_release(ctx, mark);
         }
         wgml_tensor_free(v[0]);
         wgml_tensor_free(v[1]);
