@@ -56,14 +56,15 @@ typedef struct llm_model {
 
 /* One step's graph: inputs ids [T] i32, pos [T] i32 (absolute positions,
  * also the cache rows written), last [1] i32 (the row whose logits are
- * wanted; unused with all_logits); outputs logits ([1, V] or [T, V] f32)
- * and token ([1] i32, sampled on the GPU from the last row). */
+ * wanted; unused with all_logits), seed [1] i32 (added to the sampling
+ * seed: the sampled token's position); outputs logits ([1, V] or [T, V]
+ * f32) and token ([1] i32, sampled on the GPU from the last row). */
 typedef struct llm_graph {
     wgml_graph *g;
     int64_t T, KV;           /* symbolic dims */
     int max_tokens;
     bool all_logits;
-    wgml_node *ids, *pos, *last, *logits, *token;
+    wgml_node *ids, *pos, *last, *seed, *logits, *token;
 } llm_graph;
 
 wgml_status llm_graph_build(llm_model *m, int max_tokens, bool all_logits, const wgml_sample_params *sp,

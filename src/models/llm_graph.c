@@ -186,7 +186,11 @@ static wgml_status build(builder *b, llm_graph *lg, const wgml_sample_params *sp
     if (lg->all_logits)
         row = NULL; /* no sampling over a whole batch */
     if (row) {
-        TRY(wgml_g_sample(b->g, row, NULL, sp, &lg->token));
+        /* the draw's seed is sp->seed + the sampled token's position, written
+         * each run: a replayed graph samples afresh every step, and a run
+         * repeats given the same seed */
+        TRY(wgml_graph_input(b->g, "seed", WGML_I32, 1, (int64_t[]){1}, &lg->seed));
+        TRY(wgml_g_sample(b->g, row, lg->seed, sp, &lg->token));
         TRY(wgml_graph_output(b->g, lg->token));
     }
     return wgml_graph_compile(b->g, NULL);
@@ -236,6 +240,10 @@ wgml_status llm_graph_eval(llm_graph *lg, const int32_t *ids, int n, int n_past)
     if (lg->last) {
         int32_t last = n - 1;
         TRY(wgml_graph_write(lg->g, lg->last, &last, 4));
+    }
+    if (lg->seed) {
+        int32_t seed = n_past + n;
+        TRY(wgml_graph_write(lg->g, lg->seed, &seed, 4));
     }
     return wgml_graph_run(lg->g);
 }
