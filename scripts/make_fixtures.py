@@ -1,0 +1,404 @@
+#!/usr/bin/env python3
+"""Produce wgml's llama.cpp reference fixtures (tests/fixtures/*.json).
+
+llama.cpp b11549 on the CPU, driven through the PyPI package
+xllamacpp==2026.10.11549 (its Server runs llama.cpp's HTTP server in-process;
+we use its Python entry point for completions and its HTTP endpoints for
+/tokenize and /apply-template).
+
+Exact command (from the repository root; the models come from
+scripts/fetch_model.sh):
+
+    python3 -m venv /tmp/venv-fx
+    /tmp/venv-fx/bin/pip install xllamacpp==2026.10.11549
+    bash scripts/fetch_model.sh smollm2
+    /tmp/venv-fx/bin/python scripts/make_fixtures.py smollm2
+    # outside CI, a second model:
+    bash scripts/fetch_model.sh gemma3
+    /tmp/venv-fx/bin/python scripts/make_fixtures.py gemma3
+
+Options: --only tokenizer,generate,nll (a subset), --threads N (default 1),
+--model-dir DIR (default $WGML_MODEL_DIR or models/), --check-threads
+(reruns the generation with 2 threads and reports any difference).
+
+Outputs, per model M (smollm2 | gemma3): tests/fixtures/tokenizer_M.json,
+generate_M.json, nll_M.json; tests/fixtures/README.md describes them.
+Every output is deterministic: greedy decoding, fixed seed, one thread, no
+prompt cache carried between prompts, floats rounded to 6 decimals.
+"""
+import argparse
+import json
+import math
+import os
+import sys
+import time
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIXDIR = os.path.join(ROOT, "tests", "fixtures")
+LLAMA_CPP = "b11549"
+XLLAMACPP = "2026.10.11549"
+SEED = 1234          # greedy decoding ignores it; recorded so nothing is implicit
+N_CTX = 2048         # prompts + 48 generated tokens, and the 512-token NLL text
+N_PREDICT = 48       # >= 32 asked for; a few more give the divergence check room
+N_PROBS = 5
+FORCE_BIAS = 1000.0  # logit bias that makes greedy sampling pick a given token
+
+MODELS = {
+    # name: (GGUF file name written by scripts/fetch_model.sh, in CI?)
+    "smollm2": ("SmolLM2-135M-Instruct.Q4_1.gguf", True),
+    "gemma3": ("gemma-3-270m-q4_k_m.gguf", False),
+}
+
+
+def r6(x):
+    # 6 decimals: far below every tolerance wgml applies, and keeps files small
+    return None if x is None else round(float(x), 6)
+
+
+class Llama:
+    """One llama.cpp server (one model, one flash-attention setting)."""
+
+    def __init__(self, path, flash_attn, threads):
+        import xllamacpp as xl
+        assert xl.__version__ == XLLAMACPP, f"need xllamacpp=={XLLAMACPP}, have {xl.__version__}"
+        p = xl.CommonParams()
+        p.model.path = path
+        p.n_ctx = N_CTX
+        p.n_parallel = 1                 # one slot: requests run one after another
+        p.cpuparams.n_threads = threads
+        p.cpuparams_batch.n_threads = threads
+        p.cache_ram_mib = 0              # no host-side prompt cache across requests
+        p.sampling.seed = SEED
+        p.verbosity = 0
+        fa = xl.llama_flash_attn_type
+        p.flash_attn_type = fa.LLAMA_FLASH_ATTN_TYPE_ENABLED if flash_attn else fa.LLAMA_FLASH_ATTN_TYPE_DISABLED
+        self.settings = {
+            "n_ctx": N_CTX, "n_batch": p.n_batch, "n_ubatch": p.n_ubatch,
+            "threads": threads, "flash_attn": bool(flash_attn), "seed": SEED,
+            "kv_cache_type": "f16", "device": "CPU (xllamacpp wheel: AVX2 build)",
+        }
+        self.srv = xl.Server(p)
+        self.addr = self.srv.listening_address
+        # 127.0.0.1 must never go through an http_proxy from the environment
+        self.http = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+    def post(self, path, body):
+        req = urllib.request.Request(self.addr + path, data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+        return json.loads(self.http.open(req, timeout=600).read())
+
+    def tokenize(self, text, add_special, parse_special):
+        r = self.post("/tokenize", {"content": text, "add_special": add_special,
+                                    "parse_special": parse_special})
+        return r["tokens"]
+
+    def chat_prompt(self, messages):
+        return self.post("/apply-template", {"messages": messages})["prompt"]
+
+    def complete(self, ids, n_predict, cache_prompt=False, logit_bias=None):
+        req = {
+            "prompt": ids, "n_predict": n_predict, "n_probs": N_PROBS,
+            # temperature 0: llama.cpp samples greedily; probabilities reported
+            # are the softmax of the raw logits (post_sampling_probs false)
+            "temperature": 0.0, "seed": SEED, "cache_prompt": cache_prompt,
+            "repeat_penalty": 1.0, "presence_penalty": 0.0, "frequency_penalty": 0.0,
+            "dry_multiplier": 0.0, "post_sampling_probs": False,
+        }
+        if logit_bias:
+            req["logit_bias"] = logit_bias
+        r = self.srv.handle_completions(req)
+        if "choices" not in r:
+            raise RuntimeError(f"llama.cpp completion failed: {r}")
+        ch = r["choices"][0]
+        steps = []
+        for c in ch["logprobs"]["content"]:
+            steps.append({"id": c["id"], "logprob": r6(c["logprob"]),
+                          "top": [[t["id"], r6(t["logprob"])] for t in c["top_logprobs"]]})
+        return steps, ch["finish_reason"]
+
+
+# ---------------------------------------------------------------- tokenizer
+
+# Every class of input the brief lists.  Plain Python string escapes, so the
+# exact code points are visible here.
+TOKENIZER_TEXTS = [
+    "",
+    "Hello world",
+    "Hello, world!",
+    "The quick brown fox jumps over the lazy dog.",
+    "It was the best of times, it was the worst of times; it was the age of wisdom...",
+    "Don't you think it's odd? She'll say: \"we've won\" -- I'd've guessed not!",
+    "(a+b)*[c-d]/{e%f} <g> & h | i ^ j ~ k @ l # m $ n",
+    "!!!???...,,,;;;:::---___===+++***",
+    "1234567890",
+    "3.14159265358979323846264338327950288419716939937510",
+    "Call 555-0199 or +1 (800) 123-4567; total: $1,234,567.89 (12.5%)",
+    "In 2024, 17 of 365 days were 0.5 degrees above 1e-3.",
+    "caf\u00e9 na\u00efve r\u00e9sum\u00e9 fa\u00e7ade \u00fcber Stra\u00dfe \u00e5ngstr\u00f6m",
+    "e\u0301 (e + combining acute) vs \u00e9 (precomposed)",
+    "\u4f60\u597d\uff0c\u4e16\u754c\uff01\u4eca\u5929\u5929\u6c14\u5f88\u597d\u3002",
+    "\u65e5\u672c\u8a9e\u306e\u30c6\u30ad\u30b9\u30c8\u3068\u30ab\u30bf\u30ab\u30ca",
+    "\ud55c\uad6d\uc5b4 \ubb38\uc7a5\uc785\ub2c8\ub2e4.",
+    "\u041f\u0440\u0438\u0432\u0435\u0442, \u043c\u0438\u0440! \u041a\u0430\u043a \u0434\u0435\u043b\u0430?",
+    "\u0645\u0631\u062d\u0628\u0627 \u0628\u0627\u0644\u0639\u0627\u0644\u0645",
+    "\u0928\u092e\u0938\u094d\u0924\u0947 \u0926\u0941\u0928\u093f\u092f\u093e",
+    "\u0393\u03b5\u03b9\u03ac \u03c3\u03bf\u03c5 \u039a\u03cc\u03c3\u03bc\u03b5",
+    "\u05e9\u05dc\u05d5\u05dd \u05e2\u05d5\u05dc\u05dd",
+    "\u0e2a\u0e27\u0e31\u0e2a\u0e14\u0e35\u0e0a\u0e32\u0e27\u0e42\u0e25\u0e01",
+    "\U0001f600\U0001f680\U0001f525",
+    "\U0001f44d\U0001f3fd thumbs up, medium skin tone; \U0001f44b\U0001f3ff wave",
+    "\U0001f468\u200d\U0001f469\u200d\U0001f467\u200d\U0001f466 family (ZWJ)",
+    "\U0001f3f3\ufe0f\u200d\U0001f308 and \U0001f1eb\U0001f1f7 flags",
+    "\U0001f469\U0001f3fd\u200d\U0001f4bb coder",
+    "def add(a, b):\n    \"\"\"Return a + b.\"\"\"\n    return a + b\n",
+    "class Foo:\n    def __init__(self):\n        self.x = [i ** 2 for i in range(10)]\n",
+    "int main(void) {\n\tint x = 0;\n\tfor (int i = 0; i < 10; ++i)\n\t\tx += i;\n\treturn x;\n}\n",
+    "#include <stdio.h>\n#define MAX(a,b) ((a)>(b)?(a):(b))\n",
+    "if (a && b || !c) { p->next = *q; } // comment\n/* block */",
+    "a  b   c    d     e",
+    "          ten leading spaces",
+    "trailing spaces   ",
+    "line one\nline two\n\nline four\n\n\n",
+    "windows\r\nline\r\nendings\r\n",
+    "tab\there\t\tand\t\t\tthere",
+    " ",
+    "\n",
+    "\n\n\n\n",
+    "   \n   \n",
+    "<|im_start|>user\nHello!<|im_end|>\n<|im_start|>assistant\n",
+    "<|endoftext|>",
+    "text before<|im_end|>text after",
+    "<start_of_turn>user\nHi<end_of_turn>\n<start_of_turn>model\n",
+    "<bos>hello<eos>",
+    "<|im_start|> <|im_end|>  <|endoftext|>",
+    "<not_a_special_token> <|fake|>",
+    "HTTPS://Example.COM/path?q=1&r=two#frag user@example.org",
+    "MiXeD CaSe WORDS and ALLCAPS and lowercase",
+    "supercalifragilisticexpialidocious antidisestablishmentarianism",
+    "x" * 64,
+    "\u00a0non-breaking\u00a0spaces\u2003em\u2009thin",
+]
+
+
+def long_text():
+    # a long input from the committed NLL passage, repeated, with the other
+    # corpus classes mixed in: about 1,450 tokens for SmolLM2
+    with open(os.path.join(FIXDIR, "nll_text.txt"), encoding="utf-8") as f:
+        base = f.read()
+    return base + "\n\n" + "\n".join(TOKENIZER_TEXTS[10:30]) + "\n" + base
+
+
+def special_text(t):
+    return "<" in t and ">" in t
+
+
+def make_tokenizer(llm, model_file):
+    texts = TOKENIZER_TEXTS + [long_text()]
+    cases = []
+    for t in texts:
+        # every text: raw pieces (no BOS, specials as text) and prompt mode
+        # (model's BOS rule, specials parsed); texts that hold special-token
+        # strings also get the two mixed combinations
+        combos = [(False, False), (True, True)]
+        if special_text(t):
+            combos += [(False, True), (True, False)]
+        for add_special, parse_special in combos:
+            cases.append({"text": t, "add_special": add_special, "parse_special": parse_special,
+                          "ids": llm.tokenize(t, add_special, parse_special)})
+    return {"model": model_file, "llama_cpp": LLAMA_CPP, "cases": cases}
+
+
+# ---------------------------------------------------------------- generation
+
+PLAIN_PROMPTS = [
+    "The capital of France is",
+    "Once upon a time, in a small village by the sea,",
+    "def fibonacci(n):\n",
+    "The three primary colors are",
+]
+CHAT_PROMPTS = [
+    [{"role": "user", "content": "What is the tallest mountain in the world?"}],
+    [{"role": "user", "content": "Write a short poem about the ocean."}],
+    [{"role": "user", "content": "Write a short story about a robot who learns to paint."}],
+    [{"role": "user", "content": "Explain how photosynthesis works."}],
+]
+
+
+def gen_prompts(llm):
+    out = []
+    for i, t in enumerate(PLAIN_PROMPTS):
+        out.append({"name": f"plain{i}", "kind": "plain", "text": t})
+    for i, msgs in enumerate(CHAT_PROMPTS):
+        out.append({"name": f"chat{i}", "kind": "chat", "messages": msgs,
+                    "text": llm.chat_prompt(msgs)})
+    for p in out:
+        # the server tokenizes a text prompt this way; we pass the ids so the
+        # prompt is exact and the C test can check its own tokenization too
+        p["prompt_ids"] = llm.tokenize(p["text"], True, True)
+    return out
+
+
+def run_prompts(llm, prompts):
+    runs = []
+    for p in prompts:
+        steps, finish = llm.complete(p["prompt_ids"], N_PREDICT)
+        runs.append({"tokens": [s["id"] for s in steps], "steps": steps, "finish": finish})
+    return runs
+
+
+def compare_runs(a, b):
+    """First step where greedy tokens differ, and logprob gaps before it."""
+    n = min(len(a["tokens"]), len(b["tokens"]))
+    first = next((i for i in range(n) if a["tokens"][i] != b["tokens"][i]), None)
+    upto = n if first is None else first + 1
+    dlp = [abs(a["steps"][i]["logprob"] - b["steps"][i]["logprob"]) for i in range(upto)
+           if a["steps"][i]["id"] == b["steps"][i]["id"]]
+    d = {"first_diff_step": first, "n_compared": n,
+         "max_abs_logprob_diff_while_equal": r6(max(dlp) if dlp else 0.0),
+         "mean_abs_logprob_diff_while_equal": r6(sum(dlp) / len(dlp) if dlp else 0.0)}
+    if first is not None:
+        sa, sb = a["steps"][first], b["steps"][first]
+        # how close the two candidates were in the reference run: a tie-break
+        # between near-equal logits, or a real change
+        top = dict((t[0], t[1]) for t in sa["top"])
+        d["at_diff"] = {"a_id": sa["id"], "a_logprob": sa["logprob"],
+                        "b_id": sb["id"], "b_logprob": sb["logprob"],
+                        "b_id_logprob_in_a": top.get(sb["id"])}
+    return d
+
+
+def make_generate(model_path, model_file, threads, check_threads):
+    t0 = time.time()
+    off = Llama(model_path, False, threads)
+    prompts = gen_prompts(off)
+    runs_off = run_prompts(off, prompts)
+    settings = dict(off.settings)
+    del off
+    on = Llama(model_path, True, threads)
+    runs_on = run_prompts(on, prompts)
+    del on
+    fa_cmp = []
+    for p, a, b in zip(prompts, runs_off, runs_on):
+        p.update(a)                      # the reference: flash attention off
+        p["fa_on"] = b
+        c = compare_runs(a, b)
+        c["name"] = p["name"]
+        fa_cmp.append(c)
+    n_diff = sum(1 for c in fa_cmp if c["first_diff_step"] is not None)
+    out = {
+        "model": model_file, "llama_cpp": LLAMA_CPP, "xllamacpp": XLLAMACPP,
+        "settings": dict(settings, flash_attn=False, n_predict=N_PREDICT, n_probs=N_PROBS,
+                         sampling="greedy (temperature 0), no penalties",
+                         logprobs="natural log of softmax(raw logits), llama.cpp server n_probs",
+                         reference_run="flash attention off; prompts[i].fa_on is the same with it on"),
+        "prompts": prompts,
+        "flash_attn_on_vs_off": {"prompts_with_different_greedy_tokens": n_diff,
+                                 "n_prompts": len(prompts), "per_prompt": fa_cmp},
+    }
+    if check_threads:
+        two = Llama(model_path, False, 2)
+        runs2 = run_prompts(two, prompts)
+        del two
+        tc = [compare_runs(a, b) for a, b in zip(runs_off, runs2)]
+        out["threads_1_vs_2"] = {
+            "prompts_with_different_greedy_tokens": sum(1 for c in tc if c["first_diff_step"] is not None),
+            "max_abs_logprob_diff": max(c["max_abs_logprob_diff_while_equal"] for c in tc)}
+    print(f"generate: {time.time() - t0:.0f} s, fa on/off differ on {n_diff}/{len(prompts)} prompts",
+          file=sys.stderr)
+    return out
+
+
+# ---------------------------------------------------------------- NLL
+
+def make_nll(model_path, model_file, threads, n_checks=8):
+    """Per-token logprobs of the committed text, teacher-forced.
+
+    xllamacpp's server has no prompt logprobs ("echo" is refused: "Only no
+    echo is supported"), so each position is one request: prompt = the
+    tokens before it, one token generated, forced to the text's next token
+    with a +1000 logit bias.  The bias only steers the sampler; the logprob
+    llama.cpp reports is from the raw logits, searched over the whole
+    vocabulary.  With the prompt cache on, each request evaluates one new
+    token on top of the KV cache (511 cheap requests instead of 130k
+    tokens of prefill); a sample of positions is re-evaluated from scratch
+    as one batch of the whole prefix to measure what that changes.
+    """
+    t0 = time.time()
+    llm = Llama(model_path, False, threads)
+    with open(os.path.join(FIXDIR, "nll_text.txt"), encoding="utf-8") as f:
+        text = f.read()
+    ids = llm.tokenize(text, True, False)
+    lps, tops = [], []
+    for i in range(1, len(ids)):
+        steps, _ = llm.complete(ids[:i], 1, cache_prompt=True, logit_bias=[[ids[i], FORCE_BIAS]])
+        s = steps[0]
+        assert s["id"] == ids[i], (i, s["id"], ids[i])
+        lps.append(s["logprob"])
+        tops.append(s["top"])
+    # single-batch spot checks, spread over the text
+    checks = []
+    for k in range(n_checks):
+        i = 1 + (len(ids) - 2) * k // max(1, n_checks - 1)
+        steps, _ = llm.complete(ids[:i], 1, cache_prompt=False, logit_bias=[[ids[i], FORCE_BIAS]])
+        checks.append({"position": i, "incremental": lps[i - 1], "single_batch": steps[0]["logprob"]})
+    settings = dict(llm.settings)
+    del llm
+    nll = -sum(lps) / len(lps)
+    out = {
+        "model": model_file, "llama_cpp": LLAMA_CPP, "xllamacpp": XLLAMACPP,
+        "text_file": "nll_text.txt",
+        "tokenize": {"add_special": True, "parse_special": False},
+        "n_tokens": len(ids), "n_scored": len(lps),
+        "mean_nll": r6(nll), "perplexity": r6(math.exp(nll)),
+        "tokens": ids,
+        "logprobs": lps,
+        "top5": tops,
+        "method": ("teacher-forced, one request per position: logprob of token i given tokens 0..i-1; "
+                   "token 0 is not scored; KV cache reused between positions (see single_batch_checks)"),
+        "settings": dict(settings, flash_attn=False),
+        "single_batch_checks": {
+            "max_abs_diff": r6(max(abs(c["incremental"] - c["single_batch"]) for c in checks)),
+            "positions": checks},
+    }
+    print(f"nll: {time.time() - t0:.0f} s, mean NLL {nll:.4f} over {len(lps)} tokens", file=sys.stderr)
+    return out
+
+
+def write(name, obj):
+    path = os.path.join(FIXDIR, name)
+    with open(path, "w", encoding="utf-8") as f:
+        # UTF-8 as is (no \\u escapes beyond JSON's required control ones):
+        # simplest for a small C JSON reader
+        json.dump(obj, f, ensure_ascii=False, separators=(",", ":"))
+        f.write("\n")
+    print(f"wrote {os.path.relpath(path, ROOT)} ({os.path.getsize(path)} bytes)", file=sys.stderr)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("model", choices=sorted(MODELS))
+    ap.add_argument("--model-dir", default=os.environ.get("WGML_MODEL_DIR", os.path.join(ROOT, "models")))
+    ap.add_argument("--only", default="tokenizer,generate,nll")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--check-threads", action="store_true")
+    a = ap.parse_args()
+    model_file, in_ci = MODELS[a.model]
+    path = os.path.join(a.model_dir, model_file)
+    if not os.path.isfile(path):
+        sys.exit(f"make_fixtures: {path} missing; run: bash scripts/fetch_model.sh {a.model}")
+    only = set(a.only.split(","))
+    os.makedirs(FIXDIR, exist_ok=True)
+    ci_note = {} if in_ci else {"ci": "outside CI (model not downloaded by make test)"}
+    if "tokenizer" in only:
+        llm = Llama(path, False, a.threads)
+        write(f"tokenizer_{a.model}.json", dict(make_tokenizer(llm, model_file), **ci_note))
+        del llm
+    if "generate" in only:
+        write(f"generate_{a.model}.json", dict(make_generate(path, model_file, a.threads, a.check_threads), **ci_note))
+    if "nll" in only:
+        write(f"nll_{a.model}.json", dict(make_nll(path, model_file, a.threads), **ci_note))
+
+
+if __name__ == "__main__":
+    main()
