@@ -19,7 +19,11 @@ scripts/fetch_model.sh):
 
 Options: --only tokenizer,generate,nll (a subset), --threads N (default 1),
 --model-dir DIR (default $WGML_MODEL_DIR or models/), --check-threads
-(reruns the generation with 2 threads and reports any difference).
+(reruns the generation with 2 threads and reports any difference),
+--nll-checks N (NLL positions re-evaluated as one batch, default 16).
+The committed files were made with:
+    make_fixtures.py smollm2 --check-threads
+    make_fixtures.py gemma3 --nll-checks 8
 
 Outputs, per model M (smollm2 | gemma3): tests/fixtures/tokenizer_M.json,
 generate_M.json, nll_M.json; tests/fixtures/README.md describes them.
@@ -311,7 +315,19 @@ def make_generate(model_path, model_file, threads, check_threads):
 
 # ---------------------------------------------------------------- NLL
 
-def make_nll(model_path, model_file, threads, n_checks=8):
+def teacher_force(llm, ids):
+    """logprob and top-5 of ids[i] given ids[:i], for i = 1 .. len(ids)-1."""
+    lps, tops = [], []
+    for i in range(1, len(ids)):
+        steps, _ = llm.complete(ids[:i], 1, cache_prompt=True, logit_bias=[[ids[i], FORCE_BIAS]])
+        s = steps[0]
+        assert s["id"] == ids[i], (i, s["id"], ids[i])
+        lps.append(s["logprob"])
+        tops.append(s["top"])
+    return lps, tops
+
+
+def make_nll(model_path, model_file, threads, n_checks):
     """Per-token logprobs of the committed text, teacher-forced.
 
     xllamacpp's server has no prompt logprobs ("echo" is refused: "Only no
@@ -321,22 +337,17 @@ def make_nll(model_path, model_file, threads, n_checks=8):
     llama.cpp reports is from the raw logits, searched over the whole
     vocabulary.  With the prompt cache on, each request evaluates one new
     token on top of the KV cache (511 cheap requests instead of 130k
-    tokens of prefill); a sample of positions is re-evaluated from scratch
-    as one batch of the whole prefix to measure what that changes.
+    tokens of prefill).  Measured beside it, to show how much llama.cpp's
+    own numbers move with the evaluation order: n_checks positions
+    re-evaluated from scratch as one batch of the whole prefix (what a
+    perplexity run computes), and the whole text with flash attention on.
     """
     t0 = time.time()
     llm = Llama(model_path, False, threads)
     with open(os.path.join(FIXDIR, "nll_text.txt"), encoding="utf-8") as f:
         text = f.read()
     ids = llm.tokenize(text, True, False)
-    lps, tops = [], []
-    for i in range(1, len(ids)):
-        steps, _ = llm.complete(ids[:i], 1, cache_prompt=True, logit_bias=[[ids[i], FORCE_BIAS]])
-        s = steps[0]
-        assert s["id"] == ids[i], (i, s["id"], ids[i])
-        lps.append(s["logprob"])
-        tops.append(s["top"])
-    # single-batch spot checks, spread over the text
+    lps, tops = teacher_force(llm, ids)
     checks = []
     for k in range(n_checks):
         i = 1 + (len(ids) - 2) * k // max(1, n_checks - 1)
@@ -344,7 +355,13 @@ def make_nll(model_path, model_file, threads, n_checks=8):
         checks.append({"position": i, "incremental": lps[i - 1], "single_batch": steps[0]["logprob"]})
     settings = dict(llm.settings)
     del llm
+    on = Llama(model_path, True, threads)
+    lps_fa, _ = teacher_force(on, ids)
+    del on
     nll = -sum(lps) / len(lps)
+    nll_fa = -sum(lps_fa) / len(lps_fa)
+    d_sb = [c["single_batch"] - c["incremental"] for c in checks]
+    d_fa = [a - b for a, b in zip(lps_fa, lps)]
     out = {
         "model": model_file, "llama_cpp": LLAMA_CPP, "xllamacpp": XLLAMACPP,
         "text_file": "nll_text.txt",
@@ -355,13 +372,20 @@ def make_nll(model_path, model_file, threads, n_checks=8):
         "logprobs": lps,
         "top5": tops,
         "method": ("teacher-forced, one request per position: logprob of token i given tokens 0..i-1; "
-                   "token 0 is not scored; KV cache reused between positions (see single_batch_checks)"),
+                   "token 0 is not scored; KV cache built one token at a time (see evaluation_order)"),
         "settings": dict(settings, flash_attn=False),
-        "single_batch_checks": {
-            "max_abs_diff": r6(max(abs(c["incremental"] - c["single_batch"]) for c in checks)),
-            "positions": checks},
+        "evaluation_order": {
+            "note": "how much llama.cpp itself moves: same model, same text, other evaluation paths",
+            "single_batch_positions": checks,
+            "single_batch_mean_diff": r6(sum(d_sb) / len(d_sb)),
+            "single_batch_max_abs_diff": r6(max(abs(x) for x in d_sb)),
+            "flash_attn_on_mean_nll": r6(nll_fa),
+            "flash_attn_on_mean_abs_logprob_diff": r6(sum(abs(x) for x in d_fa) / len(d_fa)),
+            "flash_attn_on_max_abs_logprob_diff": r6(max(abs(x) for x in d_fa)),
+        },
     }
-    print(f"nll: {time.time() - t0:.0f} s, mean NLL {nll:.4f} over {len(lps)} tokens", file=sys.stderr)
+    print(f"nll: {time.time() - t0:.0f} s, mean NLL {nll:.4f} (fa on {nll_fa:.4f}) over {len(lps)} tokens",
+          file=sys.stderr)
     return out
 
 
@@ -382,6 +406,8 @@ def main():
     ap.add_argument("--only", default="tokenizer,generate,nll")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--check-threads", action="store_true")
+    ap.add_argument("--nll-checks", type=int, default=16,
+                    help="positions of the NLL text re-evaluated as one batch (costs ~ position tokens each)")
     a = ap.parse_args()
     model_file, in_ci = MODELS[a.model]
     path = os.path.join(a.model_dir, model_file)
@@ -397,7 +423,7 @@ def main():
     if "generate" in only:
         write(f"generate_{a.model}.json", dict(make_generate(path, model_file, a.threads, a.check_threads), **ci_note))
     if "nll" in only:
-        write(f"nll_{a.model}.json", dict(make_nll(path, model_file, a.threads), **ci_note))
+        write(f"nll_{a.model}.json", dict(make_nll(path, model_file, a.threads, a.nll_checks), **ci_note))
 
 
 if __name__ == "__main__":
