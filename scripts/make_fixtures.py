@@ -10,14 +10,15 @@ Exact command (from the repository root; the models come from
 scripts/fetch_model.sh):
 
     python3 -m venv /tmp/venv-fx
-    /tmp/venv-fx/bin/pip install xllamacpp==2026.10.11549
+    /tmp/venv-fx/bin/pip install xllamacpp==2026.10.11549 numpy==2.4.6 gguf==0.19.0
     bash scripts/fetch_model.sh smollm2
     /tmp/venv-fx/bin/python scripts/make_fixtures.py smollm2
     # outside CI, a second model:
     bash scripts/fetch_model.sh gemma3
     /tmp/venv-fx/bin/python scripts/make_fixtures.py gemma3
 
-Options: --only tokenizer,generate,nll (a subset), --threads N (default 1),
+Options: --only tokenizer,generate,nll (a subset; nll-batch adds the
+single-batch part to an existing nll file), --threads N (default 1),
 --model-dir DIR (default $WGML_MODEL_DIR or models/), --check-threads
 (reruns the generation with 2 threads and reports any difference),
 --nll-checks N (NLL positions re-evaluated as one batch, default 16).
@@ -389,6 +390,82 @@ def make_nll(model_path, model_file, threads, n_checks):
     return out
 
 
+def single_batch_nll(model_path, ids, threads):
+    """The whole text in ONE batch, as a perplexity run evaluates it.
+
+    llama.cpp cannot hand out the logits of every position, but its
+    /embeddings endpoint with pooling "none" hands out every position's final
+    hidden state (the output norm's result, the lm_head's input) from one
+    batch.  The lm_head is then applied here: the GGUF's output matrix
+    (tied token_embd, Q8_0 in both models) dequantized by the gguf package,
+    the product and log-softmax in float64.  That last product is the only
+    step not done by llama.cpp (its own quantizes the hidden state to 8 bits;
+    the difference is a few 1e-3 in logprob).  Needs numpy and gguf in the
+    venv.
+    """
+    import numpy as np
+    import gguf
+    import xllamacpp as xl
+    p = xl.CommonParams()
+    p.model.path = model_path
+    p.n_ctx = N_CTX
+    p.n_batch = p.n_ubatch = 1024     # embeddings need the whole input in one ubatch
+    p.n_parallel = 1
+    p.cpuparams.n_threads = p.cpuparams_batch.n_threads = threads
+    p.cache_ram_mib = 0
+    p.verbosity = 0
+    p.flash_attn_type = xl.llama_flash_attn_type.LLAMA_FLASH_ATTN_TYPE_DISABLED
+    p.embedding = True
+    p.pooling_type = xl.llama_pooling_type.LLAMA_POOLING_TYPE_NONE
+    srv = xl.Server(p)
+    # the OpenAI-style handle_embeddings refuses pooling "none"; the server's
+    # own /embeddings endpoint returns one vector per token
+    http = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    req = urllib.request.Request(srv.listening_address + "/embeddings",
+                                 data=json.dumps({"content": ids}).encode(),
+                                 headers={"Content-Type": "application/json"})
+    hidden = np.array(json.loads(http.open(req, timeout=600).read())[0]["embedding"], dtype=np.float64)
+    del srv
+    assert hidden.shape[0] == len(ids), hidden.shape
+    rd = gguf.GGUFReader(model_path)
+    names = {t.name: t for t in rd.tensors}
+    w = names.get("output.weight") or names["token_embd.weight"]
+    h = hidden[:-1]                    # position i predicts token i+1
+    nrow = w.data.shape[0]
+    mx = np.full(len(h), -np.inf)
+    se = np.zeros(len(h))
+    tgt = np.zeros(len(h))
+    nxt = np.array(ids[1:])
+    for r0 in range(0, nrow, 16384):   # vocabulary in chunks: gemma3's is 262k rows
+        wc = gguf.quants.dequantize(w.data[r0:r0 + 16384], w.tensor_type).astype(np.float64)
+        lg = h @ wc.T
+        m = np.maximum(mx, lg.max(1))
+        se = se * np.exp(mx - m) + np.exp(lg - m[:, None]).sum(1)
+        mx = m
+        inside = (nxt >= r0) & (nxt < r0 + wc.shape[0])
+        tgt[inside] = lg[inside, nxt[inside] - r0]
+    lp = tgt - (mx + np.log(se))
+    return [r6(x) for x in lp], w.name, w.tensor_type.name
+
+
+def add_single_batch(nll, model_path, threads):
+    lps, wname, wtype = single_batch_nll(model_path, nll["tokens"], threads)
+    d = [a - b for a, b in zip(lps, nll["logprobs"])]
+    m = -sum(lps) / len(lps)
+    nll["single_batch"] = {
+        "method": (f"llama.cpp /embeddings, pooling none: final hidden states of all positions from one batch "
+                   f"(flash attention off, n_ubatch 1024); lm_head ({wname}, {wtype}) dequantized by gguf and "
+                   f"applied in float64 by make_fixtures.py"),
+        "mean_nll": r6(m),
+        "mean_nll_minus_reference": r6(m - nll["mean_nll"]),
+        "mean_abs_logprob_diff": r6(sum(abs(x) for x in d) / len(d)),
+        "max_abs_logprob_diff": r6(max(abs(x) for x in d)),
+        "logprobs": lps,
+    }
+    print(f"nll single batch: mean NLL {m:.4f} (reference {nll['mean_nll']:.4f})", file=sys.stderr)
+    return nll
+
+
 def write(name, obj):
     path = os.path.join(FIXDIR, name)
     with open(path, "w", encoding="utf-8") as f:
@@ -423,7 +500,13 @@ def main():
     if "generate" in only:
         write(f"generate_{a.model}.json", dict(make_generate(path, model_file, a.threads, a.check_threads), **ci_note))
     if "nll" in only:
-        write(f"nll_{a.model}.json", dict(make_nll(path, model_file, a.threads, a.nll_checks), **ci_note))
+        nll = make_nll(path, model_file, a.threads, a.nll_checks)
+        write(f"nll_{a.model}.json", dict(add_single_batch(nll, path, a.threads), **ci_note))
+    elif "nll-batch" in only:
+        # adds the single-batch part to an existing nll file without redoing it
+        with open(os.path.join(FIXDIR, f"nll_{a.model}.json"), encoding="utf-8") as f:
+            nll = json.load(f)
+        write(f"nll_{a.model}.json", add_single_batch(nll, path, a.threads))
 
 
 if __name__ == "__main__":
