@@ -50,9 +50,13 @@ N_PROBS = 5
 FORCE_BIAS = 1000.0  # logit bias that makes greedy sampling pick a given token
 
 MODELS = {
-    # name: (GGUF file name written by scripts/fetch_model.sh, in CI?)
-    "smollm2": ("SmolLM2-135M-Instruct.Q4_1.gguf", True),
-    "gemma3": ("gemma-3-270m-q4_k_m.gguf", False),
+    # name: (GGUF file name written by scripts/fetch_model.sh, in CI?, chat template)
+    # chat template None: the GGUF's own (SmolLM2's tokenizer.chat_template).
+    # The gemma3 GGUF is the base model and carries no template (llama.cpp
+    # would fall back to ChatML), so its chat prompts use llama.cpp's
+    # built-in "gemma" template: <start_of_turn>user ... <start_of_turn>model
+    "smollm2": ("SmolLM2-135M-Instruct.Q4_1.gguf", True, None),
+    "gemma3": ("gemma-3-270m-q4_k_m.gguf", False, "gemma"),
 }
 
 
@@ -64,7 +68,7 @@ def r6(x):
 class Llama:
     """One llama.cpp server (one model, one flash-attention setting)."""
 
-    def __init__(self, path, flash_attn, threads):
+    def __init__(self, path, flash_attn, threads, chat_template=None):
         import xllamacpp as xl
         assert xl.__version__ == XLLAMACPP, f"need xllamacpp=={XLLAMACPP}, have {xl.__version__}"
         p = xl.CommonParams()
@@ -76,12 +80,18 @@ class Llama:
         p.cache_ram_mib = 0              # no host-side prompt cache across requests
         p.sampling.seed = SEED
         p.verbosity = 0
+        if chat_template:
+            # a built-in template is looked up by name only outside jinja mode
+            p.use_jinja = False
+            p.chat_template = chat_template
         fa = xl.llama_flash_attn_type
         p.flash_attn_type = fa.LLAMA_FLASH_ATTN_TYPE_ENABLED if flash_attn else fa.LLAMA_FLASH_ATTN_TYPE_DISABLED
         self.settings = {
             "n_ctx": N_CTX, "n_batch": p.n_batch, "n_ubatch": p.n_ubatch,
             "threads": threads, "flash_attn": bool(flash_attn), "seed": SEED,
             "kv_cache_type": "f16", "device": "CPU (xllamacpp wheel: AVX2 build)",
+            "chat_template": (f"llama.cpp built-in '{chat_template}' (the GGUF has none)" if chat_template
+                              else "the GGUF's tokenizer.chat_template (jinja)"),
         }
         self.srv = xl.Server(p)
         self.addr = self.srv.listening_address
@@ -273,14 +283,14 @@ def compare_runs(a, b):
     return d
 
 
-def make_generate(model_path, model_file, threads, check_threads):
+def make_generate(model_path, model_file, threads, check_threads, chat_template):
     t0 = time.time()
-    off = Llama(model_path, False, threads)
+    off = Llama(model_path, False, threads, chat_template)
     prompts = gen_prompts(off)
     runs_off = run_prompts(off, prompts)
     settings = dict(off.settings)
     del off
-    on = Llama(model_path, True, threads)
+    on = Llama(model_path, True, threads, chat_template)
     runs_on = run_prompts(on, prompts)
     del on
     fa_cmp = []
@@ -486,7 +496,7 @@ def main():
     ap.add_argument("--nll-checks", type=int, default=16,
                     help="positions of the NLL text re-evaluated as one batch (costs ~ position tokens each)")
     a = ap.parse_args()
-    model_file, in_ci = MODELS[a.model]
+    model_file, in_ci, chat_template = MODELS[a.model]
     path = os.path.join(a.model_dir, model_file)
     if not os.path.isfile(path):
         sys.exit(f"make_fixtures: {path} missing; run: bash scripts/fetch_model.sh {a.model}")
@@ -498,7 +508,7 @@ def main():
         write(f"tokenizer_{a.model}.json", dict(make_tokenizer(llm, model_file), **ci_note))
         del llm
     if "generate" in only:
-        write(f"generate_{a.model}.json", dict(make_generate(path, model_file, a.threads, a.check_threads), **ci_note))
+        write(f"generate_{a.model}.json", dict(make_generate(path, model_file, a.threads, a.check_threads, chat_template), **ci_note))
     if "nll" in only:
         nll = make_nll(path, model_file, a.threads, a.nll_checks)
         write(f"nll_{a.model}.json", dict(add_single_batch(nll, path, a.threads), **ci_note))
