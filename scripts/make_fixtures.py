@@ -516,7 +516,10 @@ def main():
         # adds the single-batch part to an existing nll file without redoing it
         with open(os.path.join(FIXDIR, f"nll_{a.model}.json"), encoding="utf-8") as f:
             nll = json.load(f)
-        write(f"nll_{a.model}.json", add_single_batch(nll, path, a.threads))
+        nll = add_single_batch(nll, path, a.threads)
+        if "ci" in nll:
+            nll["ci"] = nll.pop("ci")    # last, as a full run writes it
+        write(f"nll_{a.model}.json", nll)
 
 
 if __name__ == "__main__":
