@@ -4,7 +4,11 @@
 //   TN threads along keys (S phase) and along value dims (O phase),
 //   WG = BQ / RQ * TN threads, DK / DV the (padded) head dims held in
 //   workgroup memory; DEXACT: DK and DV are the real dims (the 64, 80,
-//   96, 128 and 256 specialisations), else p.dims.z / p.dims.w bound them.
+//   96, 128 and 256 specialisations, GPUs only), else p.dims.z / p.dims.w
+//   bound them (CPU drivers: DK / DV are a class, 64, 128 or 256).
+// Features (causal, window, softcap, ALiBi, sinks, the mask and its dtype,
+// split runs) are flags in p.offs2.w, uniform per dispatch: one compiled
+// kernel per tile, head dim class and K/V/q/out dtypes serves them all.
 // A workgroup's rows are (head within the KV head's group, query) pairs,
 // R = g * Sq + i, so GQA heads sharing a KV head read each K/V tile once
 // (one query of 4 grouped heads is 4 rows over one K/V stream: decode).
@@ -12,7 +16,9 @@
 // BQ x BK, scaled, soft-capped, masked (NEG sentinel) -> row max/sum
 // update (online softmax) by BQ threads while all load V into K's place
 // -> O = O * alpha + P.V.  Nothing of size Sq x Skv is stored.
-// SPLIT: instead of the normalised output, each row writes (max, sum,
+// Flag F_SPLIT (a uniform, not a define, so a tile's split and whole runs
+// share one compiled kernel; out is then f32): instead of the normalised
+// output, each row writes (max, sum,
 // acc[Dv]) for its key chunk (one of p.ss.y per dispatch) to a partial
 // run; flag CARRY merges into what an earlier dispatch (a previous piece
 // of a KV cache too long for one binding) left there.  Entry attn_reduce
@@ -46,6 +52,9 @@ const F_MASK: u32 = 8u;
 const F_ALIBI: u32 = 16u;
 const F_SINKS: u32 = 32u;
 const F_CARRY: u32 = 64u;
+const F_MASK16: u32 = 128u;  // the mask is f16
+const F_MASK8: u32 = 256u;   // the mask is bool / u8 (nonzero keeps)
+const F_SPLIT: u32 = 512u;   // write partial runs (out is the f32 scratch)
 
 const NEG: f32 = -3.4028234663852886e38;
 
@@ -127,13 +136,9 @@ fn attn_reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
 #else
 // ---------------------------------------------------------------- attention
 #tensor q 1 Q_DT Q_MODE
-#tensor m 4 M_DT M_MODE
+#tensor m 4 u32 M_MODE
 #tensor s 5 S_DT S_MODE
-#ifdef SPLIT
-#tensor o 6 f32 O_MODE
-#else
 #tensor o 6 O_DT O_MODE
-#endif
 
 #ifdef K_Q8
 #tensor k 2 u32 K_MODE
@@ -170,6 +175,23 @@ fn v_val(e: u32) -> f32 {
 }
 #endif
 
+// The mask is bound as raw words (its first element at byte p.offs.w)
+// and its dtype is a flag, so one compiled kernel serves f32, f16, bool
+// and u8 masks and none (lavapipe takes seconds to compile each kernel).
+// Element e of a bool / u8 mask: nonzero keeps.
+fn mask_u8(e: u32) -> u32 {
+    let by = p.offs.w + e;
+    return (m_ld(by >> 2u) >> ((by & 3u) * 8u)) & 0xffu;
+}
+// Element e of an additive (f32 / f16) mask.
+fn mask_f(e: u32) -> f32 {
+    if (flag(F_MASK16)) {
+        let by = p.offs.w + 2u * e;
+        return wg_f16_to_f32((m_ld(by >> 2u) >> ((by & 2u) * 8u)) & 0xffffu);
+    }
+    return bitcast<f32>(m_ld((p.offs.w >> 2u) + e));
+}
+
 const BQ: u32 = {{BQ}}u;
 const RQ: u32 = {{RQ}}u;
 const BK: u32 = {{BK}}u;
@@ -193,6 +215,16 @@ fn n_(c: u32) -> u32 {
     return c * p.ss.x;
 #else
     return c;
+#endif
+}
+
+// Value dims per thread in the O phase: RD, or on CPU drivers (whose DV
+// is a class of 64/128/256, see attention_run.c) only those below Dv.
+fn n_rd() -> u32 {
+#ifdef ROLLED
+    return (p.dims.w + TN - 1u) / TN;
+#else
+    return RD;
 #endif
 }
 
@@ -370,14 +402,14 @@ fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                     keep = keep && j0 + j + sqf + p.ip.z > ia + skf;
                 }
                 if (keep && flag(F_MASK)) {
-                    let mv = m_ld(p.offs.w + b * p.ms.x + hk * p.ms.y + rw.g * p.ms.z + rw.i * p.ms.w +
-                                  j * p.in2.y);
-#ifdef MASK_BOOL
-                    keep = mv != 0u;
-#else
-                    keep = !is_ninf(f32(mv));
-                    s = s + slope[a] * f32(mv);
-#endif
+                    let me = b * p.ms.x + hk * p.ms.y + rw.g * p.ms.z + rw.i * p.ms.w + j * p.in2.y;
+                    if (flag(F_MASK8)) {
+                        keep = mask_u8(me) != 0u;
+                    } else {
+                        let mv = mask_f(me);
+                        keep = !is_ninf(mv);
+                        s = s + slope[a] * mv;
+                    }
                 }
                 Ps[r * BK + kc] = select(NEG, s, keep);
             }
@@ -411,18 +443,18 @@ fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         for (var a = 0u; a < n_(RQ); a++) {
             let r = tq * RQ + a;
             let al = As[r];
-            for (var x = 0u; x < n_(RD); x++) {
+            for (var x = 0u; x < n_rd(); x++) {
                 acc[a * RD + x] = acc[a * RD + x] * al;
             }
         }
         for (var c = 0u; c < kn; c++) {
             var vx = array<f32, RD>();
-            for (var x = 0u; x < n_(RD); x++) {
+            for (var x = 0u; x < n_rd(); x++) {
                 vx[x] = KVs[c * KS + tk + TN * x];
             }
             for (var a = 0u; a < n_(RQ); a++) {
                 let pv = Ps[(tq * RQ + a) * BK + c];
-                for (var x = 0u; x < n_(RD); x++) {
+                for (var x = 0u; x < n_rd(); x++) {
                     acc[a * RD + x] = fma(pv, vx[x], acc[a * RD + x]);
                 }
             }
@@ -430,7 +462,6 @@ fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     workgroupBarrier();
 
-#ifdef SPLIT
     // The carried (max, sum) of every row is read before any thread
     // writes its row's new pair (thread tk = 0 writes it, others read it).
     var fa = array<f32, RQ>();
@@ -444,7 +475,7 @@ fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         fb[a] = 0.0;
         mxs[a] = Ms[r];
         sums[a] = Ls[r];
-        if (rw.ok && flag(F_CARRY)) {
+        if (rw.ok && flag(F_SPLIT) && flag(F_CARRY)) {
             // merge with the run an earlier piece of the keys left here
             let pb = p.offs2.y + b * p.os.x + hk * p.os.y + rw.g * p.os.z + rw.i * p.os.w + sp * (Dv + 2u);
             let m2 = o_ld(pb);
@@ -456,7 +487,6 @@ fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
     }
     workgroupBarrier();
-#endif
     for (var a = 0u; a < n_(RQ); a++) {
         let r = tq * RQ + a;
         let rw = row_of(rb, r);
@@ -465,23 +495,24 @@ fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
         var mx = Ms[r];
         var sum = Ls[r];
-#ifdef SPLIT
-        let pb = p.offs2.y + b * p.os.x + hk * p.os.y + rw.g * p.os.z + rw.i * p.os.w + sp * (Dv + 2u);
-        for (var x = 0u; x < n_(RD); x++) {
-            let d = tk + TN * x;
-            if (d < Dv) {
-                var v = acc[a * RD + x] * fa[a];
-                if (flag(F_CARRY)) {
-                    v = v + o_ld(pb + 2u + d) * fb[a];
+        if (flag(F_SPLIT)) {
+            let pb = p.offs2.y + b * p.os.x + hk * p.os.y + rw.g * p.os.z + rw.i * p.os.w + sp * (Dv + 2u);
+            for (var x = 0u; x < n_rd(); x++) {
+                let d = tk + TN * x;
+                if (d < Dv) {
+                    var v = acc[a * RD + x] * fa[a];
+                    if (flag(F_CARRY)) {
+                        v = v + o_ld(pb + 2u + d) * fb[a];
+                    }
+                    o_st(pb + 2u + d, v);
                 }
-                o_st(pb + 2u + d, v);
             }
+            if (tk == 0u) {
+                o_st(pb, mxs[a]);
+                o_st(pb + 1u, sums[a]);
+            }
+            continue;
         }
-        if (tk == 0u) {
-            o_st(pb, mxs[a]);
-            o_st(pb + 1u, sums[a]);
-        }
-#else
         var fin = 1.0;
         if (flag(F_SINKS)) {
             let sk = s_ld(p.offs2.x + hk * p.hq.y + rw.g * p.hq.z);
@@ -493,13 +524,12 @@ fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
         let inv = select(fin / sum, 0.0, sum == 0.0);
         let ob = p.offs2.y + b * p.os.x + hk * p.os.y + rw.g * p.os.z + rw.i * p.os.w;
-        for (var x = 0u; x < n_(RD); x++) {
+        for (var x = 0u; x < n_rd(); x++) {
             let d = tk + TN * x;
             if (d < Dv) {
                 o_st(ob + d * p.in2.z, acc[a * RD + x] * inv);
             }
         }
-#endif
     }
 }
 #endif

@@ -50,6 +50,8 @@ const wg_attn_variant *wg_attn_variant_fallback(void) { return &variants[NVAR]; 
 /* Padded head dims: multiples of 16 so TN (8 or 16) divides DV. */
 int64_t wg_attn_pad(int64_t d) { return (d + 15) / 16 * 16; }
 
+int64_t wg_attn_class(int64_t d) { return d <= 64 ? 64 : d <= 128 ? 128 : 256; }
+
 uint64_t wg_attn_smem(const wg_attn_variant *v, int64_t dk, int64_t dv)
 {
     int64_t kvw = dk > dv ? dk : dv;

@@ -30,6 +30,8 @@ typedef struct wg_attn_facts {
 const wg_attn_variant *wg_attn_variant_at(int i);
 const wg_attn_variant *wg_attn_variant_fallback(void);
 int64_t wg_attn_pad(int64_t d);
+/* CPU drivers' head dim classes: 64, 128 or 256 (the arrays' size). */
+int64_t wg_attn_class(int64_t d);
 uint64_t wg_attn_smem(const wg_attn_variant *v, int64_t dk, int64_t dv);
 /* The variant for rows = (q heads per KV head) x Sq query rows over skv
  * keys (WGML_FORCE=attn=<name> overrides; an unknown name is an error

@@ -12,7 +12,11 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { F_CAUSAL = 1, F_WINDOW = 2, F_SOFTCAP = 4, F_MASK = 8, F_ALIBI = 16, F_SINKS = 32, F_CARRY = 64 };
+enum {
+    F_CAUSAL = 1, F_WINDOW = 2, F_SOFTCAP = 4, F_MASK = 8, F_ALIBI = 16, F_SINKS = 32, F_CARRY = 64,
+    F_MASK16 = 128, F_MASK8 = 256, /* the mask's dtype (f32 without either): it is read raw, see below */
+    F_SPLIT = 512,                 /* partial runs to the scratch: a flag, so split and whole runs share a kernel */
+};
 
 /* attention.wgsl's Params. */
 typedef struct attn_params {
@@ -33,15 +37,15 @@ typedef struct attn_job {
     wgml_kernel *k;
     const wg_attn_variant *var;
     attn_params base;
-    bool q8[NOPS];        /* operand bound as raw q8_0 bytes */
+    bool raw[NOPS];       /* operand bound as raw bytes (q8_0 K/V, the mask) */
     int64_t nsp;          /* splits per dispatch (1 unless splitkv) */
 } attn_job;
 
-static wg_binding bind(const wg_win *w, const int64_t iter[4], bool q8, uint32_t *off)
+static wg_binding bind(const wg_win *w, const int64_t iter[4], bool raw, uint32_t *off)
 {
-    if (!q8)
+    if (!raw)
         return wg_win_bind(w, iter, off);
-    uint64_t rem; /* q8_0: the kernel addresses bytes from the window's first block */
+    uint64_t rem; /* raw: the kernel addresses bytes from the window's first element (q8_0: block) */
     wg_binding b = wg_bind_from(w->buf, w->offset * w->esz, wg_win_bytes(w, iter), &rem);
     *off = (uint32_t)rem;
     return b;
@@ -54,7 +58,7 @@ static wgml_status attn_block(void *user, const wg_win *w, const int64_t iter[4]
     wg_binding b[NOPS];
     uint32_t off[NOPS] = {0};
     for (int i = 0; i < NOPS; i++)
-        b[i] = w[i].buf ? bind(&w[i], iter, j->q8[i], &off[i]) : b[O_Q];
+        b[i] = w[i].buf ? bind(&w[i], iter, j->raw[i], &off[i]) : b[O_Q];
     for (int i = 0; i < 4; i++) {
         p.blk[i] = (uint32_t)iter[i];
         p.org[i] = (uint32_t)origin[i];
@@ -181,8 +185,15 @@ wgml_status wg_attention_impl(const wgml_tensor *q, const wgml_tensor *k, const 
         return st;
     wg_attn_facts facts = {info.max_workgroup_storage, info.max_invocations_per_workgroup, info.subgroup_size,
                            (info.features & WGML_FEATURE_F16) != 0, !strcmp(info.device_type, "cpu")};
-    bool exact = D == Dv && (D == 64 || D == 80 || D == 96 || D == 128 || D == 256);
-    int64_t dk = exact ? D : wg_attn_pad(D), dvp = exact ? Dv : wg_attn_pad(Dv < 1 ? 1 : Dv);
+    /* GPUs: the common head dims get kernels of their own (DEXACT: constant
+     * loop bounds, unrolled), others pad to 16.  CPU drivers: D is always a
+     * runtime bound and the workgroup arrays take a class of 64, 128 or 256,
+     * so one compiled kernel serves every head dim of a class (lavapipe
+     * takes 2-4 s of CPU to compile one of these kernels; the constant
+     * bound buys a CPU nothing). */
+    bool exact = !facts.cpu && D == Dv && (D == 64 || D == 80 || D == 96 || D == 128 || D == 256);
+    int64_t dk = exact ? D : facts.cpu ? wg_attn_class(D) : wg_attn_pad(D);
+    int64_t dvp = exact ? Dv : facts.cpu ? wg_attn_class(Dv) : wg_attn_pad(Dv < 1 ? 1 : Dv);
     const wg_attn_variant *var;
     if ((st = wg_attn_choose(&facts, G * Sq, Skv, dk, dvp, &var)) != WGML_OK)
         return st;
@@ -232,11 +243,11 @@ wgml_status wg_attention_impl(const wgml_tensor *q, const wgml_tensor *k, const 
     }
     wgml_buffer *wbuf = split ? part->st->buf : out->st->buf;
     char defs[768];
-    size_t u = (size_t)snprintf(defs, sizeof defs, "BQ=%d;RQ=%d;BK=%d;TN=%d;WG=%d;DK=%lld;DV=%lld;KVW=%lld;%s%s%s%s%s%s",
+    size_t u = (size_t)snprintf(defs, sizeof defs, "BQ=%d;RQ=%d;BK=%d;TN=%d;WG=%d;DK=%lld;DV=%lld;KVW=%lld;%s%s%s%s",
                                 var->bq, var->rq, var->bk, var->tn, var->bq / var->rq * var->tn, (long long)dk,
                                 (long long)dvp, (long long)(dk > dvp ? dk : dvp), exact ? "DEXACT;" : "",
-                                split ? "SPLIT;" : "", k->dtype == WGML_Q8_0 ? "K_Q8;" : "",
-                                v->dtype == WGML_Q8_0 ? "V_Q8;" : "", mbool ? "MASK_BOOL;" : "",
+                                k->dtype == WGML_Q8_0 ? "K_Q8;" : "",
+                                v->dtype == WGML_Q8_0 ? "V_Q8;" : "",
                                 facts.cpu ? "ROLLED;" : "");
     static const char *const up[NOPS] = {"Q", "K", "V", "M", "S", "O"};
     unsigned ro = 0;
@@ -245,16 +256,19 @@ wgml_status wg_attention_impl(const wgml_tensor *q, const wgml_tensor *k, const 
         bool rw = i == O_O || t->st->buf == wbuf;
         if (!rw)
             ro |= 1u << i;
-        const char *mode = i == O_O ? (split ? "rw" : "w") : rw ? "rw" : "r";
-        const char *dt = i == O_O ? wg_dtype(out->dtype)->wgsl : wgsl_dt(t->dtype);
+        /* out is rw (split runs read the carried partials) and f32 when split;
+         * the mask is read as raw words, whatever its dtype (or none) */
+        const char *mode = i == O_O || rw ? "rw" : "r";
+        const char *dt = i == O_O ? (split ? "f32" : wg_dtype(out->dtype)->wgsl) : i == O_M ? "u32" : wgsl_dt(t->dtype);
         u += (size_t)snprintf(defs + u, sizeof defs - u, "%s_DT=%s;%s_MODE=%s;", up[i], dt, up[i], mode);
     }
     attn_job job;
     memset(&job, 0, sizeof job);
     job.ctx = ctx;
     job.var = var;
-    job.q8[O_K] = k->dtype == WGML_Q8_0;
-    job.q8[O_V] = v->dtype == WGML_Q8_0;
+    job.raw[O_K] = k->dtype == WGML_Q8_0;
+    job.raw[O_V] = v->dtype == WGML_Q8_0;
+    job.raw[O_M] = mask != NULL;
     job.nsp = nsp;
     if (st == WGML_OK)
         st = get_kernel(ctx, defs, NOPS, ro, "attn", &job.k);
@@ -283,9 +297,13 @@ wgml_status wg_attention_impl(const wgml_tensor *q, const wgml_tensor *k, const 
         p->hq[1] = (uint32_t)(sinks->strides[0] * G);
         p->hq[2] = (uint32_t)sinks->strides[0];
     }
+    /* Feature switches are uniform flags, not defines: one compiled kernel
+     * serves every combination (the branches are uniform per dispatch, and
+     * the key loop's only per-key branches are the masks themselves). */
     unsigned flags = (pa.causal ? F_CAUSAL : 0) | (pa.window > 0 ? F_WINDOW : 0) | (pa.softcap > 0 ? F_SOFTCAP : 0) |
                      (mask ? F_MASK : 0) | (mask && !mbool && pa.max_bias > 0 ? F_ALIBI : 0) |
-                     (sinks && !split ? F_SINKS : 0);
+                     (sinks && !split ? F_SINKS : 0) | (mask && mask->dtype == WGML_F16 ? F_MASK16 : 0) |
+                     (mbool ? F_MASK8 : 0) | (split ? F_SPLIT : 0);
     int64_t st4[NOPS][4];
     for (int i = 0; i < NOPS; i++)
         if (o.t[i] && i != O_S)
