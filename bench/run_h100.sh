@@ -82,6 +82,32 @@ for s in $sections; do
         WGML_MAX_BINDING=65536 $B/tests/$t 2>&1 | grep -E "check failed|passed" | head -20
         WGML_DISABLE=subgroups $B/tests/$t 2>&1 | grep -E "check failed|passed" | head -20
       done ;;
+    mm) # issue 9: GEMM, mat-vec, attention next to PyTorch in the same run
+      $B/wgml bench gemm --json > $OUTDIR/gemm.json 2> $OUTDIR/gemm.err; tail -n 3 $OUTDIR/gemm.err
+      $B/wgml bench matvec --json > $OUTDIR/matvec.json 2> $OUTDIR/matvec.err; tail -n 3 $OUTDIR/matvec.err
+      $B/wgml bench attn --json > $OUTDIR/attn.json 2> $OUTDIR/attn.err; tail -n 3 $OUTDIR/attn.err
+      python3 bench/torch_gemm.py > $OUTDIR/torch_gemm.json 2> $OUTDIR/torch_gemm.err
+      python3 bench/torch_attn.py > $OUTDIR/torch_attn.json 2> $OUTDIR/torch_attn.err
+      python3 bench/compare_mm.py $OUTDIR ;;
+    mmtests) # the issue-9 and model test programs in every CI mode
+      for t in test_op_matmul test_op_matvec test_op_attention test_llm_graph test_graph_scratch test_op_glu_sample_seed; do
+        for m in native nof16 fold window; do
+          unset WGML_DISABLE WGML_FOLD_GRID WGML_MAX_BINDING
+          [ $m = nof16 ] && export WGML_DISABLE=f16
+          [ $m = fold ] && export WGML_FOLD_GRID=7
+          [ $m = window ] && export WGML_MAX_BINDING=65536
+          r=$($B/tests/$t 2>&1 | tail -n 1); echo "$t $m: $r"
+        done
+      done
+      unset WGML_DISABLE WGML_FOLD_GRID WGML_MAX_BINDING ;;
+    llmbuild) # llama.cpp (CUDA) and random-weight Llama-shaped GGUFs (../shared/peers)
+      pip install -q --no-deps .whl/gguf-*.whl 2>&1 | tail -n 2
+      bash bench/peers/llamacpp_bench.sh .llamacpp build 2>&1 | tail -n 8 ;;
+    llm) # wgml bench llm next to llama-bench on the same files
+      bash bench/peers/llamacpp_bench.sh .llamacpp bench
+      for m in /tmp/models/llama-1b-q4k.gguf /tmp/models/llama-8b-q4k.gguf; do
+        $B/wgml bench llm -m $m -p 512 -n 128 -r 3 2>&1 | tail -n 4
+      done ;;
     gpuspan) # GPU time per replayed dispatch from timestamps (is replay GPU- or host-bound?)
       WGML_PROFILE=1 $B/wgml bench graph 2>&1 | grep -E "chain|span|total|unary|block" | head -n 30 ;;
     spin) # the callback-based spin wait: bench ops must stay <= the copy roofline
