@@ -250,10 +250,14 @@ static void test_batched(void)
 static void test_splitk(void)
 {
     /* the table splits: few tiles, large k */
-    mm2("split-K by the table 8x8x2048", WGML_F32, WGML_F32, WGML_F32, 8, 8, 2048, &plain);
+    /* b fits the 64 KiB windows of the window-mode run (a column of a
+     * row-major b is not cut along k) */
+    mm2("split-K by the table 8x8x1536", WGML_F32, WGML_F32, WGML_F32, 8, 8, 1536, &plain);
     opts o = plain;
     o.beta = 0.5f, o.bias = 1, o.act = WGML_ACT_GELU;
-    mm2("split-K with the epilogue", WGML_F32, WGML_F32, WGML_F16, 3, 70, 1500, &o);
+    mm2("split-K with the epilogue", WGML_F32, WGML_F32, WGML_F16, 3, 12, 1100, &o);
+    o.tb = 1; /* k-contiguous b is cut along n */
+    mm2("split-K, transposed b", WGML_F32, WGML_F32, WGML_F32, 5, 70, 1100, &o);
     mm2("k beyond every tile", WGML_F32, WGML_F32, WGML_F32, 70, 33, 300, &plain);
 }
 

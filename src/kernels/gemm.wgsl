@@ -35,7 +35,7 @@ struct Params {
     offs: vec4<u32>,  // a, b, c, bias: first element within the binding
     misc: vec4<u32>,  // out offset, k per split (REDUCE: partials' m stride), flags (1 c, 2 bias),
                       // act (1 relu, 2 gelu, 3 silu)
-    pst: vec4<u32>,   // partials: offset, batch 0 and batch 1 strides (REDUCE), split stride
+    pst: vec4<u32>,   // partials: offset, batch 0 and batch 1 strides (REDUCE), split stride (1)
     fp: vec4<f32>,    // alpha, beta
 }
 @group(0) @binding(0) var<uniform> p: Params;
@@ -101,7 +101,9 @@ fn gemm_reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
     let z0 = z / p.grid.z;
     let z1 = z - z0 * p.grid.z;
     var acc = 0.0;
-    var at = p.pst.x + z0 * p.pst.y + z1 * p.pst.z + m * p.misc.y + n;
+    // partials [b0, b1, m, n, S]: a block's S sums are adjacent, so cutting
+    // m or n for the window binder cuts the partials too
+    var at = p.pst.x + z0 * p.pst.y + z1 * p.pst.z + m * p.misc.y + n * p.dims.w;
     for (var s = 0u; s < p.dims.w; s++) {
         acc = acc + pt_ld(at);
         at = at + p.pst.w;

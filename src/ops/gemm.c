@@ -314,7 +314,7 @@ static wgml_status dispatch(plan *pl, const wg_win *w, const int64_t it[4])
     prm.misc[3] = pl->act;
     prm.pst[0] = off[OP];
     prm.pst[1] = (uint32_t)w[OP].st[0], prm.pst[2] = (uint32_t)w[OP].st[1];
-    prm.pst[3] = (uint32_t)(pl->m * pl->n);
+    prm.pst[3] = 1;
     if (!main)
         prm.misc[1] = (uint32_t)w[OP].st[2];
     prm.fp[0] = pl->g->p.alpha, prm.fp[1] = pl->g->p.beta;
@@ -492,9 +492,10 @@ wgml_status wg_gemm_run(const wg_gemm_args *g)
             int64_t shape[1] = {pl.b0 * pl.b1 * pl.s * pl.m * pl.n};
             if ((st = wg_scratch_tensor(ctx, WGML_F32, 1, shape, &parts)) != WGML_OK)
                 goto done;
+            /* [b0, b1, m, n, s]: the slices of one output adjacent */
             wg_win pw = {parts->st->buf, parts->offset / 4,
-                         {pl.b1 * pl.s * pl.m * pl.n, pl.s * pl.m * pl.n, pl.n, 1}, 4,
-                         (uint64_t)((pl.s - 1) * pl.m * pl.n), "partials"};
+                         {pl.b1 * pl.s * pl.m * pl.n, pl.s * pl.m * pl.n, pl.n * pl.s, pl.s}, 4,
+                         (uint64_t)(pl.s - 1), "partials"};
             if (pl.b0 == 1)
                 pw.st[0] = 0;
             if (pl.b1 == 1)
