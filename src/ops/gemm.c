@@ -120,9 +120,11 @@ static const choice table[] = {
     /* big products: the 128x128 tile, BK 8, double buffered.  H100
      * (Vulkan), 4096^3 f32: t128 29.5 TFLOP/s, t64 27.8, t128k16 20.7
      * (two loads a thread and 32 KiB: fewer workgroups per SM), so
-     * t128k16 is left to WGML_FORCE. */
-    {128, 96, false, "t128"},
-    {128, 96, false, "t128s"},
+     * t128k16 is left to WGML_FORCE.  Not on CPU adapters: lavapipe
+     * takes minutes to compile the 8x8 register tile, and t64 is as fast
+     * there. */
+    {128, 96, true, "t128"},
+    {128, 96, true, "t128s"},
     {64, 1, false, "t64"},
     {0, 0, false, "t32"},
 };
