@@ -1,8 +1,8 @@
 // Tiled GEMM of wgml_matmul / wgml_linear (host: src/ops/matmul.c):
 //   out[z, m, n] = act(alpha * sum_k A[z, m, k] B[z, k, n] + beta * c + bias)
 // with f32 accumulation.  Every variant comes from this one template:
-//   BM x BN  block tile, BK  k-step, TM x TN  thread tile (multiples of 4),
-//   WG = (BM/TM)(BN/TN) threads, NBUF 1 or 2 (double buffering);
+//   BM x BN  block tile, BK  k-step, thread tile 8 x 8 (TILE8) or 4 x 4,
+//   WG threads (one per thread tile), LD2: two vectors of each tile per thread, NBUF 1 or 2 (double buffering);
 //   A_KC: A's k stride is 1 (else its m stride is 1); B_KC: B's k stride
 //   is 1 (else its n stride is 1); A_MODE/B_MODE ending in 4: vec4 loads
 //   (the host checks the 4-element alignment of every row start);
@@ -35,7 +35,7 @@ struct Params {
     offs: vec4<u32>,  // a, b, c, bias: first element within the binding
     misc: vec4<u32>,  // out offset, k per split (REDUCE: partials' m stride), flags (1 c, 2 bias),
                       // act (1 relu, 2 gelu, 3 silu)
-    pst: vec4<u32>,   // partials: offset, batch 0 and batch 1 strides (REDUCE), split stride
+    pst: vec4<u32>,   // partials: offset, batch 0 and batch 1 strides (REDUCE), split stride (1)
     fp: vec4<f32>,    // alpha, beta
 }
 @group(0) @binding(0) var<uniform> p: Params;
@@ -101,7 +101,9 @@ fn gemm_reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
     let z0 = z / p.grid.z;
     let z1 = z - z0 * p.grid.z;
     var acc = 0.0;
-    var at = p.pst.x + z0 * p.pst.y + z1 * p.pst.z + m * p.misc.y + n;
+    // partials [b0, b1, m, n, S]: a block's S sums are adjacent, so cutting
+    // m or n for the window binder cuts the partials too
+    var at = p.pst.x + z0 * p.pst.y + z1 * p.pst.z + m * p.misc.y + n * p.dims.w;
     for (var s = 0u; s < p.dims.w; s++) {
         acc = acc + pt_ld(at);
         at = at + p.pst.w;
@@ -110,8 +112,13 @@ fn gemm_reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
 }
 #else
 
-const NTM: u32 = {{BM}}u / {{TM}}u;   // threads along m
-const NTN: u32 = {{BN}}u / {{TN}}u;   // threads along n
+#if TILE8
+const NTM: u32 = {{BM}}u / 8u;        // threads along m (8 x 8 outputs each)
+const NTN: u32 = {{BN}}u / 8u;        // threads along n
+#else
+const NTM: u32 = {{BM}}u / 4u;        // 4 x 4 outputs each
+const NTN: u32 = {{BN}}u / 4u;
+#endif
 const AV: u32 = {{BM}}u / 4u;         // vectors per k row of As
 const BV: u32 = {{BN}}u / 4u;
 const BK4: u32 = {{BK}}u / 4u;
@@ -247,6 +254,27 @@ fn b_put(buf: u32, g: u32, v: vec4<f32>) {
 #endif
 }
 
+// Four outputs of row m from column n on (guarded): the epilogue, or the
+// raw sums into the split-K partials.
+fn put4(m: u32, n: u32, v: vec4<f32>, z0: u32, z1: u32, s: u32) {
+    if (m >= p.dims.x || n >= p.dims.y) {
+        return;
+    }
+    // a trip count the compiler cannot see: one copy of the epilogue per
+    // call, not four (lavapipe compiled t32 in 12 s instead of ~1.5 with
+    // the loop unrolled into 16 activations)
+    let cn = min(4u, p.dims.y - n);
+    for (var c = 0u; c < cn; c++) {
+        {
+#ifdef SPLITK
+            o_st(p.pst.x + z0 * p.ost.x + z1 * p.ost.y + s * p.pst.w + m * p.ost.z + (n + c) * p.ost.w, v[c]);
+#else
+            epilogue(v[c], z0, z1, m, n + c);
+#endif
+        }
+    }
+}
+
 @compute @workgroup_size({{WG}})
 fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
@@ -271,20 +299,45 @@ fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let tx = li % NTN;
     let ty = li / NTN;
 
-    var acc: array<vec4<f32>, {{ACC_N}}>;
-    for (var i = 0u; i < {{ACC_N}}u; i++) {
-        acc[i] = vec4<f32>(0.0);
-    }
-    var ra: array<vec4<f32>, {{A4}}>;
-    var rb: array<vec4<f32>, {{B4}}>;
+    // the register tile as named vectors (c<i><r><j>: rows 4(ty + i NTM) + r,
+    // columns 4(tx + j NTN) ..+3): an array indexed in loops was left in
+    // local memory by NVIDIA's compiler (t128 ran at 2 TFLOP/s)
+#if TILE8
+    var c000 = vec4<f32>(0.0);
+    var c001 = vec4<f32>(0.0);
+    var c010 = vec4<f32>(0.0);
+    var c011 = vec4<f32>(0.0);
+    var c020 = vec4<f32>(0.0);
+    var c021 = vec4<f32>(0.0);
+    var c030 = vec4<f32>(0.0);
+    var c031 = vec4<f32>(0.0);
+    var c100 = vec4<f32>(0.0);
+    var c101 = vec4<f32>(0.0);
+    var c110 = vec4<f32>(0.0);
+    var c111 = vec4<f32>(0.0);
+    var c120 = vec4<f32>(0.0);
+    var c121 = vec4<f32>(0.0);
+    var c130 = vec4<f32>(0.0);
+    var c131 = vec4<f32>(0.0);
+#else
+    var c000 = vec4<f32>(0.0);
+    var c010 = vec4<f32>(0.0);
+    var c020 = vec4<f32>(0.0);
+    var c030 = vec4<f32>(0.0);
+#endif
+    // the next tile's vectors in registers (one or two per thread: LD2)
+    var ra0 = vec4<f32>(0.0);
+    var rb0 = vec4<f32>(0.0);
+    var ra1 = vec4<f32>(0.0);
+    var rb1 = vec4<f32>(0.0);
     let ntiles = (kend - min(kbeg, kend) + {{BK}}u - 1u) / {{BK}}u;
     if (ntiles > 0u) {
-        for (var t = 0u; t < {{A4}}u; t++) {
-            a_put(0u, li + t * {{WG}}u, a_vec(abase, m0, kbeg, kend, li + t * {{WG}}u));
-        }
-        for (var t = 0u; t < {{B4}}u; t++) {
-            b_put(0u, li + t * {{WG}}u, b_vec(bbase, n0, kbeg, kend, li + t * {{WG}}u));
-        }
+        a_put(0u, li, a_vec(abase, m0, kbeg, kend, li));
+        b_put(0u, li, b_vec(bbase, n0, kbeg, kend, li));
+#if LD2
+        a_put(0u, li + {{WG}}u, a_vec(abase, m0, kbeg, kend, li + {{WG}}u));
+        b_put(0u, li + {{WG}}u, b_vec(bbase, n0, kbeg, kend, li + {{WG}}u));
+#endif
     }
     workgroupBarrier();
     for (var kt = 0u; kt < ntiles; kt++) {
@@ -293,69 +346,83 @@ fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         let kn = kbeg + (kt + 1u) * {{BK}}u;
         // the next tile's global loads are issued before this tile's math
         if (more) {
-            for (var t = 0u; t < {{A4}}u; t++) {
-                ra[t] = a_vec(abase, m0, kn, kend, li + t * {{WG}}u);
-            }
-            for (var t = 0u; t < {{B4}}u; t++) {
-                rb[t] = b_vec(bbase, n0, kn, kend, li + t * {{WG}}u);
-            }
+            ra0 = a_vec(abase, m0, kn, kend, li);
+            rb0 = b_vec(bbase, n0, kn, kend, li);
+#if LD2
+            ra1 = a_vec(abase, m0, kn, kend, li + {{WG}}u);
+            rb1 = b_vec(bbase, n0, kn, kend, li + {{WG}}u);
+#endif
         }
         let ao = cur * ASZ + ty;
         let bo = cur * BSZ + tx;
         for (var kk = 0u; kk < {{BK}}u; kk++) {
-            var av: array<vec4<f32>, {{TM4}}>;
-            var bv: array<vec4<f32>, {{TN4}}>;
-            for (var i = 0u; i < {{TM4}}u; i++) {
-                av[i] = As[ao + kk * AV + i * NTM];
-            }
-            for (var j = 0u; j < {{TN4}}u; j++) {
-                bv[j] = Bs[bo + kk * BV + j * NTN];
-            }
-            for (var i = 0u; i < {{TM4}}u; i++) {
-                for (var r = 0u; r < 4u; r++) {
-                    let x = av[i][r];
-                    for (var j = 0u; j < {{TN4}}u; j++) {
-                        let at = (i * 4u + r) * {{TN4}}u + j;
-                        acc[at] = fma(vec4<f32>(x), bv[j], acc[at]);
-                    }
-                }
-            }
+#if TILE8
+            let a0 = As[ao + kk * AV + 0u * NTM];
+            let a1 = As[ao + kk * AV + 1u * NTM];
+            let b0 = Bs[bo + kk * BV + 0u * NTN];
+            let b1 = Bs[bo + kk * BV + 1u * NTN];
+            c000 = fma(vec4<f32>(a0.x), b0, c000);
+            c001 = fma(vec4<f32>(a0.x), b1, c001);
+            c010 = fma(vec4<f32>(a0.y), b0, c010);
+            c011 = fma(vec4<f32>(a0.y), b1, c011);
+            c020 = fma(vec4<f32>(a0.z), b0, c020);
+            c021 = fma(vec4<f32>(a0.z), b1, c021);
+            c030 = fma(vec4<f32>(a0.w), b0, c030);
+            c031 = fma(vec4<f32>(a0.w), b1, c031);
+            c100 = fma(vec4<f32>(a1.x), b0, c100);
+            c101 = fma(vec4<f32>(a1.x), b1, c101);
+            c110 = fma(vec4<f32>(a1.y), b0, c110);
+            c111 = fma(vec4<f32>(a1.y), b1, c111);
+            c120 = fma(vec4<f32>(a1.z), b0, c120);
+            c121 = fma(vec4<f32>(a1.z), b1, c121);
+            c130 = fma(vec4<f32>(a1.w), b0, c130);
+            c131 = fma(vec4<f32>(a1.w), b1, c131);
+#else
+            let a0 = As[ao + kk * AV + 0u * NTM];
+            let b0 = Bs[bo + kk * BV + 0u * NTN];
+            c000 = fma(vec4<f32>(a0.x), b0, c000);
+            c010 = fma(vec4<f32>(a0.y), b0, c010);
+            c020 = fma(vec4<f32>(a0.z), b0, c020);
+            c030 = fma(vec4<f32>(a0.w), b0, c030);
+#endif
         }
 #if SINGLE_BUFFER
         workgroupBarrier();
 #endif
         if (more) {
             let nb = (kt + 1u) % {{NBUF}}u;
-            for (var t = 0u; t < {{A4}}u; t++) {
-                a_put(nb, li + t * {{WG}}u, ra[t]);
-            }
-            for (var t = 0u; t < {{B4}}u; t++) {
-                b_put(nb, li + t * {{WG}}u, rb[t]);
-            }
+            a_put(nb, li, ra0);
+            b_put(nb, li, rb0);
+#if LD2
+            a_put(nb, li + {{WG}}u, ra1);
+            b_put(nb, li + {{WG}}u, rb1);
+#endif
         }
         workgroupBarrier();
     }
 
-    for (var i = 0u; i < {{TM4}}u; i++) {
-        for (var r = 0u; r < 4u; r++) {
-            let m = m0 + 4u * (ty + i * NTM) + r;
-            if (m >= p.dims.x) {
-                continue;
-            }
-            for (var j = 0u; j < {{TN4}}u; j++) {
-                let v = acc[(i * 4u + r) * {{TN4}}u + j];
-                for (var c = 0u; c < 4u; c++) {
-                    let n = n0 + 4u * (tx + j * NTN) + c;
-                    if (n < p.dims.y) {
-#ifdef SPLITK
-                        o_st(p.pst.x + z0 * p.ost.x + z1 * p.ost.y + s * p.pst.w + m * p.ost.z + n * p.ost.w, v[c]);
+#if TILE8
+    put4(m0 + 4u * (ty + 0u * NTM) + 0u, n0 + 4u * (tx + 0u * NTN), c000, z0, z1, s);
+    put4(m0 + 4u * (ty + 0u * NTM) + 0u, n0 + 4u * (tx + 1u * NTN), c001, z0, z1, s);
+    put4(m0 + 4u * (ty + 0u * NTM) + 1u, n0 + 4u * (tx + 0u * NTN), c010, z0, z1, s);
+    put4(m0 + 4u * (ty + 0u * NTM) + 1u, n0 + 4u * (tx + 1u * NTN), c011, z0, z1, s);
+    put4(m0 + 4u * (ty + 0u * NTM) + 2u, n0 + 4u * (tx + 0u * NTN), c020, z0, z1, s);
+    put4(m0 + 4u * (ty + 0u * NTM) + 2u, n0 + 4u * (tx + 1u * NTN), c021, z0, z1, s);
+    put4(m0 + 4u * (ty + 0u * NTM) + 3u, n0 + 4u * (tx + 0u * NTN), c030, z0, z1, s);
+    put4(m0 + 4u * (ty + 0u * NTM) + 3u, n0 + 4u * (tx + 1u * NTN), c031, z0, z1, s);
+    put4(m0 + 4u * (ty + 1u * NTM) + 0u, n0 + 4u * (tx + 0u * NTN), c100, z0, z1, s);
+    put4(m0 + 4u * (ty + 1u * NTM) + 0u, n0 + 4u * (tx + 1u * NTN), c101, z0, z1, s);
+    put4(m0 + 4u * (ty + 1u * NTM) + 1u, n0 + 4u * (tx + 0u * NTN), c110, z0, z1, s);
+    put4(m0 + 4u * (ty + 1u * NTM) + 1u, n0 + 4u * (tx + 1u * NTN), c111, z0, z1, s);
+    put4(m0 + 4u * (ty + 1u * NTM) + 2u, n0 + 4u * (tx + 0u * NTN), c120, z0, z1, s);
+    put4(m0 + 4u * (ty + 1u * NTM) + 2u, n0 + 4u * (tx + 1u * NTN), c121, z0, z1, s);
+    put4(m0 + 4u * (ty + 1u * NTM) + 3u, n0 + 4u * (tx + 0u * NTN), c130, z0, z1, s);
+    put4(m0 + 4u * (ty + 1u * NTM) + 3u, n0 + 4u * (tx + 1u * NTN), c131, z0, z1, s);
 #else
-                        epilogue(v[c], z0, z1, m, n);
+    put4(m0 + 4u * (ty + 0u * NTM) + 0u, n0 + 4u * (tx + 0u * NTN), c000, z0, z1, s);
+    put4(m0 + 4u * (ty + 0u * NTM) + 1u, n0 + 4u * (tx + 0u * NTN), c010, z0, z1, s);
+    put4(m0 + 4u * (ty + 0u * NTM) + 2u, n0 + 4u * (tx + 0u * NTN), c020, z0, z1, s);
+    put4(m0 + 4u * (ty + 0u * NTM) + 3u, n0 + 4u * (tx + 0u * NTN), c030, z0, z1, s);
 #endif
-                    }
-                }
-            }
-        }
-    }
 }
 #endif
