@@ -30,8 +30,10 @@ run: setup build
 	./$(BUILD)/wgml info
 	./$(BUILD)/wgml selfcheck
 
+# Two at a time: most of a cold run is lavapipe compiling kernels, one
+# thread per pipeline, so two programs use both cores of a CI machine.
 test: setup build
-	cd $(BUILD) && ctest --output-on-failure -j 1
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 # Randomized: every op test over SEEDS fresh seeds in every mode (CI's
 # `make test` uses fixed seeds).  Prints the first failing seed.

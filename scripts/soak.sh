@@ -14,6 +14,8 @@ SEEDS="${2:-10}"
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp/wgml-xdg-$(id -u)}"
 mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
 export WGML_CACHE_DIR="${WGML_CACHE_DIR:-$PWD/$BUILD/cache}"
+# every variant, dtype mix and block type, also those CI runs a subset of on CPU adapters
+export WGML_TEST_FULL=1
 
 progs=()
 for p in "$BUILD"/tests/test_op_* "$BUILD"/tests/test_graph "$BUILD"/tests/test_graph_api; do
