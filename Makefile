@@ -25,10 +25,15 @@ build: $(WGPU_STAMP) $(BUILD)/CMakeCache.txt
 	@mkdir -p $(XDG_RUNTIME_DIR) && chmod 700 $(XDG_RUNTIME_DIR)
 	cmake --build $(BUILD) -j $(JOBS)
 
-# The main job: what device wgml runs on, then a checked GPU computation.
+# The main job: a language model generating text on the GPU (the default
+# model, SmolLM2-135M-Instruct Q4_1, is fetched by scripts/setup.sh into
+# models/ and checked against its pinned sha256), after naming the adapter.
+MODEL ?= $(or $(WGML_MODEL_DIR),models)/SmolLM2-135M-Instruct.Q4_1.gguf
+PROMPT ?= The three primary colors are
 run: setup build
-	./$(BUILD)/wgml info
-	./$(BUILD)/wgml selfcheck
+	@./$(BUILD)/wgml info | head -n 3
+	@test -f "$(MODEL)" || { echo "make run: $(MODEL) is missing: run scripts/fetch_model.sh smollm2 (or set MODEL=path.gguf)"; exit 1; }
+	./$(BUILD)/wgml generate -m "$(MODEL)" -p "$(PROMPT)" -n 64 --temp 0
 
 # Two at a time: most of a cold run is lavapipe compiling kernels, one
 # thread per pipeline, so two programs use both cores of a CI machine.
