@@ -18,6 +18,14 @@
 
 #include <stdbool.h>
 
+/* Returns the status of a failing call (the model layer's error path). */
+#define TRY(call)                                                                                                  \
+    do {                                                                                                           \
+        wgml_status st_ = (call);                                                                                  \
+        if (st_ != WGML_OK)                                                                                        \
+            return st_;                                                                                            \
+    } while (0)
+
 typedef enum llm_arch { LLM_LLAMA, LLM_QWEN2, LLM_QWEN3, LLM_GEMMA3, LLM_ARCH_COUNT } llm_arch;
 
 typedef struct llm_hparams {

@@ -21,13 +21,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define TRY(call)                                                                                                  \
-    do {                                                                                                           \
-        wgml_status st_ = (call);                                                                                  \
-        if (st_ != WGML_OK)                                                                                        \
-            return st_;                                                                                            \
-    } while (0)
-
 typedef struct builder {
     llm_model *m;
     wgml_graph *g;

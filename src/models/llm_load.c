@@ -29,13 +29,6 @@ struct wgml_model {
 
 static const char *const arch_names[LLM_ARCH_COUNT] = {"llama", "qwen2", "qwen3", "gemma3"};
 
-#define TRY(call)                                                                                                  \
-    do {                                                                                                           \
-        wgml_status st_ = (call);                                                                                  \
-        if (st_ != WGML_OK)                                                                                        \
-            return st_;                                                                                            \
-    } while (0)
-
 static wgml_status own(wgml_model *mm, wgml_tensor *t)
 {
     if (mm->n_owned == mm->cap_owned) {

@@ -283,71 +283,12 @@ typedef struct bsym {
     int prev, next;
 } bsym;
 
-typedef struct brank {
-    int32_t rank;
-    int left, right;
-    size_t size;
-} brank;
-
-static bool rank_before(const brank *a, const brank *b)
-{
-    return a->rank < b->rank || (a->rank == b->rank && a->left < b->left);
-}
-
-typedef struct bheap {
-    brank *h;
-    size_t n, cap;
-    bool oom;
-} bheap;
-
-static void bpush(bheap *q, brank b)
-{
-    if (q->oom)
-        return;
-    if (q->n == q->cap) {
-        size_t cap = q->cap ? q->cap * 2 : 64;
-        brank *p = realloc(q->h, cap * sizeof *p);
-        if (!p) {
-            q->oom = true;
-            return;
-        }
-        q->h = p;
-        q->cap = cap;
-    }
-    size_t i = q->n++;
-    while (i > 0 && rank_before(&b, &q->h[(i - 1) / 2])) {
-        q->h[i] = q->h[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    q->h[i] = b;
-}
-
-static brank bpop(bheap *q)
-{
-    brank top = q->h[0], last = q->h[--q->n];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= q->n)
-            break;
-        if (c + 1 < q->n && rank_before(&q->h[c + 1], &q->h[c]))
-            c++;
-        if (!rank_before(&q->h[c], &last))
-            break;
-        q->h[i] = q->h[c];
-        i = c;
-    }
-    if (q->n)
-        q->h[i] = last;
-    return top;
-}
-
 typedef struct bpe_ws {
     char *key; /* "left right" scratch */
     size_t key_cap;
     bsym *sy;
     size_t sy_cap;
-    bheap q;
+    tok_heap q;
     bool oom;
 } bpe_ws;
 
@@ -371,7 +312,7 @@ static void try_merge(const wgml_vocab *v, const char *w, bpe_ws *ws, int l, int
     memcpy(ws->key + a->n + 1, w + b->off, b->n);
     int32_t rank = tok_map_get(&v->mmap, v->mtext, ws->key, kl);
     if (rank >= 0)
-        bpush(&ws->q, (brank){rank, l, r, a->n + b->n});
+        tok_heap_push(&ws->q, (tok_merge){rank, l, r, a->n + b->n});
 }
 
 /* One pre-tokenized word, already in GPT-2 code points (w[0..n) UTF-8). */
@@ -405,7 +346,7 @@ static void bpe_word(const wgml_vocab *v, const char *w, size_t n, bpe_ws *ws, t
     for (size_t i = 1; i < ns; i++)
         try_merge(v, w, ws, (int)i - 1, (int)i);
     while (ws->q.n && !ws->q.oom && !ws->oom) {
-        brank b = bpop(&ws->q);
+        tok_merge b = tok_heap_pop(&ws->q);
         bsym *l = &ws->sy[b.left], *r = &ws->sy[b.right];
         if (l->n == 0 || r->n == 0 || l->n + r->n != b.size)
             continue; /* stale */

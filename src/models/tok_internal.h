@@ -86,4 +86,23 @@ static inline size_t tok_utf8_len(uint8_t lead)
     return lens[lead >> 4];
 }
 
+
+/* A merge candidate of two adjacent symbols, popped smallest priority
+ * first, then leftmost: SentencePiece merges by highest score (priority
+ * -score), BPE by lowest merge rank (priority = rank). */
+typedef struct tok_merge {
+    double prio;
+    int left, right;
+    size_t size;
+} tok_merge;
+
+typedef struct tok_heap {
+    tok_merge *h;
+    size_t n, cap;
+    bool oom;   /* a push failed: the caller reports WGML_ERR_OOM */
+} tok_heap;
+
+void tok_heap_push(tok_heap *q, tok_merge m);
+tok_merge tok_heap_pop(tok_heap *q); /* q->n > 0 */
+
 #endif

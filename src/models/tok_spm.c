@@ -16,67 +16,7 @@ typedef struct sym {
     int prev, next;
 } sym;
 
-typedef struct bigram {
-    float score;
-    int left, right;
-    size_t size;
-} bigram;
-
-/* max-heap: higher score first, then the smaller left index */
-static bool before(const bigram *a, const bigram *b)
-{
-    return a->score > b->score || (a->score == b->score && a->left < b->left);
-}
-
-typedef struct heap {
-    bigram *h;
-    size_t n, cap;
-    bool oom;
-} heap;
-
-static void heap_push(heap *q, bigram b)
-{
-    if (q->oom)
-        return;
-    if (q->n == q->cap) {
-        size_t cap = q->cap ? q->cap * 2 : 64;
-        bigram *p = realloc(q->h, cap * sizeof *p);
-        if (!p) {
-            q->oom = true;
-            return;
-        }
-        q->h = p;
-        q->cap = cap;
-    }
-    size_t i = q->n++;
-    while (i > 0 && before(&b, &q->h[(i - 1) / 2])) {
-        q->h[i] = q->h[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    q->h[i] = b;
-}
-
-static bigram heap_pop(heap *q)
-{
-    bigram top = q->h[0], last = q->h[--q->n];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= q->n)
-            break;
-        if (c + 1 < q->n && before(&q->h[c + 1], &q->h[c]))
-            c++;
-        if (!before(&q->h[c], &last))
-            break;
-        q->h[i] = q->h[c];
-        i = c;
-    }
-    if (q->n)
-        q->h[i] = last;
-    return top;
-}
-
-static void try_bigram(const wgml_vocab *v, const char *t, const sym *s, int l, int r, heap *q)
+static void try_bigram(const wgml_vocab *v, const char *t, const sym *s, int l, int r, tok_heap *q)
 {
     if (l < 0 || r < 0)
         return;
@@ -84,7 +24,7 @@ static void try_bigram(const wgml_vocab *v, const char *t, const sym *s, int l, 
     int32_t id = tok_find(v, t + s[l].off, size);
     if (id < 0)
         return;
-    heap_push(q, (bigram){v->score[id], l, r, size});
+    tok_heap_push(q, (tok_merge){-(double)v->score[id], l, r, size});
 }
 
 static void byte_fallback(const wgml_vocab *v, const char *p, size_t n, tok_vec *out)
@@ -107,7 +47,7 @@ void tok_spm_fragment(const wgml_vocab *v, const char *s, size_t len, bool prefi
     size_t cap = 3 * len + 3;
     char *t = malloc(cap ? cap : 1);
     sym *sy = NULL;
-    heap q = {0};
+    tok_heap q = {0};
     size_t n = 0, ns = 0;
     if (!t)
         goto oom;
@@ -136,7 +76,7 @@ void tok_spm_fragment(const wgml_vocab *v, const char *s, size_t len, bool prefi
     for (size_t i = 1; i < ns; i++)
         try_bigram(v, t, sy, (int)i - 1, (int)i, &q);
     while (q.n && !q.oom) {
-        bigram b = heap_pop(&q);
+        tok_merge b = tok_heap_pop(&q);
         sym *l = &sy[b.left], *r = &sy[b.right];
         if (l->n == 0 || r->n == 0 || l->n + r->n != b.size)
             continue; /* stale: one side was merged since */

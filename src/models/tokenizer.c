@@ -653,3 +653,50 @@ wgml_status wgml_vocab_detokenize(const wgml_vocab *v, const int32_t *ids, size_
     free(buf);
     return st;
 }
+
+static bool merge_before(const tok_merge *a, const tok_merge *b)
+{
+    return a->prio < b->prio || (a->prio == b->prio && a->left < b->left);
+}
+
+void tok_heap_push(tok_heap *q, tok_merge b)
+{
+    if (q->oom)
+        return;
+    if (q->n == q->cap) {
+        size_t cap = q->cap ? q->cap * 2 : 64;
+        tok_merge *p = realloc(q->h, cap * sizeof *p);
+        if (!p) {
+            q->oom = true;
+            return;
+        }
+        q->h = p;
+        q->cap = cap;
+    }
+    size_t i = q->n++;
+    while (i > 0 && merge_before(&b, &q->h[(i - 1) / 2])) {
+        q->h[i] = q->h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    q->h[i] = b;
+}
+
+tok_merge tok_heap_pop(tok_heap *q)
+{
+    tok_merge top = q->h[0], last = q->h[--q->n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= q->n)
+            break;
+        if (c + 1 < q->n && merge_before(&q->h[c + 1], &q->h[c]))
+            c++;
+        if (!merge_before(&q->h[c], &last))
+            break;
+        q->h[i] = q->h[c];
+        i = c;
+    }
+    if (q->n)
+        q->h[i] = last;
+    return top;
+}
