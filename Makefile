@@ -8,7 +8,7 @@ export XDG_RUNTIME_DIR ?= /tmp/wgml-xdg-$(shell id -u)
 
 WGPU_STAMP := third_party/wgpu-native/.wheel-sha256
 
-.PHONY: all setup build run test soak check-memory bench-dispatch install clean
+.PHONY: all setup build run test test-full soak check-memory bench-dispatch install clean
 
 all: build
 
@@ -38,6 +38,10 @@ run: setup build
 # Two at a time: most of a cold run is lavapipe compiling kernels, one
 # thread per pipeline, so two programs use both cores of a CI machine.
 test: setup build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE full
+
+# Everything, the "full" label too (tests/CMakeLists.txt says why it is apart).
+test-full: setup build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 # Randomized: every op test over SEEDS fresh seeds in every mode (CI's
