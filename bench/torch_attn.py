@@ -8,6 +8,8 @@ import json
 import torch
 import torch.nn.functional as F
 
+from torch_util import median_ms
+
 torch.backends.cuda.matmul.allow_tf32 = False
 torch.backends.cudnn.allow_tf32 = False
 
@@ -19,22 +21,6 @@ SHAPES = [  # kind, B, Hq, Hkv, Sq, Skv, D, dtype, causal
 ]
 
 
-def bench(fn, reps=20):
-    for _ in range(5):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        torch.cuda.synchronize()
-        times.append(a.elapsed_time(b))
-    times.sort()
-    return times[len(times) // 2]
-
-
 def main():
     results = []
     for kind, b, hq, hkv, sq, skv, d, dt, causal in SHAPES:
@@ -42,7 +28,7 @@ def main():
         k = torch.randn(b, hkv, skv, d, device="cuda", dtype=dt)
         v = torch.randn(b, hkv, skv, d, device="cuda", dtype=dt)
         # bottom-right causal alignment is only needed when sq != skv (not here)
-        ms = bench(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=hq != hkv))
+        ms = median_ms(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=hq != hkv))
         if kind == "decode":
             rate = {"gb_s": 2 * b * hkv * skv * d * q.element_size() / (ms * 1e-3) / 1e9}
         else:

@@ -8,6 +8,8 @@ import json
 
 import torch
 
+from torch_util import median_ms as timed
+
 torch.backends.cuda.matmul.allow_tf32 = False
 torch.backends.cudnn.allow_tf32 = False
 
@@ -21,33 +23,6 @@ SHAPES = [  # op, m, n, k, dtype
     ("matmul", 64, 64, 16384, torch.float32),
     ("matmul", 127, 4096, 4096, torch.float32),
 ]
-
-
-def timed(fn, reps=7):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    # warm-up for 0.3 s: the H100 drops its clock when idle (bench/NOTES.md)
-    a = torch.cuda.Event(enable_timing=True)
-    b = torch.cuda.Event(enable_timing=True)
-    a.record()
-    n = 0
-    while True:
-        fn()
-        n += 1
-        b.record()
-        torch.cuda.synchronize()
-        if a.elapsed_time(b) > 300:
-            break
-    times = []
-    for _ in range(reps):
-        a.record()
-        fn()
-        b.record()
-        torch.cuda.synchronize()
-        times.append(a.elapsed_time(b))
-    times.sort()
-    return times[len(times) // 2]
 
 
 def main():

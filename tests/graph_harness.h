@@ -40,6 +40,29 @@ static inline void expect(wgml_status got, wgml_status want, const char *needle,
 
 
 /* Opens the test context and runs the cases. */
+/* What node n's op table row declares for its scratch (dims concrete). */
+static inline uint64_t declared_of(const wgml_node *n)
+{
+    const wg_op_def *d = wg_op_def_get(n->op);
+    const wg_desc *dp[WG_OP_MAX_IN] = {0};
+    for (int k = 0; k < n->nin; k++)
+        dp[k] = n->in[k] ? &n->in[k]->d : NULL;
+    return d && d->scratch ? d->scratch(&n->p, dp, n->nin, &n->d) : 0;
+}
+
+/* A context whose storage bindings are `bytes` long (WGML_MAX_BINDING), so
+ * long rows and big operands take their split paths on small tensors;
+ * NULL (after a failed check) when none could be made. */
+static inline wgml_ctx *small_window_ctx(const char *bytes)
+{
+    setenv("WGML_MAX_BINDING", bytes, 1);
+    wgml_ctx *sc = NULL;
+    wgml_status cst = wgml_ctx_create(NULL, &sc);
+    unsetenv("WGML_MAX_BINDING");
+    CHECK_OK(cst);
+    return sc;
+}
+
 static inline int graph_main(int argc, char **argv, const t_case *cases, size_t n)
 {
     if (t_setup(argc, argv))

@@ -522,11 +522,7 @@ static void scratch_in_arena(void)
  * equal the same ops run eagerly. */
 static void long_rows_in_graph(void)
 {
-    setenv("WGML_MAX_BINDING", "4096", 1);
-    wgml_ctx *sc = NULL;
-    wgml_status cst = wgml_ctx_create(NULL, &sc);
-    unsetenv("WGML_MAX_BINDING");
-    CHECK_OK(cst);
+    wgml_ctx *sc = small_window_ctx("4096");
     if (!sc)
         return;
     enum { R = 3, N = 3000, HD = 2048 };
@@ -612,16 +608,6 @@ static void long_rows_in_graph(void)
     wgml_graph_free(g);
     free(xh), free(wh), free(qh);
     wgml_ctx_destroy(sc);
-}
-
-/* What node n's op table row declares for its scratch (dims concrete). */
-static uint64_t declared_of(const wgml_node *n)
-{
-    const wg_op_def *d = wg_op_def_get(n->op);
-    const wg_desc *dp[WG_OP_MAX_IN] = {0};
-    for (int k = 0; k < n->nin; k++)
-        dp[k] = n->in[k] ? &n->in[k]->d : NULL;
-    return d && d->scratch ? d->scratch(&n->p, dp, n->nin, &n->d) : 0;
 }
 
 /* Every op that takes scratch declares it: a graph with a variance over a
@@ -727,11 +713,7 @@ static void declared_scratch_replays(void)
     scratch_replays_on(t_ctx);
     if (getenv("WGML_MAX_BINDING"))
         return; /* the _window run: its windows cut the same paths (~1.3 s saved on lavapipe) */
-    setenv("WGML_MAX_BINDING", "4096", 1);
-    wgml_ctx *sc = NULL;
-    wgml_status cst = wgml_ctx_create(NULL, &sc);
-    unsetenv("WGML_MAX_BINDING");
-    CHECK_OK(cst);
+    wgml_ctx *sc = small_window_ctx("4096");
     if (sc)
         scratch_replays_on(sc);
     wgml_ctx_destroy(sc);

@@ -5,16 +5,6 @@
  * when an op takes more scratch than its row declares). */
 #include "graph_harness.h"
 
-/* What node n's op table row declares for its scratch (dims concrete). */
-static uint64_t declared_of(const wgml_node *n)
-{
-    const wg_op_def *d = wg_op_def_get(n->op);
-    const wg_desc *dp[WG_OP_MAX_IN] = {0};
-    for (int k = 0; k < n->nin; k++)
-        dp[k] = n->in[k] ? &n->in[k]->d : NULL;
-    return d && d->scratch ? d->scratch(&n->p, dp, n->nin, &n->d) : 0;
-}
-
 static wgml_tensor *up(wgml_ctx *c, wgml_dtype dt, int nd, const int64_t *shape, const void *h, uint64_t bytes)
 {
     wgml_tensor *t = NULL;
@@ -34,11 +24,7 @@ static wgml_tensor *up(wgml_ctx *c, wgml_dtype dt, int nd, const int64_t *shape,
  * = len, the bound's worst case: it takes all its 2 x 4096 x 4 = 32768. */
 static void row_ops_declare_scratch(void)
 {
-    setenv("WGML_MAX_BINDING", "4096", 1);
-    wgml_ctx *sc = NULL;
-    wgml_status cst = wgml_ctx_create(NULL, &sc);
-    unsetenv("WGML_MAX_BINDING");
-    CHECK_OK(cst);
+    wgml_ctx *sc = small_window_ctx("4096");
     if (!sc)
         return;
     enum { R = 3, N = 1500, HD = 1536, SR = 4, SC = 1024 };
