@@ -173,7 +173,7 @@ int cmd_generate(int argc, char **argv)
     double t0 = cli_now(), t1 = t0;
     int generated = 0;
     if (st == WGML_OK) {
-        fputs(text ? o.prompt : o.prompt, stdout);
+        fputs(o.prompt, stdout); /* the user's text, not the chat-templated one */
         fflush(stdout);
         int32_t tok;
         st = wgml_model_decode(m, ids, (int)n, 0, &o.sp, &tok, NULL);

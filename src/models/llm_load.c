@@ -271,15 +271,18 @@ static bool same_sampling(const wgml_sample_params *a, const wgml_sample_params 
     return a->temperature == b->temperature && a->top_k == b->top_k && a->top_p == b->top_p && a->min_p == b->min_p;
 }
 
-/* Runs ids in steps of n_batch on graph lg. */
-static wgml_status run_steps(wgml_model *mm, llm_graph *lg, const int32_t *ids, int n, int n_past, int step)
+/* Runs ids on graph lg in steps of at most n_batch tokens; with all_logits
+ * (lg's graph gives every row's logits) each step's rows are read there. */
+static wgml_status run_steps(wgml_model *mm, llm_graph *lg, const int32_t *ids, int n, int n_past, float *all_logits)
 {
+    uint64_t V = (uint64_t)mm->m.hp.n_vocab;
     for (int done = 0; done < n;) {
-        int k = n - done < step ? n - done : step;
+        int k = n - done < mm->n_batch ? n - done : mm->n_batch;
         TRY(llm_graph_eval(lg, ids + done, k, n_past + done));
+        if (all_logits)
+            TRY(wgml_graph_read(lg->g, lg->logits, all_logits + (uint64_t)done * V, (uint64_t)k * V * 4));
         done += k;
     }
-    (void)mm;
     return WGML_OK;
 }
 
@@ -310,7 +313,7 @@ wgml_status wgml_model_decode(wgml_model *mm, const int32_t *ids, int n, int n_p
         TRY(llm_graph_build(&mm->m, mm->n_batch, false, sp, &mm->step));
         mm->step_sp = *sp;
     }
-    TRY(run_steps(mm, &mm->step, ids, n, n_past, mm->n_batch));
+    TRY(run_steps(mm, &mm->step, ids, n, n_past, NULL));
     if (token)
         TRY(wgml_graph_read(mm->step.g, mm->step.token, token, 4));
     if (logits)
@@ -327,12 +330,5 @@ wgml_status wgml_model_eval_all(wgml_model *mm, const int32_t *ids, int n, int n
         wgml_sample_params greedy = {0};
         TRY(llm_graph_build(&mm->m, mm->n_batch, true, &greedy, &mm->all));
     }
-    uint64_t V = (uint64_t)mm->m.hp.n_vocab;
-    for (int done = 0; done < n;) {
-        int k = n - done < mm->n_batch ? n - done : mm->n_batch;
-        TRY(llm_graph_eval(&mm->all, ids + done, k, n_past + done));
-        TRY(wgml_graph_read(mm->all.g, mm->all.logits, logits + (uint64_t)done * V, (uint64_t)k * V * 4));
-        done += k;
-    }
-    return WGML_OK;
+    return run_steps(mm, &mm->all, ids, n, n_past, logits);
 }
