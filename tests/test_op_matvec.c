@@ -149,7 +149,8 @@ static void test_rows(void)
 
 static void test_variants(void)
 {
-    static const char *names[] = {"sg_r1", "sg_r2", "sg_r4", "wg_r1", "wg_r2", "wg_r4"};
+    static const char *names[] = {"sg_r1", "sg_r2", "sg_r4",   "wg_r1",   "wg_r2",
+                                  "wg_r4", "sg_r4u1", "sg_r4u4", "sg_r2u8", "sg_r8u2"};
     wgml_device_info in;
     CHECK_OK(wgml_device_info_get(t_ctx, &in));
     char env[64];
@@ -158,11 +159,16 @@ static void test_variants(void)
             continue;
         snprintf(env, sizeof env, "matvec=%s", names[i]);
         setenv("WGML_FORCE", env, 1);
-        /* one kernel each (a cold compile is ~1 s on lavapipe) */
-        if (i % 2)
-            run_case(names[i], WGML_Q8_0, 2, 9, 96, WGML_F32, WGML_F32);
+        /* One kernel each (a cold compile is 1-4 s on lavapipe), k long
+         * enough for whole steps of the variant's units (UPT x WG, halved
+         * per doubling of rows) and a remainder: q4_K 544 units a row,
+         * q8_0 132, f16 4173 elements (a partial last unit). */
+        if (i % 3 == 1)
+            run_case(names[i], WGML_Q8_0, 2, 9, 1056, WGML_F32, WGML_F32);
+        else if (i % 3 == 2)
+            run_case(names[i], WGML_F16, 1, 11, 4173, WGML_F32, WGML_F32);
         else
-            run_case(names[i], WGML_Q4_K, 1, 130, 256, WGML_F32, WGML_F32);
+            run_case(names[i], WGML_Q4_K, 1, 130, 4352, WGML_F32, WGML_F32);
     }
     setenv("WGML_FORCE", "matvec=nope", 1);
     t_tensor x = t_random(WGML_F32, 1, (int64_t[]){32}, -1, 1);

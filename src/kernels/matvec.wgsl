@@ -92,6 +92,7 @@ const NV: u32 = M * RPW;     // sums per thread (1, 2 or a multiple of 4)
 const QK: u32 = {{QK}}u;     // elements per block (8 for plain dtypes)
 const BB: u32 = {{BB}}u;     // bytes per block
 const UPB: u32 = QK / 8u;    // units per block
+const UPT: u32 = {{UPT}}u;   // units a thread takes per step
 
 @group(0) @binding(1) var<storage, {{W_ACC}}> wq: array<u32>;
 #tensor x 2 X_DT X_MODE
@@ -138,8 +139,17 @@ fn fld4(w: u32, sh: u32, mask: u32) -> vec4<u32> {
     return (vec4<u32>(w) >> (vec4<u32>(0u, 8u, 16u, 24u) + vec4<u32>(sh))) & vec4<u32>(mask);
 }
 
+// Small unsigned codes (< 2^23) to f32 exactly without a conversion
+// instruction: 2^23 + c has c in its low mantissa bits.  An H100 converts
+// integers at 16 per clock per SM (1/8 of its FMA rate); the 8 conversions
+// a q4 unit needed capped the decoders below the copy bandwidth.
+fn u2f4(c: vec4<u32>) -> vec4<f32> {
+    return bitcast<vec4<f32>>(c | vec4<u32>(0x4b000000u)) - vec4<f32>(8388608.0);
+}
+
+// Four signed bytes: the byte plus 128 (its sign bit flipped) as above.
 fn i8x4(w: u32) -> vec4<f32> {
-    return vec4<f32>(bitcast<vec4<i32>>(vec4<u32>(w) << vec4<u32>(24u, 16u, 8u, 0u)) >> vec4<u32>(24u));
+    return bitcast<vec4<f32>>(fld4(w, 0u, 255u) ^ vec4<u32>(0x4b000080u)) - vec4<f32>(8388736.0);
 }
 
 // Bits j0..j0+3 of qh, as bit 4 of a 5-bit code.
@@ -178,9 +188,25 @@ struct Unit {
     e1: u32,
 }
 
+// First elements (within the block) of unit u's two runs of 4.
+fn unit_e(u: u32) -> vec2<u32> {
+    var e = vec2<u32>(0u, 4u);
+#ifdef NIB16
+    e = vec2<u32>(4u * u, 4u * u + 16u);  // byte j of qs: elements j and j + 16
+#endif
+#ifdef KQUANT
+    e = vec2<u32>(8u * u, 8u * u + 4u);
+#endif
+#ifdef Q8
+    e = vec2<u32>(8u * u, 8u * u + 4u);
+#endif
+    return e;
+}
+
 // Unit u (0 .. UPB-1) of the block at byte b.
 fn unit(b: u32, u: u32) -> Unit {
-    var r = Unit(vec4<f32>(0.0), vec4<f32>(0.0), 1.0, 0.0, 0u, 4u);
+    let ue = unit_e(u);
+    var r = Unit(vec4<f32>(0.0), vec4<f32>(0.0), 1.0, 0.0, ue.x, ue.y);
 #if QT_F32
     r.lo = bitcast<vec4<f32>>(vec4<u32>(w32(b), w32(b + 4u), w32(b + 8u), w32(b + 12u)));
     r.hi = bitcast<vec4<f32>>(vec4<u32>(w32(b + 16u), w32(b + 20u), w32(b + 24u), w32(b + 28u)));
@@ -198,32 +224,28 @@ fn unit(b: u32, u: u32) -> Unit {
 #endif
     // 4-bit types with 16-element nibble groups: byte j of qs holds
     // elements j and j + 16, so word u holds 4u.. (low) and 4u + 16.. (high).
-#ifdef NIB16
-    r.e0 = 4u * u;
-    r.e1 = 4u * u + 16u;
-#endif
 #if QT_Q4_0
     let q = w32(b + 2u + 4u * u);
     r.d = f16at(b);
     r.m = -8.0 * r.d;
-    r.lo = vec4<f32>(fld4(q, 0u, 15u));
-    r.hi = vec4<f32>(fld4(q, 4u, 15u));
+    r.lo = u2f4(fld4(q, 0u, 15u));
+    r.hi = u2f4(fld4(q, 4u, 15u));
 #endif
 #if QT_Q4_1
     let dm = unpack2x16float(w32(b));
     let q = w32(b + 4u + 4u * u);
     r.d = dm.x;
     r.m = dm.y;
-    r.lo = vec4<f32>(fld4(q, 0u, 15u));
-    r.hi = vec4<f32>(fld4(q, 4u, 15u));
+    r.lo = u2f4(fld4(q, 0u, 15u));
+    r.hi = u2f4(fld4(q, 4u, 15u));
 #endif
 #if QT_Q5_0
     let qh = w32(b + 2u);
     let q = w32(b + 6u + 4u * u);
     r.d = f16at(b);
     r.m = -16.0 * r.d;
-    r.lo = vec4<f32>(fld4(q, 0u, 15u) | hbit4(qh, 4u * u));
-    r.hi = vec4<f32>(fld4(q, 4u, 15u) | hbit4(qh, 4u * u + 16u));
+    r.lo = u2f4(fld4(q, 0u, 15u) | hbit4(qh, 4u * u));
+    r.hi = u2f4(fld4(q, 4u, 15u) | hbit4(qh, 4u * u + 16u));
 #endif
 #if QT_Q5_1
     let dm = unpack2x16float(w32(b));
@@ -231,8 +253,8 @@ fn unit(b: u32, u: u32) -> Unit {
     let q = w32(b + 8u + 4u * u);
     r.d = dm.x;
     r.m = dm.y;
-    r.lo = vec4<f32>(fld4(q, 0u, 15u) | hbit4(qh, 4u * u));
-    r.hi = vec4<f32>(fld4(q, 4u, 15u) | hbit4(qh, 4u * u + 16u));
+    r.lo = u2f4(fld4(q, 0u, 15u) | hbit4(qh, 4u * u));
+    r.hi = u2f4(fld4(q, 4u, 15u) | hbit4(qh, 4u * u + 16u));
 #endif
 #if QT_IQ4_NL
     let q = w32(b + 2u + 4u * u);
@@ -250,16 +272,12 @@ fn unit(b: u32, u: u32) -> Unit {
 #endif
 #if QT_Q8_0
     r.d = f16at(b);
-    r.e0 = 8u * u;
-    r.e1 = 8u * u + 4u;
     r.lo = i8x4(w32(b + 2u + 8u * u));
     r.hi = i8x4(w32(b + 6u + 8u * u));
 #endif
     // K-quants: unit u is elements 8u .. 8u+7 of a 256-element block, in
     // one 16- (q2_K, q3_K, q6_K) or 32-element (q4_K, q5_K) scale group.
 #ifdef KQUANT
-    r.e0 = 8u * u;
-    r.e1 = 8u * u + 4u;
     let l32 = (u % 4u) * 8u;       // byte of element 8u within its 32-byte plane
 #endif
 #if QT_Q2_K
@@ -270,8 +288,8 @@ fn unit(b: u32, u: u32) -> Unit {
     let dd = unpack2x16float(w32(b + 80u));
     r.d = dd.x * f32(sc & 15u);
     r.m = -dd.y * f32(sc >> 4u);
-    r.lo = vec4<f32>(fld4(w32(a), sh, 3u));
-    r.hi = vec4<f32>(fld4(w32(a + 4u), sh, 3u));
+    r.lo = u2f4(fld4(w32(a), sh, 3u));
+    r.hi = u2f4(fld4(w32(a + 4u), sh, 3u));
 #endif
 #if QT_Q3_K
     // 2-bit codes as q2_K's, minus 4 unless hmask's bit (e / 32) of byte e % 32
@@ -282,8 +300,8 @@ fn unit(b: u32, u: u32) -> Unit {
     let lo6 = select(byte(b + 96u + i - 8u) >> 4u, byte(b + 96u + i) & 15u, i < 8u);
     let hi2 = (byte(b + 104u + (i % 4u)) >> (2u * (i / 4u))) & 3u;
     r.d = f16at(b + 108u) * (f32(lo6 | (hi2 << 4u)) - 32.0);
-    r.lo = vec4<f32>(fld4(w32(a), sh, 3u)) + 4.0 * vec4<f32>(fld4(w32(b + l32), hb, 1u)) - vec4<f32>(4.0);
-    r.hi = vec4<f32>(fld4(w32(a + 4u), sh, 3u)) + 4.0 * vec4<f32>(fld4(w32(b + l32 + 4u), hb, 1u)) - vec4<f32>(4.0);
+    r.lo = u2f4(fld4(w32(a), sh, 3u) | (fld4(w32(b + l32), hb, 1u) << vec4<u32>(2u))) - vec4<f32>(4.0);
+    r.hi = u2f4(fld4(w32(a + 4u), sh, 3u) | (fld4(w32(b + l32 + 4u), hb, 1u) << vec4<u32>(2u))) - vec4<f32>(4.0);
 #endif
 #ifdef K45
     // nibbles: byte (e / 64) * 32 + e % 32 of qs, shift 4 ((e / 32) % 2)
@@ -296,14 +314,14 @@ fn unit(b: u32, u: u32) -> Unit {
 #endif
 #if QT_Q4_K
     let a = b + 16u + (u / 8u) * 32u + l32;
-    r.lo = vec4<f32>(fld4(w32(a), sh, 15u));
-    r.hi = vec4<f32>(fld4(w32(a + 4u), sh, 15u));
+    r.lo = u2f4(fld4(w32(a), sh, 15u));
+    r.hi = u2f4(fld4(w32(a + 4u), sh, 15u));
 #endif
 #if QT_Q5_K
     // fifth bit: bit e / 32 of qh byte e % 32
     let a = b + 48u + (u / 8u) * 32u + l32;
-    r.lo = vec4<f32>(fld4(w32(a), sh, 15u) | (fld4(w32(b + 16u + l32), j, 1u) << vec4<u32>(4u)));
-    r.hi = vec4<f32>(fld4(w32(a + 4u), sh, 15u) | (fld4(w32(b + 20u + l32), j, 1u) << vec4<u32>(4u)));
+    r.lo = u2f4(fld4(w32(a), sh, 15u) | (fld4(w32(b + 16u + l32), j, 1u) << vec4<u32>(4u)));
+    r.hi = u2f4(fld4(w32(a + 4u), sh, 15u) | (fld4(w32(b + 20u + l32), j, 1u) << vec4<u32>(4u)));
 #endif
 #if QT_Q6_K
     // low nibbles: byte (e / 128) * 64 + e % 64 of ql, shift 4 ((e / 64) % 2);
@@ -314,8 +332,8 @@ fn unit(b: u32, u: u32) -> Unit {
     let s2 = 2u * ((u / 4u) % 4u);
     r.d = f16at(b + 208u) * f32(bitcast<i32>(byte(b + 192u + u / 2u) << 24u) >> 24u);
     r.m = -32.0 * r.d;
-    r.lo = vec4<f32>(fld4(w32(a), s4, 15u) | (fld4(w32(h), s2, 3u) << vec4<u32>(4u)));
-    r.hi = vec4<f32>(fld4(w32(a + 4u), s4, 15u) | (fld4(w32(h + 4u), s2, 3u) << vec4<u32>(4u)));
+    r.lo = u2f4(fld4(w32(a), s4, 15u) | (fld4(w32(h), s2, 3u) << vec4<u32>(4u)));
+    r.hi = u2f4(fld4(w32(a + 4u), s4, 15u) | (fld4(w32(h + 4u), s2, 3u) << vec4<u32>(4u)));
 #endif
     return r;
 }
@@ -371,6 +389,28 @@ fn act(v: f32) -> f32 {
     return ew_mul_sigmoid(v, v);
 }
 
+// Unit tu of every weight row of the workgroup: x's 8 elements are loaded
+// once for all RPW rows (RPW times fewer x loads than a row at a time).
+fn accum(acc: ptr<function, array<f32, NV>>, rb: array<u32, RPW>, xr: array<u32, M>, tu: u32) {
+    let blk = tu / UPB;
+    let ub = tu - blk * UPB;
+    let e = unit_e(ub);
+    var xl: array<vec4<f32>, M>;
+    var xh: array<vec4<f32>, M>;
+    var sx: array<f32, M>;
+    for (var r = 0u; r < M; r++) {
+        xl[r] = xv4(xr[r], blk * QK + e.x);
+        xh[r] = xv4(xr[r], blk * QK + e.y);
+        sx[r] = dot(xl[r] + xh[r], vec4<f32>(1.0));
+    }
+    for (var rr = 0u; rr < RPW; rr++) {
+        let un = unit(rb[rr] + blk * BB, ub);
+        for (var r = 0u; r < M; r++) {
+            (*acc)[rr * M + r] += un.d * (dot(un.lo, xl[r]) + dot(un.hi, xh[r])) + un.m * sx[r];
+        }
+    }
+}
+
 #ifdef SG
 var<workgroup> nparts: atomic<u32>;
 #endif
@@ -405,32 +445,39 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         acc[j] = 0.0;
     }
     let units = select(0u, p.units, live);
+    // Rows past n (the last group's) read row n - 1 and are never written,
+    // so the unit loops below have no branch between their loads.
+    var rb: array<u32, RPW>;
     for (var rr = 0u; rr < RPW; rr++) {
-        let row = row0 + rr;
-        if (row >= p.n) {
-            break;
-        }
-        let rb = wb + row * p.rowb;
-        for (var t8 = li; t8 < units; t8 += WG) {
-            let blk = t8 / UPB;
+        rb[rr] = wb + min(row0 + rr, max(p.n, 1u) - 1u) * p.rowb;
+    }
 #ifdef PLAIN
-            if (blk * 8u + 8u > p.k) {
-                for (var r = 0u; r < M; r++) {
-                    acc[rr * M + r] += tail_dot(rb, xr[r], blk * 8u);
-                }
-                continue;
-            }
+    let full = min(units, p.k / 8u);   // a plain row of k % 8 != 0 ends in a partial unit
+#else
+    let full = units;
 #endif
-            let un = unit(rb + blk * BB, t8 - blk * UPB);
-            let e0 = blk * QK + un.e0;
-            let e1 = blk * QK + un.e1;
+    // UPT units a step, WG apart (a warp's loads stay contiguous): their
+    // loads are independent, so UPT * RPW units' bytes are in flight per
+    // thread.  One unit each (4-5 bytes of q4 codes) left the H100 waiting
+    // on memory latency: q4_0 reached 0.20 of copy, f16 (16 bytes a unit) 0.73.
+    var t8 = li;
+    for (; t8 + (UPT - 1u) * WG < full; t8 += UPT * WG) {
+        for (var q = 0u; q < UPT; q++) {
+            accum(&acc, rb, xr, t8 + q * WG);
+        }
+    }
+    for (; t8 < full; t8 += WG) {
+        accum(&acc, rb, xr, t8);
+    }
+#ifdef PLAIN
+    if (t8 < units) {
+        for (var rr = 0u; rr < RPW; rr++) {
             for (var r = 0u; r < M; r++) {
-                let xl = xv4(xr[r], e0);
-                let xh = xv4(xr[r], e1);
-                acc[rr * M + r] += un.d * (dot(un.lo, xl) + dot(un.hi, xh)) + un.m * dot(xl + xh, vec4<f32>(1.0));
+                acc[rr * M + r] += tail_dot(rb[rr], xr[r], t8 * 8u);
             }
         }
     }
+#endif
 
     // The workgroup's sums: thread j < NV gets output j (row j / M, x row j % M).
 #ifdef SG

@@ -20,12 +20,15 @@
  * each one dispatch; x, out, bias, c and ids are bound whole per block.
  *
  * Variants (matvec.wgsl says what they do): sg_r1, sg_r2, sg_r4 (subgroup
- * reduction; 1, 2 or 4 weight rows per workgroup of 128, 64, 64 threads)
- * and wg_r1, wg_r2, wg_r4 (workgroup-memory reduction, for devices without
- * subgroups).  The table: subgroups when the device has them; 4 rows per
- * workgroup from 4096 weight rows (14336 rows: 3584 workgroups of 64
- * threads, ~27 per SM of an H100, each thread 4 rows x k/512 units),
- * 2 from 1024, else 1 (a short n still fills the GPU with workgroups).
+ * reduction; 1, 2 or 4 weight rows per workgroup of 128, 64, 64 threads;
+ * 4, 4, 2 units of 8 elements a thread issues per step, so 4-8 units'
+ * loads are in flight per thread) and wg_r1, wg_r2, wg_r4 (workgroup-memory
+ * reduction, for devices without subgroups).  The table: subgroups when
+ * the device has them; 4 rows per workgroup from 4096 weight rows (14336
+ * rows: 3584 workgroups of 64 threads, ~27 per SM of an H100), 2 from
+ * 1024, else 1 (a short n still fills the GPU with workgroups); one unit
+ * a step on CPU adapters.  sg_r4u1, sg_r4u4, sg_r2u8 and sg_r8u2 are
+ * there to be forced and timed against the table's (bench/NOTES.md).
  * WGML_FORCE=matvec=<name> forces one.
  */
 #include "mm.h"
@@ -66,23 +69,36 @@ typedef struct mv_variant {
     const char *name;
     int rpw, wg;
     bool sg;
+    int upt; /* units a thread issues per step with one activation row (halved per doubling of rows) */
 } mv_variant;
 
+/* The first six are the table's; the rest exist to be forced and timed
+ * against them (bench/NOTES.md). */
 static const mv_variant variants[] = {
-    {"sg_r1", 1, 128, true}, {"sg_r2", 2, 64, true}, {"sg_r4", 4, 64, true},
-    {"wg_r1", 1, 128, false}, {"wg_r2", 2, 64, false}, {"wg_r4", 4, 64, false},
+    {"sg_r1", 1, 128, true, 4}, {"sg_r2", 2, 64, true, 4},  {"sg_r4", 4, 64, true, 2},
+    {"wg_r1", 1, 128, false, 4}, {"wg_r2", 2, 64, false, 4}, {"wg_r4", 4, 64, false, 2},
+    {"sg_r4u1", 4, 64, true, 1}, {"sg_r4u4", 4, 64, true, 4}, {"sg_r2u8", 2, 64, true, 8},
+    {"sg_r8u2", 8, 32, true, 2},
 };
+#define NTABLE 6 /* variants the table picks from */
 
-static wgml_status pick(wgml_ctx *ctx, const char *op, int64_t n, const mv_variant **out)
+static wgml_status pick(wgml_ctx *ctx, const char *op, int64_t n, const mv_variant **out, int *upt)
 {
-    char buf[32], names[128] = "";
+    char buf[32], names[256] = "";
     const char *f = wg_forced_variant("matvec", buf, sizeof buf);
     bool sg = wg_has(ctx, WGML_FEATURE_SUBGROUPS);
     if (!f) {
         int rpw = n >= 4096 ? 4 : n >= 1024 ? 2 : 1;
-        for (size_t i = 0; i < sizeof variants / sizeof *variants; i++)
+        for (size_t i = 0; i < NTABLE; i++)
             if (variants[i].rpw == rpw && variants[i].sg == sg)
                 *out = &variants[i];
+        /* One unit a step on CPU adapters: lavapipe compiles each unrolled
+         * unit's decode (test_op_matvec took 23 s with one, 105 s with
+         * UPT 4), and a CPU has no memory latency to hide this way. */
+        wgml_device_info info;
+        memset(&info, 0, sizeof info);
+        wgml_device_info_get(ctx, &info);
+        *upt = strcmp(info.device_type, "cpu") ? (*out)->upt : 1;
         return WGML_OK;
     }
     for (size_t i = 0; i < sizeof variants / sizeof *variants; i++) {
@@ -91,6 +107,7 @@ static wgml_status pick(wgml_ctx *ctx, const char *op, int64_t n, const mv_varia
                 return wg_fail(WGML_ERR_UNSUPPORTED, "%s: WGML_FORCE matvec=%s needs subgroups, which this device "
                                "does not have (use a wg_ variant)", op, f);
             *out = &variants[i];
+            *upt = variants[i].upt;
             return WGML_OK;
         }
         snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", variants[i].name);
@@ -118,6 +135,7 @@ typedef struct mv_job {
     const char *op;
     const mv_type *ty;
     const mv_variant *var;
+    int upt;                   /* the variant's units per step, or 1 (pick) */
     const wgml_tensor *t[NS];  /* w, x, out, bias, c, ids (NULL: absent) */
     int m;                     /* activation rows per workgroup */
     uint64_t row[4][8];        /* x, out, bias, c: rows' first elements, less the window's offset */
@@ -161,8 +179,11 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
     char defs[512];
     /* Rows padded to 1, 2, 4 or 8: four kernels per weight layout, not eight. */
     int mk = j->m <= 1 ? 1 : j->m <= 2 ? 2 : j->m <= 4 ? 4 : 8;
-    int n = snprintf(defs, sizeof defs, "M=%d;RPW=%d;WG=%d;QK=%u;BB=%u;%s;%s;X_DT=%s;X_MODE=%s%s;O_DT=%s;O_MODE=w;"
-                     "W_ACC=%s%s%s%s", mk, j->var->rpw, j->var->wg, j->ty->qk, j->ty->bb, j->ty->def, j->ty->group,
+    /* x takes 8 registers a row a unit: fewer units per step for more rows */
+    int upt = j->upt / mk > 1 ? j->upt / mk : 1;
+    int n = snprintf(defs, sizeof defs, "M=%d;RPW=%d;WG=%d;UPT=%d;QK=%u;BB=%u;%s;%s;X_DT=%s;X_MODE=%s%s;O_DT=%s;"
+                     "O_MODE=w;W_ACC=%s%s%s%s", mk, j->var->rpw, j->var->wg, upt, j->ty->qk, j->ty->bb, j->ty->def,
+                     j->ty->group,
                      dt_name(j->t[SX]), xm, xv4 ? "4" : "", dt_name(out),
                      shares(j->t[SW], out) ? "read_write" : "read", j->var->sg ? ";SG" : "",
                      xv4 ? ";XV4" : "", align4 ? ";ALIGN4" : "");
@@ -318,10 +339,11 @@ wgml_status wg_matvec(const wgml_tensor *x, const wgml_tensor *w, const wgml_ten
     if (rows == 0 || n == 0)
         return wg_check(x->ctx);
     const mv_variant *var;
-    if ((st = pick(x->ctx, op, n, &var)) != WGML_OK)
+    int upt = 1;
+    if ((st = pick(x->ctx, op, n, &var, &upt)) != WGML_OK)
         return st;
 
-    mv_job j = {x->ctx, op, ty, var, {w, x, out, bias, c, NULL}, (int)rows, {{0}}, {0}};
+    mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, bias, c, NULL}, (int)rows, {{0}}, {0}};
     uint64_t xspan, ospan, bspan = 0, cspan = 0, bmin = 0, cmin = 0;
     uint64_t xmin = row_starts(&xv, (int)rows, j.row[0], &xspan);
     uint64_t omin = row_starts(&ov, (int)rows, j.row[1], &ospan);
@@ -425,9 +447,10 @@ static wgml_status linear_id(const wgml_tensor *x, const wgml_tensor *w, const w
     if (T * U == 0)
         return wg_check(x->ctx);
     const mv_variant *var;
-    if ((st = pick(x->ctx, op, n, &var)) != WGML_OK)
+    int upt = 1;
+    if ((st = pick(x->ctx, op, n, &var, &upt)) != WGML_OK)
         return st;
-    mv_job j = {x->ctx, op, ty, var, {w, x, out, NULL, NULL, ids}, 1, {{0}}, {0}};
+    mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, NULL, NULL, ids}, 1, {{0}}, {0}};
     mv_params *p = &j.p;
     p->units = (uint32_t)((k + 7) / 8);
     p->k = (uint32_t)k;
