@@ -4,6 +4,7 @@
 # git-ignored folders .gl (Vulkan loader debs), third_party (wgpu-native)
 # and .devbuild (a Release build made here) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph profile variants
+#     mm mmtests mv attn llmbuild llmbuild_bg llm (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -89,6 +90,9 @@ for s in $sections; do
       python3 bench/torch_gemm.py > $OUTDIR/torch_gemm.json 2> $OUTDIR/torch_gemm.err
       python3 bench/torch_attn.py > $OUTDIR/torch_attn.json 2> $OUTDIR/torch_attn.err
       python3 bench/compare_mm.py $OUTDIR ;;
+    attn) # attention alone, next to torch SDPA
+      $B/wgml bench attn --json > $OUTDIR/attn.json 2> $OUTDIR/attn.err; tail -n 3 $OUTDIR/attn.err; cat $OUTDIR/attn.json
+      python3 bench/torch_attn.py 2>&1 | tail -n 12 ;;
     mmtests) # the issue-9 and model test programs in every CI mode
       for t in test_op_matmul test_op_matvec test_op_attention test_llm_graph test_graph_scratch test_op_glu_sample_seed; do
         for m in native nof16 fold window; do
@@ -101,10 +105,23 @@ for s in $sections; do
       done
       unset WGML_DISABLE WGML_FOLD_GRID WGML_MAX_BINDING ;;
     llmbuild) # llama.cpp (CUDA) and random-weight Llama-shaped GGUFs (../shared/peers)
-      pip install -q --no-deps .whl/gguf-*.whl 2>&1 | tail -n 2
-      bash bench/peers/llamacpp_bench.sh .llamacpp build 2>&1 | tail -n 8 ;;
+      # into a folder of our own: the image's site-packages are not ours to write
+      python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/gguf-*.whl 2>&1 | tail -n 2
+      export PYTHONPATH=/tmp/site
+      bash bench/peers/llamacpp_bench.sh "$PWD/.llamacpp" build 2>&1 | tail -n 8 ;;
+    llmbuild_bg) # the same in the background (16 cores build while the GPU sections run); `llm` waits for it
+      python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/gguf-*.whl 2>&1 | tail -n 2
+      PYTHONPATH=/tmp/site nice -n 10 bash bench/peers/llamacpp_bench.sh "$PWD/.llamacpp" build > $OUTDIR/llmbuild.log 2>&1 &
+      echo $! > /tmp/llmbuild.pid ;;
+    mv) # mat-vec: the table's choice and every timing variant, in one process each
+      python3 bench/torch_copy.py 2>&1 | tail -n 1
+      for v in "" sg_r4u1 sg_r4u4 sg_r2u8 sg_r8u2; do
+        echo "-- matvec ${v:-table}"
+        WGML_FORCE=${v:+matvec=$v} $B/wgml bench matvec 2>&1 | tail -n 6
+      done ;;
     llm) # wgml bench llm next to llama-bench on the same files
-      bash bench/peers/llamacpp_bench.sh .llamacpp bench
+      [ -f /tmp/llmbuild.pid ] && { while kill -0 "$(cat /tmp/llmbuild.pid)" 2>/dev/null; do sleep 2; done; tail -n 8 $OUTDIR/llmbuild.log; }
+      bash bench/peers/llamacpp_bench.sh "$PWD/.llamacpp" bench
       for m in /tmp/models/llama-1b-q4k.gguf /tmp/models/llama-8b-q4k.gguf; do
         $B/wgml bench llm -m $m -p 512 -n 128 -r 3 2>&1 | tail -n 4
       done ;;
