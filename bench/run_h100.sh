@@ -4,7 +4,7 @@
 # git-ignored folders .gl (Vulkan loader debs), third_party (wgpu-native)
 # and .devbuild (a Release build made here) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph profile variants
-#     mm mmtests mv attn llmbuild llmbuild_bg llm (the case below says what each runs)
+#     mm mmtests mv attn llmbuild llmbuild_bg llm llmprof (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -124,6 +124,11 @@ for s in $sections; do
       bash bench/peers/llamacpp_bench.sh "$PWD/.llamacpp" bench
       for m in /tmp/models/llama-1b-q4k.gguf /tmp/models/llama-8b-q4k.gguf; do
         $B/wgml bench llm -m $m -p 512 -n 128 -r 3 2>&1 | tail -n 4
+      done ;;
+    llmprof) # where a decode step's GPU time goes: kernels by total time (tg dominates: pp16, tg64)
+      for m in /tmp/models/llama-1b-q4k.gguf /tmp/models/llama-8b-q4k.gguf; do
+        [ -f $m ] || continue
+        WGML_PROFILE=1 $B/wgml bench llm -m $m -p 16 -n 64 -r 1 2>&1 | grep -v "^|" | head -n 30
       done ;;
     gpuspan) # GPU time per replayed dispatch from timestamps (is replay GPU- or host-bound?)
       WGML_PROFILE=1 $B/wgml bench graph 2>&1 | grep -E "chain|span|total|unary|block" | head -n 30 ;;

@@ -396,6 +396,35 @@ static void test_linear_quant(void)
     force(NULL);
 }
 
+/* From 32 activation rows a quantised w is dequantised into f32 scratch
+ * and the dense GEMM runs on it (matmul.c, QDEQ_ROWS): the same weights
+ * exactly, so the same bound.  WGML_FORCE=qgemm=... picks either path. */
+static void test_linear_dequant(void)
+{
+    static const wgml_dtype dts[] = {WGML_Q4_0, WGML_Q8_0, WGML_Q4_K, WGML_Q6_K};
+    char what[64];
+    for (size_t i = 0; i < sizeof dts / sizeof *dts; i++) {
+        snprintf(what, sizeof what, "linear %s w, 40 rows (dequantised)", wgml_dtype_name(dts[i]));
+        linear_run(what, WGML_F32, dts[i], 40, 37, 256, i % 2 == 1);
+    }
+    linear_run("linear q4_K, 33 rows, k over two blocks", WGML_F16, WGML_Q4_K, 33, 70, 512, false);
+    setenv("WGML_FORCE", "qgemm=dequant", 1);
+    linear_run("linear q5_K, 12 rows, forced dequant", WGML_F32, WGML_Q5_K, 12, 20, 256, true);
+    setenv("WGML_FORCE", "qgemm=fused", 1);
+    linear_run("linear q4_K, 40 rows, forced fused", WGML_F32, WGML_Q4_K, 40, 37, 256, false);
+    setenv("WGML_FORCE", "qgemm=nope", 1);
+    t_tensor x = t_random(WGML_F32, 2, (int64_t[]){40, 32}, -1, 1), out = t_random(WGML_F32, 2, (int64_t[]){40, 8}, -1, 1);
+    float *deq = NULL;
+    wgml_tensor *w = quant_table(WGML_Q8_0, 8, 32, &deq, NULL);
+    wgml_status st = wgml_linear(x.t, w, NULL, NULL, out.t);
+    CHECK(st == WGML_ERR_INVALID_ARG && strstr(wgml_last_error(), "dequant"), "qgemm=nope: %s %s",
+          wgml_status_name(st), wgml_last_error());
+    unsetenv("WGML_FORCE");
+    free(deq);
+    wgml_tensor_free(w);
+    t_free(&x), t_free(&out);
+}
+
 static void test_linear_dense(void)
 {
     for (int i = 0; i < 3; i++) {
@@ -519,7 +548,7 @@ int main(int argc, char **argv)
     static const t_case cases[] = {
         {"variants", test_variants},   {"dtype_mix", test_dtype_mix}, {"layouts", test_layouts},
         {"batched", test_batched},     {"splitk", test_splitk},       {"zero", test_zero},
-        {"epilogue", test_epilogue},   {"linear_quant", test_linear_quant},
+        {"epilogue", test_epilogue},   {"linear_quant", test_linear_quant}, {"linear_dequant", test_linear_dequant},
         {"linear_dense", test_linear_dense}, {"graph", test_graph},  {"errors", test_errors}, {"dbg", test_dbg},
     };
     int r = t_run(cases, sizeof cases / sizeof *cases, argc > 1 ? argv[1] : NULL);

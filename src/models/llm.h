@@ -71,15 +71,26 @@ typedef struct llm_graph {
     wgml_graph *g;
     int64_t T, KV;           /* symbolic dims */
     int max_tokens;
+    int n_ctx;               /* KV's bound */
+    int64_t window;          /* gemma3's local layers (0: none) */
     bool all_logits;
     wgml_node *ids, *pos, *last, *seed, *logits, *token;
+    wgml_node *mask, *mask_swa; /* [T, KV] bool: which cache rows each token sees (mask_swa: local layers) */
+    uint8_t *mask_host;      /* max_tokens x n_ctx bytes */
 } llm_graph;
 
 wgml_status llm_graph_build(llm_model *m, int max_tokens, bool all_logits, const wgml_sample_params *sp,
                             llm_graph *out);
 void llm_graph_free(llm_graph *lg);
-/* Binds T = n tokens at positions n_past.. and KV = n_past + n, writes the
- * inputs and runs (asynchronously). */
+/* Binds T = n tokens at positions n_past.. and KV = n_past + n rounded up
+ * to LLM_KV_BUCKET (at most n_ctx), writes the inputs (the masks hide the
+ * rows past n_past + n) and runs (asynchronously). */
 wgml_status llm_graph_eval(llm_graph *lg, const int32_t *ids, int n, int n_past);
+
+/* KV is bound in steps of this many rows: a graph records its dispatches
+ * again (bind groups, parameters) for every new binding of its dims, and
+ * a decode step that grew KV by one paid that each token (~700 records
+ * for an 8B model). */
+#define LLM_KV_BUCKET 256
 
 #endif

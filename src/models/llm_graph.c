@@ -6,8 +6,10 @@
  *   q, k, v = linear(h, Wq|Wk|Wv) (+ bias: qwen2), per-head rms_norm
  *            (qwen3, gemma3), rope on q and k at the tokens' positions
  *   K, V caches [n_ctx, Hkv * D] f16 <- set_rows at the positions
- *   a  = attention(q, K[:KV], V[:KV]), causal bottom-right (the new tokens
- *        are the last T of the KV rows), window on gemma3's local layers
+ *   a  = attention(q, K[:KV], V[:KV], mask): KV is the cache length rounded
+ *        up to LLM_KV_BUCKET rows, and a [T, KV] boolean mask written each
+ *        step gives causality on the true length (and gemma3's window on
+ *        its local layers)
  *   x += linear(a, Wo)              (gemma3: post_attention_norm first)
  *   x += down(glu(gate(h'), up(h'))) with h' = rms_norm(x) * ffn_norm
  *
@@ -19,13 +21,14 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct builder {
     llm_model *m;
     wgml_graph *g;
     int64_t T, KV;
-    wgml_node *pos;
+    wgml_node *pos, *mask, *mask_swa;
 } builder;
 
 /* A weight as a graph leaf (NULL stays NULL: optional weights). */
@@ -125,8 +128,10 @@ static wgml_status layer(builder *b, int il, wgml_node *x, wgml_node **out)
     wgml_node *q4;
     TRY(wgml_g_reshape(b->g, q, 4, (int64_t[]){1, b->T, hp->n_head, hp->head_dim}, &q4));
     TRY(wgml_g_permute(b->g, q4, (const int[]){0, 2, 1, 3}, &q4));
-    wgml_attn_params ap = {.scale = hp->attn_scale, .causal = 1, .window = local ? hp->sliding_window : 0};
-    TRY(wgml_g_attention(b->g, q4, K, V, NULL, NULL, &ap, WGML_F32, &a));
+    /* causality and the window are in the masks: KV is bucketed, so the
+     * new tokens are not the last rows of K and V (llm_graph_eval) */
+    wgml_attn_params ap = {.scale = hp->attn_scale};
+    TRY(wgml_g_attention(b->g, q4, K, V, local ? b->mask_swa : b->mask, NULL, &ap, WGML_F32, &a));
     /* [1, H, T, D] -> [T, H * D] */
     TRY(wgml_g_permute_copy(b->g, a, (const int[]){0, 2, 1, 3}, &a));
     TRY(wgml_g_reshape(b->g, a, 2, (int64_t[]){b->T, (int64_t)hp->n_head * hp->head_dim}, &a));
@@ -156,6 +161,13 @@ static wgml_status build(builder *b, llm_graph *lg, const wgml_sample_params *sp
     TRY(wgml_graph_input(b->g, "ids", WGML_I32, 1, (int64_t[]){b->T}, &lg->ids));
     TRY(wgml_graph_input(b->g, "pos", WGML_I32, 1, (int64_t[]){b->T}, &lg->pos));
     b->pos = lg->pos;
+    TRY(wgml_graph_input(b->g, "mask", WGML_BOOL, 2, (int64_t[]){b->T, b->KV}, &lg->mask));
+    b->mask = lg->mask;
+    if (hp->sliding_window > 0 && hp->swa_period > 0) {
+        TRY(wgml_graph_input(b->g, "mask_swa", WGML_BOOL, 2, (int64_t[]){b->T, b->KV}, &lg->mask_swa));
+        b->mask_swa = lg->mask_swa;
+        lg->window = hp->sliding_window;
+    }
     wgml_node *emb, *x, *on, *out;
     TRY(leaf(b, m->tok_embd, "token_embd", -1, &emb));
     TRY(wgml_g_get_rows(b->g, emb, lg->ids, WGML_F32, &x));
@@ -197,13 +209,17 @@ wgml_status llm_graph_build(llm_model *m, int max_tokens, bool all_logits, const
         return wgml_error(WGML_ERR_INVALID_ARG, "llm_graph_build: bad arguments");
     out->max_tokens = max_tokens;
     out->all_logits = all_logits;
-    TRY(wgml_graph_create(m->ctx, &out->g));
-    builder b = {.m = m, .g = out->g};
-    wgml_status st = build(&b, out, sp);
-    if (st != WGML_OK) {
-        wgml_graph_free(out->g);
-        out->g = NULL;
+    out->n_ctx = m->n_ctx;
+    out->mask_host = malloc((size_t)max_tokens * (size_t)m->n_ctx);
+    if (!out->mask_host)
+        return wgml_error(WGML_ERR_OOM, "llm_graph_build: out of host memory for a %d x %d mask", max_tokens, m->n_ctx);
+    wgml_status st = wgml_graph_create(m->ctx, &out->g);
+    if (st == WGML_OK) {
+        builder b = {.m = m, .g = out->g};
+        st = build(&b, out, sp);
     }
+    if (st != WGML_OK)
+        llm_graph_free(out); /* nothing half-made stays */
     return st;
 }
 
@@ -211,8 +227,25 @@ void llm_graph_free(llm_graph *lg)
 {
     if (lg && lg->g)
         wgml_graph_free(lg->g);
-    if (lg)
+    if (lg) {
+        free(lg->mask_host);
+        lg->mask_host = NULL;
         lg->g = NULL;
+    }
+}
+
+/* Row i (position n_past + i) sees cache row j when j <= n_past + i and,
+ * with a window W, j > n_past + i - W: bottom-right causal alignment on
+ * the true length, whatever KV is bound to. */
+static wgml_status write_mask(llm_graph *lg, wgml_node *mask, int n, int n_past, int64_t kv, int64_t window)
+{
+    for (int i = 0; i < n; i++) {
+        uint8_t *row = lg->mask_host + (size_t)i * (size_t)kv;
+        int64_t p = (int64_t)n_past + i;
+        for (int64_t j = 0; j < kv; j++)
+            row[j] = j <= p && (window <= 0 || j > p - window);
+    }
+    return wgml_graph_write(lg->g, mask, lg->mask_host, (uint64_t)n * (uint64_t)kv);
 }
 
 wgml_status llm_graph_eval(llm_graph *lg, const int32_t *ids, int n, int n_past)
@@ -226,8 +259,17 @@ wgml_status llm_graph_eval(llm_graph *lg, const int32_t *ids, int n, int n_past)
         return wgml_error(WGML_ERR_INVALID_ARG, "llm_graph_eval: %d tokens in one step (at most 512)", n);
     for (int i = 0; i < n; i++)
         p[i] = n_past + i;
+    int64_t kv = ((int64_t)n_past + n + LLM_KV_BUCKET - 1) / LLM_KV_BUCKET * LLM_KV_BUCKET;
+    if (kv > lg->n_ctx)
+        kv = lg->n_ctx;
+    if (n_past + n > kv)
+        return wgml_error(WGML_ERR_LIMIT, "llm_graph_eval: positions up to %d exceed the context of %d", n_past + n,
+                          lg->n_ctx);
     TRY(wgml_graph_bind_dim(lg->g, lg->T, n));
-    TRY(wgml_graph_bind_dim(lg->g, lg->KV, n_past + n));
+    TRY(wgml_graph_bind_dim(lg->g, lg->KV, kv));
+    TRY(write_mask(lg, lg->mask, n, n_past, kv, 0));
+    if (lg->mask_swa)
+        TRY(write_mask(lg, lg->mask_swa, n, n_past, kv, lg->window));
     TRY(wgml_graph_write(lg->g, lg->ids, ids, (uint64_t)n * 4));
     TRY(wgml_graph_write(lg->g, lg->pos, p, (uint64_t)n * 4));
     if (lg->last) {

@@ -221,7 +221,21 @@ static wgml_status view_new(const wgml_tensor *t, wgml_tensor **out)
 
 wgml_status wg_tensor_dup(const wgml_tensor *t, wgml_tensor **out) { return view_new(t, out); }
 
+static wgml_status scratch_tensor(wgml_ctx *ctx, wgml_dtype dt, int ndim, const int64_t *shape, bool zero,
+                                  wgml_tensor **out);
+
 wgml_status wg_scratch_tensor(wgml_ctx *ctx, wgml_dtype dt, int ndim, const int64_t *shape, wgml_tensor **out)
+{
+    return scratch_tensor(ctx, dt, ndim, shape, true, out);
+}
+
+wgml_status wg_scratch_tensor_raw(wgml_ctx *ctx, wgml_dtype dt, int ndim, const int64_t *shape, wgml_tensor **out)
+{
+    return scratch_tensor(ctx, dt, ndim, shape, false, out);
+}
+
+static wgml_status scratch_tensor(wgml_ctx *ctx, wgml_dtype dt, int ndim, const int64_t *shape, bool zero,
+                                  wgml_tensor **out)
 {
     wgml_status st = check_shape("scratch", dt, ndim, shape);
     if (st != WGML_OK)
@@ -237,7 +251,7 @@ wgml_status wg_scratch_tensor(wgml_ctx *ctx, wgml_dtype dt, int ndim, const int6
     if (st != WGML_OK || (st = wg_tensor_alias(base, off, dt, ndim, shape, out)) != WGML_OK)
         return st;
     /* Zeroed like a new tensor, by a fill that replays with the op. */
-    if ((st = wgml_buffer_fill(base->st->buf, (*out)->offset, bytes, 0)) != WGML_OK) {
+    if (zero && (st = wgml_buffer_fill(base->st->buf, (*out)->offset, bytes, 0)) != WGML_OK) {
         wgml_tensor_free(*out);
         *out = NULL;
     }
