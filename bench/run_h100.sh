@@ -4,7 +4,7 @@
 # git-ignored folders .gl (Vulkan loader debs), third_party (wgpu-native)
 # and .devbuild (a Release build made here) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph profile variants
-#     mm mmtests mv attn llmbuild llmbuild_bg llm llmprof (the case below says what each runs)
+#     mm mmtests mv attn llmbuild llmbuild_bg llm llmgen wllm gemmq llmprof (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -124,6 +124,21 @@ for s in $sections; do
       bash bench/peers/llamacpp_bench.sh "$PWD/.llamacpp" bench
       for m in /tmp/models/llama-1b-q4k.gguf /tmp/models/llama-8b-q4k.gguf; do
         $B/wgml bench llm -m $m -p 512 -n 128 -r 3 2>&1 | tail -n 4
+      done ;;
+    llmgen) # only the random-weight GGUFs (no llama.cpp build), in the background; wllm waits
+      python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/gguf-*.whl 2>&1 | tail -n 2
+      mkdir -p /tmp/models
+      (for s in 1b 8b; do PYTHONPATH=/tmp/site python3 bench/peers/gen_gguf.py /tmp/models/llama-$s-q4k.gguf $s & done; wait) \
+        > $OUTDIR/llmgen.log 2>&1 &
+      echo $! > /tmp/llmgen.pid ;;
+    wllm) # wgml bench llm alone on the generated files
+      [ -f /tmp/llmgen.pid ] && while kill -0 "$(cat /tmp/llmgen.pid)" 2>/dev/null; do sleep 2; done
+      for m in /tmp/models/llama-1b-q4k.gguf /tmp/models/llama-8b-q4k.gguf; do
+        $B/wgml bench llm -m $m -p 512 -n 128 -r 3 2>&1 | tail -n 4
+      done ;;
+    gemmq) # quantised prefill linears: in-tile decode vs dequantise + dense GEMM
+      for v in fused dequant; do
+        echo "-- qgemm=$v"; WGML_FORCE=qgemm=$v $B/wgml bench gemm 2>&1 | grep -E "^op|^linear" | head -n 8
       done ;;
     llmprof) # where a decode step's GPU time goes: kernels by total time (tg dominates: pp16, tg64)
       for m in /tmp/models/llama-1b-q4k.gguf /tmp/models/llama-8b-q4k.gguf; do
