@@ -247,6 +247,11 @@ typedef struct wgml_model_params {
      * nonzero cancels the load (WGML_ERR_INVALID_ARG, "cancelled"). */
     int (*progress)(float fraction, void *user);
     void *user;
+    /* 1: keep q, k, v and gate, up as separate products.  By default a
+     * layer whose q/k/v (gate/up) weights share a dtype gets them stacked
+     * into one weight at load, one product each (2 mat-vecs a decode step
+     * where there were 5; the same weights, the same results). */
+    int no_fuse;
 } wgml_model_params;
 
 wgml_status wgml_model_load(wgml_ctx *ctx, const char *path, const wgml_model_params *p, wgml_model **out);

@@ -4,7 +4,9 @@
  * architecture (llama, qwen2's biases, qwen3's per-head norms, gemma3's
  * extra norms, sliding window, GEGLU and embedding scale): a 5-token
  * prefill with every row's logits, then the same prefill and 3 decode
- * steps with the last row's logits and a greedy token sampled on the GPU.
+ * steps with the last row's logits and a greedy token sampled on the GPU;
+ * each architecture also with llm_layer_fuse's q|k|v and gate|up weights
+ * (one product and column slices each).
  *
  * The KV cache is f16 on the GPU, so the reference rounds k and v to f16
  * as it caches them.  Tolerance: |got - want| <= 2e-3 * (1 + max|want|):
@@ -171,7 +173,7 @@ static int compare(const char *what, const float *got, const double *want, int n
     return bad;
 }
 
-static void run_arch(llm_arch arch)
+static void run_arch(llm_arch arch, bool fuse)
 {
     llm_hparams hp = {.arch = arch, .n_vocab = V, .n_embd = E, .n_layer = L, .n_ff = F, .n_head = H,
                       .n_head_kv = HKV, .head_dim = D, .n_rot = D, .n_ctx_train = 64, .rms_eps = 1e-5f,
@@ -207,7 +209,11 @@ static void run_arch(llm_arch arch)
         }
         *y = (llm_layer){w.attn_norm[l].t, w.wq[l].t, w.wk[l].t, w.wv[l].t, w.wo[l].t, w.bq[l].t, w.bk[l].t,
                          w.bv[l].t, w.qn[l].t, w.kn[l].t, w.pan[l].t, w.pfn[l].t, w.fn[l].t, w.wg[l].t,
-                         w.wu[l].t, w.wd[l].t, NULL, NULL};
+                         w.wu[l].t, w.wd[l].t, NULL, NULL, NULL, NULL, NULL};
+        if (fuse) { /* q|k|v (and qwen2's biases) and gate|up as one product each */
+            CHECK_OK(llm_layer_fuse(t_ctx, y));
+            CHECK(y->wqkv && y->wgu && (arch != LLM_QWEN2 || y->bqkv), "layer %d not fused", l);
+        }
         CHECK_OK(wgml_tensor_new(t_ctx, WGML_F16, 2, (int64_t[]){CTX, HKV * D}, &y->k_cache));
         CHECK_OK(wgml_tensor_new(t_ctx, WGML_F16, 2, (int64_t[]){CTX, HKV * D}, &y->v_cache));
     }
@@ -261,14 +267,23 @@ static void run_arch(llm_arch arch)
                 t_free(ts[i]);
         wgml_tensor_free(layers[l].k_cache);
         wgml_tensor_free(layers[l].v_cache);
+        wgml_tensor_free(layers[l].wqkv);
+        wgml_tensor_free(layers[l].bqkv);
+        wgml_tensor_free(layers[l].wgu);
     }
 }
 
-static void llama(void) { run_arch(LLM_LLAMA); }
-static void qwen2(void) { run_arch(LLM_QWEN2); }
-static void qwen3(void) { run_arch(LLM_QWEN3); }
-static void gemma3(void) { run_arch(LLM_GEMMA3); }
+static void llama(void) { run_arch(LLM_LLAMA, false); }
+static void qwen2(void) { run_arch(LLM_QWEN2, false); }
+static void qwen3(void) { run_arch(LLM_QWEN3, false); }
+static void gemma3(void) { run_arch(LLM_GEMMA3, false); }
+static void llama_fused(void) { run_arch(LLM_LLAMA, true); }
+static void qwen2_fused(void) { run_arch(LLM_QWEN2, true); }
+static void qwen3_fused(void) { run_arch(LLM_QWEN3, true); }
+static void gemma3_fused(void) { run_arch(LLM_GEMMA3, true); }
 
-static const t_case cases[] = {{"llama", llama}, {"qwen2", qwen2}, {"qwen3", qwen3}, {"gemma3", gemma3}};
+static const t_case cases[] = {{"llama", llama},           {"qwen2", qwen2},           {"qwen3", qwen3},
+                               {"gemma3", gemma3},         {"llama fused", llama_fused}, {"qwen2 fused", qwen2_fused},
+                               {"qwen3 fused", qwen3_fused}, {"gemma3 fused", gemma3_fused}};
 
 int main(int argc, char **argv) { return graph_main(argc, argv, cases, sizeof cases / sizeof *cases); }

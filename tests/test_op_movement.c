@@ -636,6 +636,51 @@ static void t_registry(void)
     }
 }
 
+/* Reshapes of strided views without a copy (numpy's rule): a column
+ * slice [4, 6] of [4, 10] splits its last dim ([4, 2, 3], strides [10, 3,
+ * 1]: the fused q|k|v projection's heads); a transposed [10, 4] view splits
+ * its second dim; runs that are not contiguous within themselves refuse. */
+static void t_reshape_strided(void)
+{
+    t_tensor x = t_random(WGML_F32, 2, (int64_t[]){4, 10}, -1, 1);
+    wgml_tensor *sl = NULL, *r = NULL, *tr = NULL;
+    CHECK_OK(wgml_view_slice(x.t, 1, 2, 8, 1, &sl));
+    CHECK_OK(wgml_view_reshape(sl, 3, (int64_t[]){4, 2, 3}, &r));
+    if (r) {
+        CHECK(r->strides[0] == 10 && r->strides[1] == 3 && r->strides[2] == 1, "split strides %lld %lld %lld",
+              (long long)r->strides[0], (long long)r->strides[1], (long long)r->strides[2]);
+        double *got = t_values(r);
+        int bad = 0;
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < 6; j++)
+                bad += got[i * 6 + j] != x.val[i * 10 + 2 + j];
+        CHECK(bad == 0, "split slice: %d values differ", bad);
+        free(got);
+        wgml_tensor_free(r);
+        r = NULL;
+    }
+    CHECK(wgml_view_reshape(sl, 1, (int64_t[]){24}, &r) == WGML_ERR_SHAPE && !r, "merging a column slice's rows");
+    CHECK_OK(wgml_view_transpose(x.t, 0, 1, &tr));
+    CHECK_OK(wgml_view_reshape(tr, 3, (int64_t[]){10, 2, 2}, &r));
+    if (r) {
+        double *got = t_values(r);
+        int bad = 0;
+        for (int i = 0; i < 10; i++)
+            for (int j = 0; j < 4; j++)
+                bad += got[i * 4 + j] != x.val[j * 10 + i];
+        CHECK(bad == 0, "split transpose: %d values differ", bad);
+        free(got);
+        wgml_tensor_free(r);
+        r = NULL;
+    }
+    CHECK(wgml_view_reshape(tr, 1, (int64_t[]){40}, &r) == WGML_ERR_SHAPE && !r, "flattening a transpose");
+    CHECK_OK(wgml_view_reshape(sl, 4, (int64_t[]){1, 4, 6, 1}, &r)); /* dims of 1 anywhere */
+    wgml_tensor_free(r);
+    wgml_tensor_free(tr);
+    wgml_tensor_free(sl);
+    t_free(&x);
+}
+
 int main(int argc, char **argv)
 {
     if (t_setup(argc, argv))
@@ -652,6 +697,7 @@ int main(int argc, char **argv)
         {"same_buffer_in_and_out", t_same_buffer},
         {"large_pad_over_65535_workgroups", t_large_pad},
         {"large_roll_over_one_binding", t_large_roll},
+        {"reshape_strided_views", t_reshape_strided},
         {"invalid_calls", t_errors},
         {"registry_rows", t_registry},
     };

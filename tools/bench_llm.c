@@ -26,10 +26,12 @@ static void stats(const double *v, int n, double *mean, double *sd)
 int bench_llm(wgml_ctx *ctx, int argc, char **argv)
 {
     const char *path = NULL;
-    int p = 512, n = 128, r = 3, json = 0;
+    int p = 512, n = 128, r = 3, json = 0, no_fuse = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--json"))
             json = 1;
+        else if (!strcmp(argv[i], "--no-fuse"))
+            no_fuse = 1;
         else if (i + 1 < argc && !strcmp(argv[i], "-m"))
             path = argv[++i];
         else if (i + 1 < argc && !strcmp(argv[i], "-p"))
@@ -39,7 +41,7 @@ int bench_llm(wgml_ctx *ctx, int argc, char **argv)
         else if (i + 1 < argc && !strcmp(argv[i], "-r"))
             r = atoi(argv[++i]);
         else {
-            fprintf(stderr, "usage: wgml bench llm -m FILE.gguf [-p 512] [-n 128] [-r 3] [--json]\n");
+            fprintf(stderr, "usage: wgml bench llm -m FILE.gguf [-p 512] [-n 128] [-r 3] [--json] [--no-fuse]\n");
             return 2;
         }
     }
@@ -47,7 +49,7 @@ int bench_llm(wgml_ctx *ctx, int argc, char **argv)
         fprintf(stderr, "wgml bench llm: -m FILE.gguf is required; -p, -n >= 1, 1 <= -r <= 100\n");
         return 2;
     }
-    wgml_model_params mp = {.n_ctx = p + n + 8, .n_batch = p < 512 ? p : 512};
+    wgml_model_params mp = {.n_ctx = p + n + 8, .n_batch = p < 512 ? p : 512, .no_fuse = no_fuse};
     wgml_model *m = NULL;
     wgml_status st = wgml_model_load(ctx, path, &mp, &m);
     if (st != WGML_OK)

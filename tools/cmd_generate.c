@@ -86,7 +86,7 @@ static wgml_model *open_model(const gen_opts *o, wgml_ctx **ctx, double *load_s)
     if (!*ctx)
         return NULL;
     double t0 = cli_now();
-    wgml_model_params mp = {o->n_ctx, o->n_batch, progress, NULL};
+    wgml_model_params mp = {.n_ctx = o->n_ctx, .n_batch = o->n_batch, .progress = progress};
     wgml_model *m = NULL;
     wgml_status st = wgml_model_load(*ctx, o->model, &mp, &m);
     fprintf(stderr, "\r");

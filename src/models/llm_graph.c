@@ -115,11 +115,22 @@ static wgml_status layer(builder *b, int il, wgml_node *x, wgml_node **out)
     bool local = hp->sliding_window > 0 && hp->swa_period > 0 && (il + 1) % hp->swa_period != 0;
     float base = local && hp->rope_base_local > 0 ? hp->rope_base_local : hp->rope_base;
 
+    int64_t Q = (int64_t)hp->n_head * hp->head_dim, KVD = (int64_t)hp->n_head_kv * hp->head_dim;
     wgml_node *h, *q, *k, *v, *K, *V, *a, *o;
     TRY(rms(b, x, w_an, &h));
-    TRY(proj(b, h, wq, bq, &q));
-    TRY(proj(b, h, wk, bk, &k));
-    TRY(proj(b, h, wv, bv, &v));
+    if (L->wqkv) { /* one product, three column slices */
+        wgml_node *wqkv, *bqkv, *qkv;
+        TRY(leaf(b, L->wqkv, "attn_qkv", il, &wqkv));
+        TRY(leaf(b, L->bqkv, "attn_qkv.bias", il, &bqkv));
+        TRY(proj(b, h, wqkv, bqkv, &qkv));
+        TRY(wgml_g_slice(b->g, qkv, 1, 0, Q, 1, &q));
+        TRY(wgml_g_slice(b->g, qkv, 1, Q, Q + KVD, 1, &k));
+        TRY(wgml_g_slice(b->g, qkv, 1, Q + KVD, Q + 2 * KVD, 1, &v));
+    } else {
+        TRY(proj(b, h, wq, bq, &q));
+        TRY(proj(b, h, wk, bk, &k));
+        TRY(proj(b, h, wv, bv, &v));
+    }
     TRY(heads(b, q, hp->n_head, qn, true, base, &q));
     TRY(heads(b, k, hp->n_head_kv, kn, true, base, &k));
     TRY(heads(b, v, hp->n_head_kv, NULL, false, base, &v));
@@ -142,8 +153,16 @@ static wgml_status layer(builder *b, int il, wgml_node *x, wgml_node **out)
 
     wgml_node *f, *gt, *up, *d;
     TRY(rms(b, x, fn, &f));
-    TRY(proj(b, f, wg, NULL, &gt));
-    TRY(proj(b, f, wu, NULL, &up));
+    if (L->wgu) {
+        wgml_node *wgu, *gu;
+        TRY(leaf(b, L->wgu, "ffn_gate_up", il, &wgu));
+        TRY(proj(b, f, wgu, NULL, &gu));
+        TRY(wgml_g_slice(b->g, gu, 1, 0, hp->n_ff, 1, &gt));
+        TRY(wgml_g_slice(b->g, gu, 1, hp->n_ff, 2 * (int64_t)hp->n_ff, 1, &up));
+    } else {
+        TRY(proj(b, f, wg, NULL, &gt));
+        TRY(proj(b, f, wu, NULL, &up));
+    }
     TRY(wgml_g_glu(b->g, hp->glu, gt, up, 0, &f));
     TRY(proj(b, f, wd, NULL, &d));
     if (pfn)
@@ -221,6 +240,59 @@ wgml_status llm_graph_build(llm_model *m, int max_tokens, bool all_logits, const
     if (st != WGML_OK)
         llm_graph_free(out); /* nothing half-made stays */
     return st;
+}
+
+/* parts[0..n) stacked along dim 0 into a new tensor (the same dtype and
+ * row length); WGML_ERR_UNSUPPORTED, no message, when they differ. */
+static wgml_status stack_rows(wgml_ctx *ctx, wgml_tensor *const *parts, int n, wgml_tensor **out)
+{
+    *out = NULL;
+    int64_t rows = 0;
+    for (int i = 0; i < n; i++) {
+        if (!parts[i])
+            return WGML_ERR_UNSUPPORTED;
+        int k = wgml_tensor_ndim(parts[i]);
+        if (k < 1 || k > 2 || k != wgml_tensor_ndim(parts[0]) ||
+            wgml_tensor_dtype(parts[i]) != wgml_tensor_dtype(parts[0]) ||
+            (k == 2 && wgml_tensor_dim(parts[i], 1) != wgml_tensor_dim(parts[0], 1)))
+            return WGML_ERR_UNSUPPORTED;
+        rows += wgml_tensor_dim(parts[i], 0);
+    }
+    int nd = wgml_tensor_ndim(parts[0]);
+    wgml_tensor *t;
+    TRY(wgml_tensor_new(ctx, wgml_tensor_dtype(parts[0]), nd, (int64_t[]){rows, nd == 2 ? wgml_tensor_dim(parts[0], 1) : 1},
+                        &t));
+    wgml_status st = WGML_OK;
+    for (int64_t i = 0, r = 0; i < n && st == WGML_OK; i++) {
+        int64_t m = wgml_tensor_dim(parts[i], 0);
+        wgml_tensor *dst = NULL;
+        st = wgml_view_slice(t, 0, r, r + m, 1, &dst);
+        if (st == WGML_OK)
+            st = wgml_copy(parts[i], dst);
+        wgml_tensor_free(dst);
+        r += m;
+    }
+    if (st != WGML_OK) {
+        wgml_tensor_free(t);
+        return st;
+    }
+    *out = t;
+    return WGML_OK;
+}
+
+wgml_status llm_layer_fuse(wgml_ctx *ctx, llm_layer *L)
+{
+    wgml_tensor *qkv[3] = {L->wq, L->wk, L->wv}, *bias[3] = {L->bq, L->bk, L->bv}, *gu[2] = {L->w_gate, L->w_up};
+    bool biased = L->bq || L->bk || L->bv;
+    wgml_status st = stack_rows(ctx, qkv, 3, &L->wqkv);
+    if (st == WGML_OK && biased && (st = stack_rows(ctx, bias, 3, &L->bqkv)) != WGML_OK) {
+        wgml_tensor_free(L->wqkv); /* biases that do not stack: no fusion */
+        L->wqkv = NULL;
+    }
+    if (st != WGML_OK && st != WGML_ERR_UNSUPPORTED)
+        return st;
+    st = stack_rows(ctx, gu, 2, &L->wgu);
+    return st == WGML_ERR_UNSUPPORTED ? WGML_OK : st;
 }
 
 void llm_graph_free(llm_graph *lg)

@@ -44,6 +44,39 @@ static wgml_status own(wgml_model *mm, wgml_tensor *t)
     return WGML_OK;
 }
 
+/* Frees t, one of the model's own tensors, and forgets it (NULL: no-op). */
+static void release(wgml_model *mm, wgml_tensor **t)
+{
+    for (size_t i = 0; *t && i < mm->n_owned; i++)
+        if (mm->owned[i] == *t) {
+            mm->owned[i] = mm->owned[--mm->n_owned];
+            wgml_tensor_free(*t);
+        }
+    *t = NULL;
+}
+
+/* The layer's stacked weights (llm_layer_fuse) replace their parts. */
+static wgml_status fuse_layer(wgml_model *mm, llm_layer *L)
+{
+    TRY(llm_layer_fuse(mm->ctx, L));
+    wgml_tensor **made[] = {&L->wqkv, &L->bqkv, &L->wgu};
+    for (size_t i = 0; i < sizeof made / sizeof *made; i++)
+        if (*made[i]) {
+            wgml_status st = own(mm, *made[i]);
+            if (st != WGML_OK) {
+                *made[i] = NULL; /* own() freed it */
+                return st;
+            }
+        }
+    if (L->wqkv) {
+        release(mm, &L->wq), release(mm, &L->wk), release(mm, &L->wv);
+        release(mm, &L->bq), release(mm, &L->bk), release(mm, &L->bv);
+    }
+    if (L->wgu)
+        release(mm, &L->w_gate), release(mm, &L->w_up);
+    return WGML_OK;
+}
+
 /* "<arch>.<key>" as an int (required, or def when def >= 0 and absent). */
 static wgml_status hp_int(const wgml_model *mm, const char *key, int64_t def, int *v)
 {
@@ -184,6 +217,8 @@ static wgml_status load_weights(wgml_model *mm, const wgml_model_params *p)
         W(post_attn_norm, "post_attention_norm.weight", E, 0, hp->arch != LLM_GEMMA3);
         W(post_ffn_norm, "post_ffw_norm.weight", E, 0, hp->arch != LLM_GEMMA3);
 #undef W
+        if (!p || !p->no_fuse)
+            TRY(fuse_layer(mm, L));
         for (int c = 0; c < 2; c++) {
             wgml_tensor **t = c ? &L->v_cache : &L->k_cache;
             TRY(wgml_tensor_new(mm->ctx, WGML_F16, 2, (int64_t[]){mm->m.n_ctx, KV}, t));

@@ -359,12 +359,53 @@ wgml_status wgml_view_slice(const wgml_tensor *t, int axis, int64_t start, int64
     return WGML_OK;
 }
 
+/* Strides for shape ns over t's elements without moving them, when they
+ * exist (numpy's rule): each run of old dims that multiplies out to a run
+ * of new dims must be contiguous within itself.  Splitting the last dim
+ * of a column slice ([T, Q] of a fused [T, Q + 2 KV] projection into [T,
+ * H, D]) is such a case. */
+static bool nocopy_strides(const wgml_tensor *t, int ndim, const int64_t *ns, int64_t *nst)
+{
+    int64_t od[WGML_MAX_DIMS], os[WGML_MAX_DIMS];
+    int on = 0;
+    for (int i = 0; i < t->ndim; i++)
+        if (t->shape[i] != 1)
+            od[on] = t->shape[i], os[on++] = t->strides[i];
+    int oi = 0, oj = 1, ni = 0, nj = 1;
+    while (ni < ndim && oi < on) {
+        int64_t np = ns[ni], op = od[oi];
+        while (np != op) {
+            if (np < op) {
+                if (nj >= ndim)
+                    return false;
+                np *= ns[nj++];
+            } else {
+                if (oj >= on)
+                    return false;
+                op *= od[oj++];
+            }
+        }
+        for (int ok = oi; ok < oj - 1; ok++)
+            if (os[ok] != od[ok + 1] * os[ok + 1])
+                return false;
+        nst[nj - 1] = os[oj - 1];
+        for (int nk = nj - 1; nk > ni; nk--)
+            nst[nk - 1] = nst[nk] * ns[nk];
+        ni = nj++;
+        oi = oj++;
+    }
+    for (; ni < ndim; ni++) /* trailing dims of 1 */
+        nst[ni] = 1;
+    return true;
+}
+
 wgml_status wgml_view_reshape(const wgml_tensor *t, int ndim, const int64_t *shape, wgml_tensor **out)
 {
     if (!t)
         return wg_fail(WGML_ERR_INVALID_ARG, "wgml_view_reshape: tensor is NULL");
-    if (!wgml_tensor_is_contiguous(t))
-        return wg_fail(WGML_ERR_SHAPE, "wgml_view_reshape: tensor is not contiguous (copy it first)");
+    bool contig = wgml_tensor_is_contiguous(t);
+    if (!contig && !wg_dtype_is_plain(t->dtype))
+        return wg_fail(WGML_ERR_SHAPE, "wgml_view_reshape: a quantised view must be contiguous (copy it first)");
     int64_t s[WGML_MAX_DIMS];
     int infer = -1;
     int64_t n = 1;
@@ -396,12 +437,18 @@ wgml_status wgml_view_reshape(const wgml_tensor *t, int ndim, const int64_t *sha
     wgml_status st = check_shape("wgml_view_reshape", t->dtype, ndim, s);
     if (st != WGML_OK)
         return st;
+    int64_t ns[WGML_MAX_DIMS];
+    if (!contig && total && !nocopy_strides(t, ndim, s, ns))
+        return wg_fail(WGML_ERR_SHAPE, "wgml_view_reshape: this view's strides cannot take the new shape without a "
+                       "copy (copy it first)");
     if ((st = view_new(t, out)) != WGML_OK)
         return st;
     (*out)->ndim = ndim;
     for (int i = 0; i < ndim; i++)
         (*out)->shape[i] = s[i];
     set_contiguous(*out);
+    if (!contig && total)
+        memcpy((*out)->strides, ns, sizeof(int64_t) * (size_t)ndim);
     return WGML_OK;
 }
 
