@@ -31,11 +31,12 @@
  * shapes, WIDE) for f32, f16, bf16, q4_0, q8_0, q4_K and q6_K: a thread's
  * step is a chunk of 64 (K-quants) or 32 elements read in 16-byte loads,
  * its block header decoded once a chunk, x's chunk loaded once for the
- * workgroup's rows; 32-bit loads per weight byte (x's amortised over 4
- * rows), unit path -> wide, by count: q4_K ~1.8 -> 0.19 (3 vec4 + 4 x
- * per 36 bytes), q6_K ~1.8 -> 0.25 (7 vec4 loads, 9 of them shifted
- * by funnels, + 1 + 4 x per ~52), q8_0 ~1.1 -> 0.24, q4_0 ~1.8 -> 0.39,
- * f16 0.38 -> 0.19.  Other dtypes, more than 2 activation rows, odd byte
+ * workgroup's rows.  Load instructions per weight byte (x's amortised
+ * over 4 rows), unit path -> wide, by count: q4_K ~1.8 -> 0.19 (3 vec4
+ * + 4 x per 36 bytes), q6_K ~2.0 -> 0.25 (8 vec4 through funnel shifts,
+ * 1 for d, 4 x per 52.5), q8_0 ~1.0 -> 0.18 (3 + 1 + 2 per 34), q4_0 ~1.3
+ * -> 0.28 (2 + 1 + 2 per 18), f16 0.38 -> 0.09 (4 + 2 per 64; 0.13 for
+ * rows not on 16 bytes).  Other dtypes, more than 2 activation rows, odd byte
  * offsets or a binding short of its last 16-byte piece take the unit
  * path under a wide variant's name.  The table: subgroups when the device
  * has them; wide on GPUs for one activation row of a wide dtype; 4 rows
