@@ -4,8 +4,8 @@
  * 1..8 rows, batched and strided x, odd n, plain rows of odd k,
  * bias/beta/alpha/activations, beta 0 with NaN in out, f16 x and f16/bf16
  * out, errors, linear_id with repeated, broadcast and bad ids, weights
- * wider than a binding window (WGML_MAX_BINDING=65536 mode), and a
- * context without subgroups.
+ * wider than a binding window (WGML_MAX_BINDING=65536 mode), a context
+ * without subgroups, and the wide path (every dtype it takes, forced).
  *
  * Tolerance of output (r, j), from the kernel's arithmetic: each weight
  * is d * q + m in f32 with the sum formed as d * (q . x) + m * sum(x),
@@ -14,7 +14,12 @@
  * -8d, K-quants' dmin * min).  Each thread adds its ~k / 512 units in
  * sequence (each unit 8 products and 2 adds), then a reduction of depth
  * <= 7 (128 threads) adds the partials: at most L = k / 512 + 24
- * roundings of 2^-24 relative on S, so
+ * roundings of 2^-24 relative on S.  The wide path's threads add k / 2048
+ * or fewer chunks (32 or 64 elements; WG >= 32 threads), each a chain of
+ * at most ~12 roundings (4-term dots, the quarter's 4 dots, its scale,
+ * the 4 quarters, the m terms over quarter sums of x: |m| sum|x| <= S),
+ * so k / 2048 + 12 + 7 stays within the same L, and
+ *
  *     |got - want| <= 2^-24 * (k / 512 + 24) * 2 * sum|x| * max|w| * |alpha|
  * plus the epilogue's few roundings of |want| (4 ulps, GELU/SiLU's
  * polynomial and exp errors included: 16 ulps), plus one unit of a
@@ -151,6 +156,12 @@ static void test_variants(void)
 {
     static const char *names[] = {"sg_r1", "sg_r2", "sg_r4",   "wg_r1",   "wg_r2",
                                   "wg_r4", "sg_r4u1", "sg_r4u4", "sg_r2u8", "sg_r8u2"};
+    /* wide variants and their steps (WG x UPT chunks of 64 q4_K / q6_K
+     * elements): k is one or two whole steps and 4 or 8 chunks more */
+    static const struct { const char *name; int64_t k; } wide[] = {
+        {"sgw_r1", 8704}, {"sgw_r2", 4352}, {"sgw_r4", 4352}, {"wgw_r1", 8704},
+        {"wgw_r2", 4352}, {"wgw_r4", 4352}, {"sgw_r4u2", 8704}, {"sgw_r8", 2304},
+    };
     wgml_device_info in;
     CHECK_OK(wgml_device_info_get(t_ctx, &in));
     char env[64];
@@ -170,6 +181,16 @@ static void test_variants(void)
         else
             run_case(names[i], WGML_Q4_K, 1, 130, 4352, WGML_F32, WGML_F32);
     }
+    for (size_t i = 0; i < sizeof wide / sizeof *wide; i++) {
+        if (wide[i].name[0] == 's' && !(in.features & WGML_FEATURE_SUBGROUPS))
+            continue;
+        snprintf(env, sizeof env, "matvec=%s", wide[i].name);
+        setenv("WGML_FORCE", env, 1);
+        /* q6_K (the funnel-shift loads) where a workgroup has one weight row */
+        bool q6 = wide[i].name[5] == '1';
+        run_case(wide[i].name, q6 ? WGML_Q6_K : WGML_Q4_K, 1, q6 ? 9 : 130, wide[i].k, WGML_F32, WGML_F32);
+    }
+    unsetenv("WGML_FORCE");
     setenv("WGML_FORCE", "matvec=nope", 1);
     t_tensor x = t_random(WGML_F32, 1, (int64_t[]){32}, -1, 1);
     double *wv;
@@ -357,6 +378,52 @@ static void test_windows(void)
     id_case("linear_id windows", WGML_F16, 4, 64, 256, 2, 2, false, ids);
 }
 
+/* Every dtype of the wide path through it (forced; sgw_r1 / wgw_r1: a
+ * step of 128 chunks, of 32 elements but for q4_K and q6_K's 64; q4_K and
+ * q6_K's variants in test_variants): k of a step and a few blocks more,
+ * 16-byte aligned rows (ALIGN16) and rows at 2-byte offsets (the funnel
+ * shifts), plain rows with a partial last unit; 2 activation rows with
+ * f16 x and out, strided x, linear_id, a weight wider than a binding
+ * window (WGML_MAX_BINDING mode), and a dtype without a wide path (the
+ * unit path, same shape). */
+static void test_wide(void)
+{
+    wgml_device_info in;
+    CHECK_OK(wgml_device_info_get(t_ctx, &in));
+    /* one weight row a workgroup: the least code for lavapipe to compile */
+    setenv("WGML_FORCE", in.features & WGML_FEATURE_SUBGROUPS ? "matvec=sgw_r1" : "matvec=wgw_r1", 1);
+    run_case("wide f32 odd k", WGML_F32, 1, 5, 4197, WGML_F32, WGML_F32);
+    run_case("wide f16 aligned", WGML_F16, 1, 5, 4192, WGML_F32, WGML_F32);
+    run_case("wide bf16 odd k", WGML_BF16, 1, 5, 4198, WGML_F32, WGML_F32);
+    run_case("wide q4_0", WGML_Q4_0, 1, 5, 4192, WGML_F32, WGML_F32);
+    run_case("wide q8_0", WGML_Q8_0, 1, 5, 4192, WGML_F32, WGML_F32);
+    /* 400 rows of 210 bytes: windows at 2-byte offsets in window mode */
+    run_case("wide q6_K 2 rows, f16 x and out, [400, 256]", WGML_Q6_K, 2, 400, 256, WGML_F16, WGML_F16);
+    run_case("wide q5_K (unit path)", WGML_Q5_K, 1, 5, 512, WGML_F32, WGML_F32);
+    static const int32_t ids[] = {2, 0, 3, 3, 1, 2};
+    id_case("wide linear_id q4_K", WGML_Q4_K, 4, 9, 512, 3, 2, false, ids);
+    /* strided x (no vec4 loads of x) against q8_0 */
+    int64_t n = 6, k = 96;
+    double *wv;
+    wgml_tensor *w = make_w(WGML_Q8_0, 2, (int64_t[]){n, k}, &wv);
+    t_tensor xt = t_random(WGML_F32, 2, (int64_t[]){k, 2}, -1, 1);
+    wgml_tensor *xv = NULL, *out = t_poisoned(WGML_F32, 2, (int64_t[]){2, n});
+    CHECK_OK(wgml_view_transpose(xt.t, 0, 1, &xv));
+    double *xl = malloc(sizeof(double) * 2 * (size_t)k);
+    for (int64_t r = 0; r < 2; r++)
+        for (int64_t i = 0; i < k; i++)
+            xl[r * k + i] = xt.val[i * 2 + r];
+    CHECK_OK(wg_matvec(xv, w, NULL, NULL, &plain, out));
+    compare_out("wide strided x", out, 2, n, k, xl, wv, NULL, NULL, plain);
+    free(xl);
+    free(wv);
+    t_free(&xt);
+    wgml_tensor_free(w);
+    wgml_tensor_free(xv);
+    wgml_tensor_free(out);
+    unsetenv("WGML_FORCE");
+}
+
 static void test_no_subgroups(void)
 {
     wgml_ctx *keep = t_ctx, *ctx = NULL;
@@ -392,6 +459,7 @@ int main(int argc, char **argv)
         {"every weight dtype", test_every_dtype},
         {"1..8 rows", test_rows},
         {"forced variants", test_variants},
+        {"wide path", test_wide},
         {"batched and strided", test_batched_strided},
         {"epilogue", test_epilogue},
         {"16-bit x and out", test_16bit_io},

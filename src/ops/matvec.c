@@ -23,11 +23,28 @@
  * reduction; 1, 2 or 4 weight rows per workgroup of 128, 64, 64 threads;
  * 4, 4, 2 units of 8 elements a thread issues per step, so 4-8 units'
  * loads are in flight per thread) and wg_r1, wg_r2, wg_r4 (workgroup-memory
- * reduction, for devices without subgroups).  The table: subgroups when
- * the device has them; 4 rows per workgroup from 4096 weight rows (14336
- * rows: 3584 workgroups of 64 threads, ~27 per SM of an H100), 2 from
- * 1024, else 1 (a short n still fills the GPU with workgroups); one unit
- * a step on CPU adapters.  sg_r4u1, sg_r4u4, sg_r2u8 and sg_r8u2 are
+ * reduction, for devices without subgroups): the unit path, one or two
+ * 32-bit loads per 4 bytes of codes and per scale field.  An H100 ran it
+ * at ~0.3 of the copy bandwidth per 32-bit load instruction per weight
+ * byte (q4_0 0.28, q8_0 0.46, q4_K 0.20, q6_K 0.26, f16 0.80 of copy).
+ * sgw_r1, sgw_r2, sgw_r4 and wgw_r1, wgw_r2, wgw_r4: the wide path (same
+ * shapes, WIDE) for f32, f16, bf16, q4_0, q8_0, q4_K and q6_K: a thread's
+ * step is a chunk of 64 (K-quants) or 32 elements read in 16-byte loads,
+ * its block header decoded once a chunk, x's chunk loaded once for the
+ * workgroup's rows.  Load instructions per weight byte (x's amortised
+ * over 4 rows), unit path -> wide, by count: q4_K ~1.8 -> 0.19 (3 vec4
+ * + 4 x per 36 bytes), q6_K ~2.0 -> 0.25 (8 vec4 through funnel shifts,
+ * 1 for d, 4 x per 52.5), q8_0 ~1.0 -> 0.18 (3 + 1 + 2 per 34), q4_0 ~1.3
+ * -> 0.28 (2 + 1 + 2 per 18), f16 0.38 -> 0.09 (4 + 2 per 64; 0.13 for
+ * rows not on 16 bytes).  Other dtypes, more than 2 activation rows, odd byte
+ * offsets or a binding short of its last 16-byte piece take the unit
+ * path under a wide variant's name.  The table: subgroups when the device
+ * has them; wide on GPUs for one activation row of a wide dtype; 4 rows
+ * per workgroup from 4096 weight rows (14336 rows: 3584 workgroups of 64
+ * threads, ~27 per SM of an H100), 2 from 1024, else 1 (a short n still
+ * fills the GPU with workgroups); the unit path, one unit a step, on CPU
+ * adapters (compile time on lavapipe).  sg_r4u1, sg_r4u4, sg_r2u8,
+ * sg_r8u2, sgw_r4u2 (2 chunks a step) and sgw_r8 (8 rows, 32 threads) are
  * there to be forced and timed against the table's (bench/NOTES.md).
  * WGML_FORCE=matvec=<name> forces one.
  */
@@ -44,17 +61,18 @@ typedef struct mv_type {
     const char *def;     /* QT_<type>; plus the layout group's defines */
     const char *group;
     uint32_t qk, bb;     /* elements and bytes per block (plain: units of 8) */
+    uint32_t ch;         /* wide path: elements per chunk (0: the unit path only) */
 } mv_type;
 
 static const mv_type types[] = {
-    {WGML_F32, "QT_F32", "PLAIN", 8, 32},      {WGML_F16, "QT_F16", "PLAIN", 8, 16},
-    {WGML_BF16, "QT_BF16", "PLAIN", 8, 16},    {WGML_Q4_0, "QT_Q4_0", "NIB16", 32, 18},
-    {WGML_Q4_1, "QT_Q4_1", "NIB16", 32, 20},   {WGML_Q5_0, "QT_Q5_0", "NIB16", 32, 22},
-    {WGML_Q5_1, "QT_Q5_1", "NIB16", 32, 24},   {WGML_Q8_0, "QT_Q8_0", "Q8", 32, 34},
-    {WGML_Q2_K, "QT_Q2_K", "KQUANT", 256, 84}, {WGML_Q3_K, "QT_Q3_K", "KQUANT", 256, 110},
-    {WGML_Q4_K, "QT_Q4_K", "KQUANT;K45", 256, 144}, {WGML_Q5_K, "QT_Q5_K", "KQUANT;K45", 256, 176},
-    {WGML_Q6_K, "QT_Q6_K", "KQUANT", 256, 210}, {WGML_IQ4_NL, "QT_IQ4_NL", "NIB16", 32, 18},
-    {WGML_MXFP4, "QT_MXFP4", "NIB16", 32, 17},
+    {WGML_F32, "QT_F32", "PLAIN", 8, 32, 32},     {WGML_F16, "QT_F16", "PLAIN", 8, 16, 32},
+    {WGML_BF16, "QT_BF16", "PLAIN", 8, 16, 32},   {WGML_Q4_0, "QT_Q4_0", "NIB16", 32, 18, 32},
+    {WGML_Q4_1, "QT_Q4_1", "NIB16", 32, 20, 0},   {WGML_Q5_0, "QT_Q5_0", "NIB16", 32, 22, 0},
+    {WGML_Q5_1, "QT_Q5_1", "NIB16", 32, 24, 0},   {WGML_Q8_0, "QT_Q8_0", "Q8", 32, 34, 32},
+    {WGML_Q2_K, "QT_Q2_K", "KQUANT", 256, 84, 0}, {WGML_Q3_K, "QT_Q3_K", "KQUANT", 256, 110, 0},
+    {WGML_Q4_K, "QT_Q4_K", "KQUANT;K45", 256, 144, 64}, {WGML_Q5_K, "QT_Q5_K", "KQUANT;K45", 256, 176, 0},
+    {WGML_Q6_K, "QT_Q6_K", "KQUANT", 256, 210, 64}, {WGML_IQ4_NL, "QT_IQ4_NL", "NIB16", 32, 18, 0},
+    {WGML_MXFP4, "QT_MXFP4", "NIB16", 32, 17, 0},
 };
 
 static const mv_type *type_of(wgml_dtype dt)
@@ -69,36 +87,46 @@ typedef struct mv_variant {
     const char *name;
     int rpw, wg;
     bool sg;
-    int upt; /* units a thread issues per step with one activation row (halved per doubling of rows) */
+    int upt;   /* units (wide: chunks) a thread issues per step with one activation row (halved per doubling of rows) */
+    bool wide; /* the wide path where the weight dtype has one (else the unit path, same shape) */
 } mv_variant;
 
-/* The first six are the table's; the rest exist to be forced and timed
+/* The first twelve are the table's; the rest exist to be forced and timed
  * against them (bench/NOTES.md). */
 static const mv_variant variants[] = {
-    {"sg_r1", 1, 128, true, 4}, {"sg_r2", 2, 64, true, 4},  {"sg_r4", 4, 64, true, 2},
-    {"wg_r1", 1, 128, false, 4}, {"wg_r2", 2, 64, false, 4}, {"wg_r4", 4, 64, false, 2},
-    {"sg_r4u1", 4, 64, true, 1}, {"sg_r4u4", 4, 64, true, 4}, {"sg_r2u8", 2, 64, true, 8},
-    {"sg_r8u2", 8, 32, true, 2},
+    {"sg_r1", 1, 128, true, 4, false},  {"sg_r2", 2, 64, true, 4, false},  {"sg_r4", 4, 64, true, 2, false},
+    {"wg_r1", 1, 128, false, 4, false}, {"wg_r2", 2, 64, false, 4, false}, {"wg_r4", 4, 64, false, 2, false},
+    {"sgw_r1", 1, 128, true, 1, true},  {"sgw_r2", 2, 64, true, 1, true},  {"sgw_r4", 4, 64, true, 1, true},
+    {"wgw_r1", 1, 128, false, 1, true}, {"wgw_r2", 2, 64, false, 1, true}, {"wgw_r4", 4, 64, false, 1, true},
+    {"sg_r4u1", 4, 64, true, 1, false}, {"sg_r4u4", 4, 64, true, 4, false}, {"sg_r2u8", 2, 64, true, 8, false},
+    {"sg_r8u2", 8, 32, true, 2, false}, {"sgw_r4u2", 4, 64, true, 2, true}, {"sgw_r8", 8, 32, true, 1, true},
 };
-#define NTABLE 6 /* variants the table picks from */
+#define NTABLE 12 /* variants the table picks from */
 
-static wgml_status pick(wgml_ctx *ctx, const char *op, int64_t n, const mv_variant **out, int *upt)
+/* The table's variant (unless WGML_FORCE names one): wide on GPUs for
+ * one activation row of a dtype that has the wide path (block() still
+ * falls back per window where alignment forbids it). */
+static wgml_status pick(wgml_ctx *ctx, const char *op, int64_t n, const mv_type *ty, int64_t rows,
+                        const mv_variant **out, int *upt)
 {
-    char buf[32], names[256] = "";
+    char buf[32], names[512] = "";
     const char *f = wg_forced_variant("matvec", buf, sizeof buf);
     bool sg = wg_has(ctx, WGML_FEATURE_SUBGROUPS);
     if (!f) {
-        int rpw = n >= 4096 ? 4 : n >= 1024 ? 2 : 1;
-        for (size_t i = 0; i < NTABLE; i++)
-            if (variants[i].rpw == rpw && variants[i].sg == sg)
-                *out = &variants[i];
-        /* One unit a step on CPU adapters: lavapipe compiles each unrolled
-         * unit's decode (test_op_matvec took 23 s with one, 105 s with
-         * UPT 4), and a CPU has no memory latency to hide this way. */
+        /* The unit path on CPU adapters: lavapipe compiles each unrolled
+         * unit's decode (test_op_matvec took 23 s with one a step, 105 s
+         * with UPT 4), and a CPU has no memory latency to hide this way
+         * (nor an L1 that the load count matters to). */
         wgml_device_info info;
         memset(&info, 0, sizeof info);
         wgml_device_info_get(ctx, &info);
-        *upt = strcmp(info.device_type, "cpu") ? (*out)->upt : 1;
+        bool cpu = strcmp(info.device_type, "cpu") == 0;
+        bool wide = !cpu && ty->ch && rows == 1;
+        int rpw = n >= 4096 ? 4 : n >= 1024 ? 2 : 1;
+        for (size_t i = 0; i < NTABLE; i++)
+            if (variants[i].rpw == rpw && variants[i].sg == sg && variants[i].wide == wide)
+                *out = &variants[i];
+        *upt = cpu ? 1 : (*out)->upt;
         return WGML_OK;
     }
     for (size_t i = 0; i < sizeof variants / sizeof *variants; i++) {
@@ -126,6 +154,10 @@ typedef struct mv_params {
     uint32_t chk[4];
 } mv_params;
 _Static_assert(sizeof(mv_params) == 256, "mv_params and matvec.wgsl's Params differ");
+
+/* Bytes w's window reaches past its data: the wide path reads the 16-byte
+ * pieces holding its bytes. */
+#define WIDE_SLACK 15
 
 /* Window-binder operands, in binding order. */
 enum { SW, SX, SO, SB, SC, SI, NS };
@@ -175,10 +207,19 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
         xv4 = xv4 && p.xo[r] % 4 == 0;
     }
     bool align4 = j->ty->bb % 4 == 0 && p.rowb % 4 == 0 && p.w_off % 4 == 0 && p.eb % 4 == 0;
+    /* Rows padded to 1, 2, 4 or 8: four kernels per weight layout, not eight.
+     * The wide path takes 1 or 2 (x is 16 vec4 registers a row a chunk);
+     * blocks and rows at even bytes (f16 fields in one
+     * word), and w's binding covering the 16-byte pieces that hold its
+     * window (win()'s tail asks 15 bytes more; a binding cut short at its
+     * buffer's end falls back).  ALIGN16: every chunk on 16 bytes. */
+    int mk = j->m <= 1 ? 1 : j->m <= 2 ? 2 : j->m <= 4 ? 4 : 8;
+    bool wide = j->var->wide && j->ty->ch && mk <= 2 && p.rowb % 2 == 0 && p.w_off % 2 == 0 && p.eb % 2 == 0 &&
+                b[SW].size / 16 * 16 >= (off[SW] + wg_win_bytes(&w[SW], it) - WIDE_SLACK + 15) / 16 * 16;
+    uint32_t wqk = j->ty->qk > 8 ? j->ty->qk : j->ty->ch, wbb = j->ty->qk > 8 ? j->ty->bb : j->ty->ch * j->ty->bb / 8;
+    bool align16 = wbb % 16 == 0 && p.rowb % 16 == 0 && p.w_off % 16 == 0 && p.eb % 16 == 0;
     const char *xm = shares(j->t[SX], out) ? "rw" : "r";
     char defs[512];
-    /* Rows padded to 1, 2, 4 or 8: four kernels per weight layout, not eight. */
-    int mk = j->m <= 1 ? 1 : j->m <= 2 ? 2 : j->m <= 4 ? 4 : 8;
     /* x takes 8 registers a row a unit: fewer units per step for more rows */
     int upt = j->upt / mk > 1 ? j->upt / mk : 1;
     int n = snprintf(defs, sizeof defs, "M=%d;RPW=%d;WG=%d;UPT=%d;QK=%u;BB=%u;%s;%s;X_DT=%s;X_MODE=%s%s;O_DT=%s;"
@@ -187,6 +228,9 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
                      dt_name(j->t[SX]), xm, xv4 ? "4" : "", dt_name(out),
                      shares(j->t[SW], out) ? "read_write" : "read", j->var->sg ? ";SG" : "",
                      xv4 ? ";XV4" : "", align4 ? ";ALIGN4" : "");
+    if (wide)
+        n += snprintf(defs + n, sizeof defs - (size_t)n, ";WIDE;CH=%u;WQK=%u;WBB=%u%s", j->ty->ch, wqk, wbb,
+                      align16 ? ";ALIGN16" : "");
     unsigned ro = 1u << 4;
     ro |= shares(j->t[SW], out) ? 0u : 1u << 0;
     ro |= shares(j->t[SX], out) ? 0u : 1u << 1;
@@ -340,7 +384,7 @@ wgml_status wg_matvec(const wgml_tensor *x, const wgml_tensor *w, const wgml_ten
         return wg_check(x->ctx);
     const mv_variant *var;
     int upt = 1;
-    if ((st = pick(x->ctx, op, n, &var, &upt)) != WGML_OK)
+    if ((st = pick(x->ctx, op, n, ty, rows, &var, &upt)) != WGML_OK)
         return st;
 
     mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, bias, c, NULL}, (int)rows, {{0}}, {0}};
@@ -366,7 +410,7 @@ wgml_status wg_matvec(const wgml_tensor *x, const wgml_tensor *w, const wgml_ten
     uint64_t kx = k ? (uint64_t)(k - 1) * (uint64_t)xv.strides[3] : 0;
     uint64_t wbytes = (uint64_t)k / ty->qk * ty->bb + (ty->qk == 8 ? (uint64_t)(k % 8) * (ty->bb / 8) : 0);
     wg_win ws[NS] = {
-        win(w, w->offset, 0, (int64_t)rowb, wbytes ? wbytes - 1 : 0, 1, "w"),
+        win(w, w->offset, 0, (int64_t)rowb, wbytes ? wbytes - 1 + WIDE_SLACK : 0, 1, "w"),
         win(x, xmin, 0, 0, xspan + kx, wg_dtype(x->dtype)->block_bytes, "x"),
         win(out, omin, 0, ov.strides[3], ospan, wg_dtype(out->dtype)->block_bytes, "out"),
         win(bias, bmin, 0, bv.strides[3], bspan, bias ? wg_dtype(bias->dtype)->block_bytes : 1, "bias"),
@@ -448,7 +492,7 @@ static wgml_status linear_id(const wgml_tensor *x, const wgml_tensor *w, const w
         return wg_check(x->ctx);
     const mv_variant *var;
     int upt = 1;
-    if ((st = pick(x->ctx, op, n, &var, &upt)) != WGML_OK)
+    if ((st = pick(x->ctx, op, n, ty, 1, &var, &upt)) != WGML_OK)
         return st;
     mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, NULL, NULL, ids}, 1, {{0}}, {0}};
     mv_params *p = &j.p;
@@ -480,7 +524,7 @@ static wgml_status linear_id(const wgml_tensor *x, const wgml_tensor *w, const w
     uint64_t it_ = (uint64_t)(T - 1) * p->ist_t + (uint64_t)(U - 1) * p->ist_u;
     wg_view4 xv = wg_view4_of(x), ov = wg_view4_of(out), iv = wg_view4_of(ids);
     wg_win ws[NS] = {
-        win(w, w->offset, (int64_t)eb, (int64_t)rowb, wbytes ? wbytes - 1 : 0, 1, "w"),
+        win(w, w->offset, (int64_t)eb, (int64_t)rowb, wbytes ? wbytes - 1 + WIDE_SLACK : 0, 1, "w"),
         win(x, xv.offset, 0, 0, xt, wg_dtype(x->dtype)->block_bytes, "x"),
         win(out, ov.offset, 0, out->strides[2], ot, wg_dtype(out->dtype)->block_bytes, "out"),
         win(NULL, 0, 0, 0, 0, 1, "bias"),
