@@ -4,7 +4,7 @@
 # git-ignored folders .gl (Vulkan loader debs), third_party (wgpu-native)
 # and .devbuild (a Release build made here) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph profile variants
-#     mm mmtests mv attn llmbuild llmbuild_bg llm llmgen wllm gemmq llmprof (the case below says what each runs)
+#     mm mmtests mv mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm gemmq llmprof (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -115,7 +115,7 @@ for s in $sections; do
       echo $! > /tmp/llmbuild.pid ;;
     mv) # mat-vec: the table's choice and every timing variant, in one process each
       python3 bench/torch_copy.py 2>&1 | tail -n 1
-      for v in "" sg_r4u1 sg_r4u4 sg_r2u8 sg_r8u2; do
+      for v in "" sg_r4 sg_r2u8 sgw_r4 sgw_r2 sgw_r1 sgw_r4u2 sgw_r8; do
         echo "-- matvec ${v:-table}"
         WGML_FORCE=${v:+matvec=$v} $B/wgml bench matvec 2>&1 | tail -n 6
       done ;;
@@ -140,8 +140,21 @@ for s in $sections; do
       for v in fused dequant; do
         echo "-- qgemm=$v"; WGML_FORCE=qgemm=$v $B/wgml bench gemm 2>&1 | grep -E "^op|^linear" | head -n 8
       done ;;
+    mvtests) # the mat-vec, attention and decoder-graph tests in CI's modes
+      for t in test_op_matvec test_op_attention test_llm_graph; do
+        for m in native nof16 fold window; do
+          unset WGML_DISABLE WGML_FOLD_GRID WGML_MAX_BINDING
+          [ $m = nof16 ] && export WGML_DISABLE=f16
+          [ $m = fold ] && export WGML_FOLD_GRID=7
+          [ $m = window ] && export WGML_MAX_BINDING=65536
+          [ -x $B/tests/$t ] && echo "$t $m: $($B/tests/$t 2>&1 | tee $OUTDIR/$t.$m.log | tail -n 1)"
+        done
+      done
+      unset WGML_DISABLE WGML_FOLD_GRID WGML_MAX_BINDING ;;
+    llmfuse) # the 8B decode with q|k|v and gate|up kept apart, for the fusion's share
+      $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 512 -n 128 -r 3 --no-fuse 2>&1 | tail -n 3 ;;
     llmprof) # where a decode step's GPU time goes: kernels by total time (tg dominates: pp16, tg64)
-      for m in /tmp/models/llama-1b-q4k.gguf /tmp/models/llama-8b-q4k.gguf; do
+      for m in /tmp/models/llama-8b-q4k.gguf; do
         [ -f $m ] || continue
         WGML_PROFILE=1 $B/wgml bench llm -m $m -p 16 -n 64 -r 1 2>&1 | grep -v "^|" | head -n 30
       done ;;
