@@ -88,18 +88,29 @@ const WGR: u32 = 256u;  // threads; also the most runs a row may have (p.ss.y)
 const RDS: u32 = 32u;   // value dims per workgroup: 8 lanes of runs x 32 dims
 
 var<workgroup> Rw: array<f32, WGR>;  // each run's weight exp(m_s - max)
-var<workgroup> Rr: array<f32, WGR>;  // tree reductions
+var<workgroup> Rr: array<f32, WGR>;  // a value per thread, then the acc lanes
+var<workgroup> Rq: array<f32, 16>;   // 16 partial reductions
 
-// Tree reduction of Rr[0..WGR) into Rr[0] (max when mx, else sum); every
-// thread has written its slot, and the caller reads Rr[0] after it.
-fn tree(li: u32, mx: bool) {
+// Max (mx) or sum of the WGR threads' x, in two levels of 16 (barriers in
+// a loop, as a tree needs, took lavapipe seconds to compile).
+fn wg_reduce(li: u32, x: f32, mx: bool) -> f32 {
+    Rr[li] = x;
     workgroupBarrier();
-    for (var w = WGR / 2u; w > 0u; w = w / 2u) {
-        if (li < w) {
-            Rr[li] = select(Rr[li] + Rr[li + w], max(Rr[li], Rr[li + w]), mx);
+    if (li < 16u) {
+        var a = Rr[li * 16u];
+        for (var k = 1u; k < 16u; k++) {
+            let y = Rr[li * 16u + k];
+            a = select(a + y, max(a, y), mx);
         }
-        workgroupBarrier();
+        Rq[li] = a;
     }
+    workgroupBarrier();
+    var a = Rq[0];
+    for (var k = 1u; k < 16u; k++) {
+        a = select(a + Rq[k], max(a, Rq[k]), mx);
+    }
+    workgroupBarrier();  // Rr and Rq are free again
+    return a;
 }
 
 // One workgroup per (row, 32 value dims): merges the row's p.ss.y partial
@@ -132,20 +143,14 @@ fn attn_reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
     if (li < nsp) {
         ms = part_ld(pb + li * run);
     }
-    Rr[li] = ms;
-    tree(li, true);
-    let mx = Rr[0];
-    workgroupBarrier();  // all have read Rr[0]
+    let mx = wg_reduce(li, ms, true);
     let wt = select(exp(ms - mx), 0.0, ms == NEG);
     Rw[li] = wt;
     var ls = 0.0;
     if (li < nsp) {
         ls = part_ld(pb + li * run + 1u) * wt;
     }
-    Rr[li] = ls;
-    tree(li, false);
-    var sum = Rr[0];
-    workgroupBarrier();  // all have read Rr[0]; Rw is complete
+    var sum = wg_reduce(li, ls, false);  // its barriers also complete Rw
     var fin = 1.0;
     if (flag(F_SINKS)) {
         let sk = s_ld(p.offs2.x + hk * p.hq.y + g * p.hq.z);

@@ -35,11 +35,19 @@ const RPR: u32 = {{RPR}}u;   // rows per round of the final merge (divides BQ)
 const F_KVEC: u32 = 1024u;   // K octets are whole aligned 16-byte vectors
 const F_VVEC: u32 = 2048u;   // V octets are
 
+// K / V dtype: constants on GPUs (one kernel per dtype: f16 octets then
+// take 4 registers, not 8); on CPU drivers p.ss.w's bits 0-1 and 2-3, so
+// one compiled kernel serves every K/V dtype (lavapipe compiles each
+// decode kernel in ~1-2 s).
 const KIND_F32: u32 = 0u;
 const KIND_F16: u32 = 1u;
 const KIND_Q8: u32 = 2u;
-const K_KIND: u32 = {{K_KIND}}u;
-const V_KIND: u32 = {{V_KIND}}u;
+fn k_kind() -> u32 {
+    return {{K_KIND}};
+}
+fn v_kind() -> u32 {
+    return {{V_KIND}};
+}
 
 struct Oct {
     a: vec4<f32>,  // elements 0..3 of the octet
@@ -55,6 +63,8 @@ struct Raw {
 var<workgroup> Sp: array<f32, SPN>;             // partial dots [ol][row][key]; final merge
 var<workgroup> Ss: array<f32, BQ * KLM * KPT>;  // scores [row][key]
 var<workgroup> Ml: array<f32, 2u * KLM * BQ>;   // key lanes' (max, sum) per row
+var<workgroup> Rs: array<f32, 6u * BQ>;         // per row: ALiBi slope; merged max, sum;
+                                                // lanes' max, carry factors (see the end)
 
 fn kv_word(v: bool, w: u32) -> u32 {
     if (v) {
@@ -126,6 +136,23 @@ fn oct_f32(kind: u32, r: Raw) -> Oct {
     return Oct(bitcast<vec4<f32>>(r.a), bitcast<vec4<f32>>(r.b));
 }
 
+// Block row r's q over dims d0 .. d0 + n - 1 (zeros past them and the rows).
+fn q_oct(b: u32, hk: u32, rb: u32, r: u32, d0: u32, n: u32) -> Oct {
+    let rw = row_of(rb, r);
+    let qo = p.offs.x + b * p.qs.x + hk * p.qs.y + rw.g * p.qs.z + rw.i * p.qs.w;
+    var qa = vec4<f32>(0.0);
+    var qb = vec4<f32>(0.0);
+    for (var x = 0u; x < 4u; x++) {
+        if (rw.ok && x < n) {
+            qa[x] = f32(q_ld(qo + (d0 + x) * p.in1.x));
+        }
+        if (rw.ok && x + 4u < n) {
+            qb[x] = f32(q_ld(qo + (d0 + x + 4u) * p.in1.x));
+        }
+    }
+    return Oct(qa, qb);
+}
+
 @compute @workgroup_size({{WG}})
 fn attn_dec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
             @builtin(local_invocation_index) li: u32) {
@@ -164,23 +191,21 @@ fn attn_dec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
     let kb = b * p.kv.x + hk * p.kv.y + d0 * p.in1.z;  // this octet of key 0
     let vb = b * p.kv.z + hk * p.kv.w + d0 * p.in2.x;
 
-    // This thread's octet of every row's q, zeros past D and the rows.
-    var qr = array<Oct, BQ>();
-    for (var r = 0u; r < n_(BQ); r++) {
-        let rw = row_of(rb, r);
-        let qo = p.offs.x + b * p.qs.x + hk * p.qs.y + rw.g * p.qs.z + rw.i * p.qs.w;
-        var qa = vec4<f32>(0.0);
-        var qb = vec4<f32>(0.0);
-        for (var x = 0u; x < 4u; x++) {
-            if (rw.ok && x < nkd) {
-                qa[x] = f32(q_ld(qo + (d0 + x) * p.in1.x));
-            }
-            if (rw.ok && x + 4u < nkd) {
-                qb[x] = f32(q_ld(qo + (d0 + x + 4u) * p.in1.x));
-            }
-        }
-        qr[r] = Oct(qa, qb);
+    // Per row, once: its ALiBi slope (exp2s in the score loop took
+    // lavapipe ~1.6 s more to compile).
+    if (li < BQ) {
+        Rs[li] = row_slope(hk, row_of(rb, li));
     }
+#ifndef ROLLED
+    // GPUs: this thread's octet of every row's q in registers.  (CPU
+    // drivers reread it each tile: lavapipe compiles barriers as
+    // coroutines, and its compile time grows with the state that lives
+    // across them.)
+    var qr = array<Oct, BQ>();
+    for (var r = 0u; r < BQ; r++) {
+        qr[r] = q_oct(b, hk, rb, r, d0, nkd);
+    }
+#endif
     var m = array<f32, BQ>();
     var l = array<f32, BQ>();
     var acc = array<Oct, BQ>();
@@ -191,28 +216,48 @@ fn attn_dec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
     }
     var kx = array<Raw, KPT>();
     var vx = array<Raw, KPT>();
-    for (var i = 0u; i < n_(KPT); i++) {
+#ifndef ROLLED
+    // GPUs: the first tile's K and V now, each later tile's K and V while
+    // the tile before is scored and summed (in flight through the barriers)
+    for (var i = 0u; i < KPT; i++) {
         let j = kbeg + kl + kln * i;
         let ok = act && j < kend;
-        kx[i] = oct_raw(false, K_KIND, p.offs.y, kb + j * p.in1.y, p.in1.z, select(0u, nkd, ok), kvec);
-        vx[i] = oct_raw(true, V_KIND, p.offs.z, vb + j * p.in1.w, p.in2.x, select(0u, nvd, ok), vvec);
+        kx[i] = oct_raw(false, k_kind(), p.offs.y, kb + j * p.in1.y, p.in1.z, select(0u, nkd, ok), kvec);
+        vx[i] = oct_raw(true, v_kind(), p.offs.z, vb + j * p.in1.w, p.in2.x, select(0u, nvd, ok), vvec);
     }
+#endif
 
     for (var kt = kbeg; kt < kend; kt += bk) {
+#ifdef ROLLED
+        // CPU drivers: each tile's K here and V after the scores, so no
+        // loaded value lives across a barrier (see qr above)
+        for (var i = 0u; i < n_(KPT); i++) {
+            let j = kt + kl + kln * i;
+            let ok = act && j < kend;
+            kx[i] = oct_raw(false, k_kind(), p.offs.y, kb + j * p.in1.y, p.in1.z, select(0u, nkd, ok), kvec);
+        }
+#endif
         if (act) {
             for (var i = 0u; i < n_(KPT); i++) {
-                let ko = oct_f32(K_KIND, kx[i]);
+                let ko = oct_f32(k_kind(), kx[i]);
                 let c = kl + kln * i;
                 for (var r = 0u; r < n_(BQ); r++) {
-                    Sp[ol * sps + r * bk + c] = dot(qr[r].a, ko.a) + dot(qr[r].b, ko.b);
+#ifdef ROLLED
+                    let qv = q_oct(b, hk, rb, r, d0, nkd);
+#else
+                    let qv = qr[r];
+#endif
+                    Sp[ol * sps + r * bk + c] = dot(qv.a, ko.a) + dot(qv.b, ko.b);
                 }
             }
         }
-        for (var i = 0u; i < n_(KPT); i++) {
+#ifndef ROLLED
+        for (var i = 0u; i < KPT; i++) {
             let j = kt + bk + kl + kln * i;
             let ok = act && j < kend;
-            kx[i] = oct_raw(false, K_KIND, p.offs.y, kb + j * p.in1.y, p.in1.z, select(0u, nkd, ok), kvec);
+            kx[i] = oct_raw(false, k_kind(), p.offs.y, kb + j * p.in1.y, p.in1.z, select(0u, nkd, ok), kvec);
         }
+#endif
         workgroupBarrier();
         for (var e = li; e < BQ * bk; e += WG) {
             let r = e / bk;
@@ -221,10 +266,16 @@ fn attn_dec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
             for (var o = 0u; o < nok; o++) {
                 dt = dt + Sp[o * sps + e];
             }
-            let rw = row_of(rb, r);
-            Ss[e] = score_of(dt, b, hk, rw, kt + c, kend, row_slope(hk, rw));
+            Ss[e] = score_of(dt, b, hk, row_of(rb, r), kt + c, kend, Rs[r]);
         }
         workgroupBarrier();
+#ifdef ROLLED
+        for (var i = 0u; i < n_(KPT); i++) {
+            let j = kt + kl + kln * i;
+            let ok = act && j < kend;
+            vx[i] = oct_raw(true, v_kind(), p.offs.z, vb + j * p.in1.w, p.in2.x, select(0u, nvd, ok), vvec);
+        }
+#endif
         if (act) {
             for (var r = 0u; r < n_(BQ); r++) {
                 var mt = m[r];
@@ -237,7 +288,7 @@ fn attn_dec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
                 m[r] = mt;
             }
             for (var i = 0u; i < n_(KPT); i++) {
-                let vo = oct_f32(V_KIND, vx[i]);
+                let vo = oct_f32(v_kind(), vx[i]);
                 let c = kl + kln * i;
                 for (var r = 0u; r < n_(BQ); r++) {
                     let sc = Ss[r * bk + c];
@@ -247,17 +298,22 @@ fn attn_dec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
                 }
             }
         }
-        for (var i = 0u; i < n_(KPT); i++) {
+#ifndef ROLLED
+        for (var i = 0u; i < KPT; i++) {
             let j = kt + bk + kl + kln * i;
             let ok = act && j < kend;
-            vx[i] = oct_raw(true, V_KIND, p.offs.z, vb + j * p.in1.w, p.in2.x, select(0u, nvd, ok), vvec);
+            vx[i] = oct_raw(true, v_kind(), p.offs.z, vb + j * p.in1.w, p.in2.x, select(0u, nvd, ok), vvec);
         }
+#endif
     }
 
-    // Merge the key lanes: their (max, sum) through Ml, then each row's
-    // max M and sum, and this thread's factor exp(m - M); CARRY merges the
-    // run an earlier piece of the keys left (read here, before thread 0
-    // writes the new pair after the rounds' barriers).
+    // Merge the key lanes.  Their (max, sum) go through Ml; one thread per
+    // row merges them (max M, sum), and with CARRY the run an earlier
+    // piece of the keys left (max m2, sum l2: factors fa = e^(M - max),
+    // fb = e^(m2 - max)), into Rs: [BQ..2BQ) max, [2BQ..3BQ) sum,
+    // [3BQ..4BQ) M, [4BQ..5BQ) fa, [5BQ..6BQ) fb.  That thread writes the
+    // row's (max, sum) after the acc rounds' barriers, so every carried
+    // value is read before it is overwritten.
     if (act && ol == 0u) {
         for (var r = 0u; r < n_(BQ); r++) {
             Ml[(kl * BQ + r) * 2u] = m[r];
@@ -265,47 +321,47 @@ fn attn_dec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
         }
     }
     workgroupBarrier();
-    var mf = array<f32, BQ>();   // this thread's factor
-    var mm = array<f32, BQ>();   // the row's merged max
-    var ll = array<f32, BQ>();   // and sum
-    var fb = array<f32, BQ>();   // the carried run's factor
-    for (var r = 0u; r < n_(BQ); r++) {
+    if (li < BQ) {
         var mx = NEG;
         for (var k = 0u; k < kln; k++) {
-            mx = max(mx, Ml[(k * BQ + r) * 2u]);
+            mx = max(mx, Ml[(k * BQ + li) * 2u]);
         }
         var sum = 0.0;
         for (var k = 0u; k < kln; k++) {
-            let mk = Ml[(k * BQ + r) * 2u];
-            sum = sum + select(Ml[(k * BQ + r) * 2u + 1u] * exp(mk - mx), 0.0, mk == NEG);
+            let mk = Ml[(k * BQ + li) * 2u];
+            sum = sum + select(Ml[(k * BQ + li) * 2u + 1u] * exp(mk - mx), 0.0, mk == NEG);
         }
-        var f = select(exp(m[r] - mx), 0.0, m[r] == NEG);
-        var fc = 0.0;
-        let rw = row_of(rb, r);
+        Rs[3u * BQ + li] = mx;
+        var fa = 1.0;
+        var fb = 0.0;
+        let rw = row_of(rb, li);
         if (rw.ok && flag(F_CARRY)) {
             let pb = run_of(b, hk, rw, sp);
             let m2 = o_ld(pb);
             let mn = max(mx, m2);
-            let fa = select(exp(mx - mn), 0.0, mx == NEG);
-            fc = select(exp(m2 - mn), 0.0, m2 == NEG);
-            sum = sum * fa + o_ld(pb + 1u) * fc;
-            f = f * fa;
+            fa = select(exp(mx - mn), 0.0, mx == NEG);
+            fb = select(exp(m2 - mn), 0.0, m2 == NEG);
+            sum = sum * fa + o_ld(pb + 1u) * fb;
             mx = mn;
         }
-        mf[r] = f;
-        mm[r] = mx;
-        ll[r] = sum;
-        fb[r] = fc;
+        Rs[BQ + li] = mx;
+        Rs[2u * BQ + li] = sum;
+        Rs[4u * BQ + li] = fa;
+        Rs[5u * BQ + li] = fb;
     }
+    workgroupBarrier();
     // acc: RPR rows a round, each key lane's scaled octets to Sp, then one
     // thread per (row, dim) sums the lanes into the run.
     let ow = no * 8u;
-    for (var r0 = 0u; r0 < BQ; r0 += RPR) {
+    // (n_: a runtime bound on CPU drivers; unrolled, the rounds' barriers
+    // made lavapipe take seconds more to compile this kernel)
+    for (var r0 = 0u; r0 < n_(BQ); r0 += RPR) {
         if (act) {
             for (var q = 0u; q < n_(RPR); q++) {
                 let r = r0 + q;
-                let a = acc[r].a * mf[r];
-                let c = acc[r].b * mf[r];
+                let f = select(exp(m[r] - Rs[3u * BQ + r]), 0.0, m[r] == NEG) * Rs[4u * BQ + r];
+                let a = acc[r].a * f;
+                let c = acc[r].b * f;
                 let o = (q * kln + kl) * ow + d0;
                 for (var x = 0u; x < 4u; x++) {
                     Sp[o + x] = a[x];
@@ -326,21 +382,19 @@ fn attn_dec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
                 }
                 let pb = run_of(b, hk, rw, sp);
                 if (flag(F_CARRY)) {
-                    v = v + o_ld(pb + 2u + d) * fb[r];
+                    v = v + o_ld(pb + 2u + d) * Rs[5u * BQ + r];
                 }
                 o_st(pb + 2u + d, v);
             }
         }
         workgroupBarrier();
     }
-    if (li == 0u) {
-        for (var r = 0u; r < n_(BQ); r++) {
-            let rw = row_of(rb, r);
-            if (rw.ok) {
-                let pb = run_of(b, hk, rw, sp);
-                o_st(pb, mm[r]);
-                o_st(pb + 1u, ll[r]);
-            }
+    if (li < BQ) {
+        let rw = row_of(rb, li);
+        if (rw.ok) {
+            let pb = run_of(b, hk, rw, sp);
+            o_st(pb, Rs[BQ + li]);
+            o_st(pb + 1u, Rs[2u * BQ + li]);
         }
     }
 }

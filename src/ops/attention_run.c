@@ -262,20 +262,23 @@ wgml_status wg_attention_impl(const wgml_tensor *q, const wgml_tensor *k, const 
                               "wgml_attention: one key of k (head dim %lld)", (long long)D);
     bool split = var->split || piece < Skv;
     /* Decode rows per workgroup: the rows a KV head serves, rounded up to
-     * 1, 2, 4 or 8 on GPUs (registers hold BQ rows of q and acc); CPU
-     * drivers take 8 always (one compiled kernel, loops rolled). */
+     * 1, 2, 4 or 8 on GPUs (registers hold BQ rows of q and acc).  CPU
+     * drivers take 4 rows and 1 key per thread per tile always: one
+     * compiled kernel, and lavapipe's compile time grows with the arrays
+     * that live across barriers (8 rows x 4 keys took it ~6 s, 4 x 1 ~1.5). */
     int64_t bq = var->bq, kpt = 0;
     if (var->split) {
         int64_t rows = G * Sq < var->bq ? G * Sq : var->bq;
         bq = 1;
-        while (!facts.cpu && bq < rows)
+        while (bq < rows)
             bq *= 2;
-        bq = facts.cpu ? var->bq : bq;
         /* Keys per thread per tile: 8 (16 loads of 16 bytes in flight a
          * thread, ~150 registers at 4 rows) for f16 K/V up to 4 rows, else
          * 4 (f32 octets take twice the registers); fewer where workgroup
          * memory is short. */
         kpt = bq <= 4 && k->dtype == WGML_F16 && v->dtype == WGML_F16 ? var->bk : var->bk / 2;
+        if (facts.cpu)
+            bq = 4, kpt = 1;
         while (kpt > 1 && wg_attn_dec_smem(bq, kpt, var->tn).bytes > facts.smem)
             kpt /= 2;
     }
@@ -300,10 +303,15 @@ wgml_status wg_attention_impl(const wgml_tensor *q, const wgml_tensor *k, const 
     size_t u;
     if (var->split) {
         wg_attn_dec_mem dm = wg_attn_dec_smem(bq, kpt, var->tn);
+        char kk[24] = "(p.ss.w & 3u)", vk[24] = "((p.ss.w >> 2u) & 3u)"; /* CPU: uniforms (one kernel) */
+        if (!facts.cpu) {
+            snprintf(kk, sizeof kk, "%du", kv_kind(k->dtype));
+            snprintf(vk, sizeof vk, "%du", kv_kind(v->dtype));
+        }
         u = (size_t)snprintf(defs, sizeof defs, "DECODE;KRAW;VRAW;BQ=%lld;WG=%d;KPT=%lld;SPN=%lld;RPR=%lld;DK=%lld;"
-                             "DV=%lld;K_KIND=%d;V_KIND=%d;%s%s", (long long)bq, var->tn, (long long)kpt,
-                             (long long)dm.spn, (long long)dm.rpr, (long long)dk, (long long)dvp, kv_kind(k->dtype),
-                             kv_kind(v->dtype), exact ? "DEXACT;" : "", facts.cpu ? "ROLLED;" : "");
+                             "DV=%lld;K_KIND=%s;V_KIND=%s;%s%s", (long long)bq, var->tn, (long long)kpt,
+                             (long long)dm.spn, (long long)dm.rpr, (long long)dk, (long long)dvp, kk, vk,
+                             exact ? "DEXACT;" : "", facts.cpu ? "ROLLED;" : "");
     } else {
         u = (size_t)snprintf(defs, sizeof defs, "BQ=%d;RQ=%d;BK=%d;TN=%d;WG=%d;DK=%lld;DV=%lld;KVW=%lld;%s%s%s%s",
                              var->bq, var->rq, var->bk, var->tn, var->bq / var->rq * var->tn, (long long)dk,
@@ -351,6 +359,7 @@ wgml_status wg_attention_impl(const wgml_tensor *q, const wgml_tensor *k, const 
     p->ss[0] = 1; /* ROLLED's loop bound factor */
     p->ss[1] = (uint32_t)nsp;
     p->ss[2] = (uint32_t)L;
+    p->ss[3] = (uint32_t)(kv_kind(k->dtype) | kv_kind(v->dtype) << 2); /* decode on CPU drivers: K/V dtypes */
     p->fp[0] = pa.scale != 0 ? pa.scale : (float)(1 / sqrt((double)D));
     p->fp[1] = pa.softcap;
     p->fp[2] = (float)(-pa.max_bias / nhl2);
