@@ -29,7 +29,7 @@
 
 const KPT: u32 = {{KPT}}u;   // keys per thread per tile
 const KLM: u32 = 16u;        // key lanes at most (D <= 56 leaves threads idle)
-const SPN: u32 = {{SPN}}u;   // Sp floats: max(BQ KPT WG + 32, RPR 8 WG)
+const SPN: u32 = {{SPN}}u;   // Sp floats: max(BQ KPT WG + 1024, RPR 8 WG)
 const RPR: u32 = {{RPR}}u;   // rows per round of the final merge (divides BQ)
 
 const F_KVEC: u32 = 1024u;   // K octets are whole aligned 16-byte vectors
@@ -175,8 +175,10 @@ fn attn_dec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
     let no = max(nok, (Dv + 7u) / 8u);      // octet lanes
     let kln = min(WG / no, KLM);            // key lanes
     let bk = kln * KPT;                     // keys per tile
-    let sps = BQ * bk + 1u;                 // Sp stride per octet lane: odd, so the
-                                            // partial-dot writes hit distinct banks
+    // Sp stride per octet lane: a warp's partial-dot store (lanes ol, and
+    // 32 / no key lanes kl + 0, 1, ...) then hits 32 distinct banks
+    // (D 128: 16 octet lanes at 2-bank steps, 2 key lanes).
+    let sps = (BQ * bk + 31u) / 32u * 32u + max(1u, 32u / no);
     let ol = li % no;
     let kl = li / no;
     let act = kl < kln;

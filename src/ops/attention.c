@@ -33,7 +33,7 @@
  *        grouped queries), 128 threads, up to 8 keys per thread per tile,
  *        the keys cut into chunks across workgroups (partials in scratch,
  *        then attn_reduce); its workgroup memory does not grow with D
- *        (19.6 KiB at 8 rows x 4 keys a thread, 10.4 KiB at 2).
+ *        (23.2 KiB at 8 rows x 4 keys a thread, 9.7 KiB at 1).
  * Any variant runs split when the keys of one head do not fit a storage
  * binding (pieces merged through the partials, CARRY). */
 static const wg_attn_variant variants[] = {
@@ -52,16 +52,17 @@ int64_t wg_attn_pad(int64_t d) { return (d + 15) / 16 * 16; }
 
 int64_t wg_attn_class(int64_t d) { return d <= 64 ? 64 : d <= 128 ? 128 : 256; }
 
-/* attention_decode.wgsl: Sp (the partial dots, BQ KPT WG + 32 floats, or
- * the final merge's RPR rows x 8 floats a thread), Ss (BQ x 16 key lanes x
- * KPT scores) and Ml (2 x 16 x BQ). */
+/* attention_decode.wgsl: Sp (the partial dots: no octet lanes x a stride
+ * of BQ x tile keys rounded up to 32, + up to 32 / no, at most BQ KPT WG +
+ * 1024 floats; or the final merge's RPR rows x 8 floats a thread), Ss
+ * (BQ x 16 key lanes x KPT scores), Ml (2 x 16 x BQ) and Rs (6 x BQ). */
 wg_attn_dec_mem wg_attn_dec_smem(int64_t r, int64_t kpt, int64_t wg)
 {
     wg_attn_dec_mem m;
     m.rpr = r * kpt / 8 < 1 ? 1 : r * kpt / 8 > r ? r : r * kpt / 8;
-    int64_t a = r * kpt * wg + 32, b = m.rpr * 8 * wg;
+    int64_t a = r * kpt * wg + 1024, b = m.rpr * 8 * wg;
     m.spn = a > b ? a : b;
-    m.bytes = 4u * (uint64_t)(m.spn + r * 16 * kpt + 2 * 16 * r);
+    m.bytes = 4u * (uint64_t)(m.spn + r * 16 * kpt + 2 * 16 * r + 6 * r);
     return m;
 }
 
