@@ -23,6 +23,9 @@
 // run; flag CARRY merges into what an earlier dispatch (a previous piece
 // of a KV cache too long for one binding) left there.  Entry attn_reduce
 // (define REDUCE) merges a row's runs, adds the sink, normalises, writes.
+// Entry attn_dec (define DECODE, attention_decode.wgsl: variant splitkv)
+// is the decode kernel: it always writes partial runs, for attn_reduce;
+// it shares the mask, score and row helpers below with the tiled attn.
 #include "prelude.wgsl"
 #include "dtype.wgsl"
 
