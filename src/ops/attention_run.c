@@ -32,8 +32,6 @@ _Static_assert(sizeof(attn_params) <= WG_PARAMS_MAX, "attention params exceed th
  * waves: every SM streams K/V to the end, and the last wave is mostly
  * full.  Decode at 8192 keys x 8 KV heads: 128 chunks of 64 keys. */
 #define SPLIT_TARGET_GROUPS 1024
-/* Decode kernel threads: 16 octet lanes x 8 key lanes at D 128. */
-#define DEC_WG 128
 
 enum { O_Q, O_K, O_V, O_M, O_S, O_O, NOPS };
 
