@@ -185,7 +185,8 @@ static at_case basic(int64_t b, int64_t hq, int64_t hkv, int64_t sq, int64_t skv
  *      head dims 64 and generic, every mask and feature;
  *   B  t16, class 128 (D 65..128; t32 does not fit 32 KiB there);
  *   C  t8, class 256, which is also splitkv's fallback tile;
- *   S  splitkv, class 128, f16 K/V (decode), and R, attn_reduce;
+ *   S  splitkv (the decode kernel), class 128, any K/V dtype (a uniform
+ *      on CPU drivers), and R, attn_reduce;
  * plus t64 (forced), the f16 q/out + q8_0 K/V kernel and the graph's
  * (its operands share the arena: read_write bindings): 8 attention
  * kernels in every mode.  Under WGML_MAX_BINDING=65536 the splitkv cases
@@ -274,8 +275,8 @@ static void t_masks_features(void)
 }
 
 /* Every variant forced, on the head dim whose kernel the table already
- * built (t32: A, t16: B, t8: C, splitkv: S), splitkv by the table, and
- * splitkv's fallback tile. */
+ * built (t32: A, t16: B, t8: C, splitkv: S), then the decode kernel's
+ * paths: 16-byte and element loads, many chunks, f32 and q8_0 K/V. */
 static void t_variants(void)
 {
     static const struct {
@@ -302,11 +303,38 @@ static void t_variants(void)
     c.p.causal = 1;
     c.expect_var = "attn_reduce";
     run_case("decode 1 query, 301 keys, causal (splitkv by the table)", &c);
-    c = basic(1, 2, 1, 2, 260, 256); /* 32 keys of D 256 do not fit: the fallback tile (C's) */
+    /* A long cache: 65 chunks of 64 keys, the last one 3 keys (4099 = 64 *
+     * 64 + 3), the [B, S, H, D] layout (keys 256 elements apart, still
+     * 16-byte vectors), every score feature at once; under 64 KiB windows
+     * 17 pieces of 255 keys, each merged into the runs (CARRY). */
+    c = basic(1, 8, 2, 1, 4099, 128);
+    c.kdt = c.vdt = F16;
+    c.bshd = true;
+    c.sinks = true;
+    c.mdt = F16;
+    c.mndim = 1;
+    set_shape(c.mshape, (int64_t[4]){4099});
+    c.masked = 0.3;
+    c.p.max_bias = 8;
+    c.p.softcap = 20;
+    c.expect_var = "attn_reduce";
+    run_case("decode 4099 keys bshd, f16 mask, ALiBi, softcap, sinks", &c);
+    /* D 100: octets of 8 do not tile D, so K/V load element by element
+     * (the path of strided and unaligned views too), the last octet 4 long */
+    c = basic(1, 4, 1, 2, 700, 100);
+    c.kdt = c.vdt = F16;
+    c.p.causal = 1;
+    c.p.window = 500;
+    c.expect_var = "attn_reduce";
+    run_case("decode D=100 (element loads), 2 queries, window", &c);
+    /* f32 K (two 16-byte vectors an octet) with q8_0 V (element decode):
+     * on CPU drivers the same kernel (the K/V dtypes are uniforms there) */
+    c = basic(1, 2, 1, 2, 260, 96);
+    c.vdt = Q8;
     c.force = "attn=splitkv";
     c.p.window = 100;
     c.p.causal = 1;
-    run_case("splitkv D=256 window (fallback tile)", &c);
+    run_case("splitkv D=96 f32 K, q8_0 V, window", &c);
 }
 
 static void t_errors(void)

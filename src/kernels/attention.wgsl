@@ -23,6 +23,9 @@
 // run; flag CARRY merges into what an earlier dispatch (a previous piece
 // of a KV cache too long for one binding) left there.  Entry attn_reduce
 // (define REDUCE) merges a row's runs, adds the sink, normalises, writes.
+// Entry attn_dec (define DECODE, attention_decode.wgsl: variant splitkv)
+// is the decode kernel: it always writes partial runs, for attn_reduce;
+// it shares the mask, score and row helpers below with the tiled attn.
 #include "prelude.wgsl"
 #include "dtype.wgsl"
 
@@ -84,36 +87,73 @@ fn slope_of(h: u32) -> f32 {
 #tensor s 2 S_DT S_MODE
 #tensor o 3 O_DT O_MODE
 
-const WGR: u32 = 64u;
+const WGR: u32 = 256u;  // threads; also the most runs a row may have (p.ss.y)
+const RDS: u32 = 32u;   // value dims per workgroup: 8 lanes of runs x 32 dims
 
-// One workgroup per row: merges the row's p.ss.y partial runs (max, sum,
-// acc) like two online-softmax states, joins the sink, writes acc / sum.
-@compute @workgroup_size(64)
+var<workgroup> Rw: array<f32, WGR>;  // each run's weight exp(m_s - max)
+var<workgroup> Rr: array<f32, WGR>;  // a value per thread, then the acc lanes
+var<workgroup> Rq: array<f32, 16>;   // 16 partial reductions
+
+// Max (mx) or sum of the WGR threads' x, in two levels of 16 (barriers in
+// a loop, as a tree needs, took lavapipe seconds to compile).
+fn wg_reduce(li: u32, x: f32, mx: bool) -> f32 {
+    Rr[li] = x;
+    workgroupBarrier();
+    if (li < 16u) {
+        var a = Rr[li * 16u];
+        for (var k = 1u; k < 16u; k++) {
+            let y = Rr[li * 16u + k];
+            a = select(a + y, max(a, y), mx);
+        }
+        Rq[li] = a;
+    }
+    workgroupBarrier();
+    var a = Rq[0];
+    for (var k = 1u; k < 16u; k++) {
+        a = select(a + Rq[k], max(a, Rq[k]), mx);
+    }
+    workgroupBarrier();  // Rr and Rq are free again
+    return a;
+}
+
+// One workgroup per (row, 32 value dims): merges the row's p.ss.y partial
+// runs (max, sum, acc) like online-softmax states, joins the sink, writes
+// acc / sum.  The runs are read in parallel (one thread per run for the
+// max and sum, 8 run lanes x 32 dims for acc, 4 loads in flight each): a
+// serial walk over the runs was ~3 dependent L2 round trips per run.
+@compute @workgroup_size(256)
 fn attn_reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                @builtin(local_invocation_index) li: u32) {
+    let dv = p.dims.w;
+    let nds = (dv + RDS - 1u) / RDS;
     var t = wg_linear(wid, nwg);
-    if (t >= p.blk.x * p.blk.y * p.blk.z * p.blk.w) {
+    if (t >= p.blk.x * p.blk.y * p.blk.z * p.blk.w * nds) {
         return;
     }
+    let ds = t % nds;
+    t = t / nds;
     let i = t % p.blk.w;
     t = t / p.blk.w;
     let g = t % p.blk.z;
     t = t / p.blk.z;
     let hk = t % p.blk.y;
     let b = t / p.blk.y;
-    let dv = p.dims.w;
+    let nsp = p.ss.y;
     let run = dv + 2u;
     let pb = p.offs2.y + b * p.os.x + hk * p.os.y + g * p.os.z + i * p.os.w;
     let ob = p.offs.w + b * p.ms.x + hk * p.ms.y + g * p.ms.z + i * p.ms.w;
-    var mx = NEG;
-    for (var s = 0u; s < p.ss.y; s++) {
-        mx = max(mx, part_ld(pb + s * run));
+    var ms = NEG;
+    if (li < nsp) {
+        ms = part_ld(pb + li * run);
     }
-    var sum = 0.0;
-    for (var s = 0u; s < p.ss.y; s++) {
-        let m = part_ld(pb + s * run);
-        sum = sum + select(part_ld(pb + s * run + 1u) * exp(m - mx), 0.0, m == NEG);
+    let mx = wg_reduce(li, ms, true);
+    let wt = select(exp(ms - mx), 0.0, ms == NEG);
+    Rw[li] = wt;
+    var ls = 0.0;
+    if (li < nsp) {
+        ls = part_ld(pb + li * run + 1u) * wt;
     }
+    var sum = wg_reduce(li, ls, false);  // its barriers also complete Rw
     var fin = 1.0;
     if (flag(F_SINKS)) {
         let sk = s_ld(p.offs2.x + hk * p.hq.y + g * p.hq.z);
@@ -124,11 +164,34 @@ fn attn_reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
         }
     }
     let inv = select(fin / sum, 0.0, sum == 0.0);
-    for (var d = li; d < dv; d += WGR) {
+    let dd = li % RDS;
+    let sl = li / RDS;
+    let d = ds * RDS + dd;
+    var a0 = 0.0;
+    var a1 = 0.0;
+    var a2 = 0.0;
+    var a3 = 0.0;
+    if (d < dv) {
+        let ab = pb + 2u + d;
+        for (var s = sl; s < nsp; s += 32u) {
+            a0 = fma(Rw[s], part_ld(ab + s * run), a0);
+            if (s + 8u < nsp) {
+                a1 = fma(Rw[s + 8u], part_ld(ab + (s + 8u) * run), a1);
+            }
+            if (s + 16u < nsp) {
+                a2 = fma(Rw[s + 16u], part_ld(ab + (s + 16u) * run), a2);
+            }
+            if (s + 24u < nsp) {
+                a3 = fma(Rw[s + 24u], part_ld(ab + (s + 24u) * run), a3);
+            }
+        }
+    }
+    Rr[li] = (a0 + a1) + (a2 + a3);
+    workgroupBarrier();
+    if (li < RDS && d < dv) {
         var acc = 0.0;
-        for (var s = 0u; s < p.ss.y; s++) {
-            let m = part_ld(pb + s * run);
-            acc = acc + select(part_ld(pb + s * run + 2u + d) * exp(m - mx), 0.0, m == NEG);
+        for (var k = 0u; k < WGR / RDS; k++) {
+            acc = acc + Rr[k * RDS + li];
         }
         o_st(ob + d * p.in2.z, acc * inv);
     }
@@ -140,39 +203,57 @@ fn attn_reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
 #tensor s 5 S_DT S_MODE
 #tensor o 6 O_DT O_MODE
 
-#ifdef K_Q8
+// KRAW / VRAW: K / V bound as raw words (q8_0 blocks; the decode kernel
+// binds every dtype so, in 16-byte vectors: K_MODE "r4" or "rw4").
+// p.offs.y / z is then the byte of the first element (q8_0: block).
+#ifdef KRAW
 #tensor k 2 u32 K_MODE
+fn k_byte(b: u32) -> u32 {
+    return (k_ld(b >> 2u) >> ((b & 3u) * 8u)) & 0xffu;
+}
 // q8_0 blocks along D: 34 bytes = f16 scale + 32 int8; e is the element's
-// index from the binding's first block, p.offs.y that block's byte.
-fn k_val(e: u32) -> f32 {
+// index from the binding's first block.
+fn k_q8(e: u32) -> f32 {
     let b = p.offs.y + (e / 32u) * 34u;
     let d = wg_f16_to_f32(k_byte(b) | (k_byte(b + 1u) << 8u));
     return d * f32(bitcast<i32>(k_byte(b + 2u + e % 32u) << 24u) >> 24u);
 }
-fn k_byte(b: u32) -> u32 {
-    return (k_ld(b >> 2u) >> ((b & 3u) * 8u)) & 0xffu;
-}
 #else
 #tensor k 2 K_DT K_MODE
+#endif
+#ifdef VRAW
+#tensor v 3 u32 V_MODE
+fn v_byte(b: u32) -> u32 {
+    return (v_ld(b >> 2u) >> ((b & 3u) * 8u)) & 0xffu;
+}
+fn v_q8(e: u32) -> f32 {
+    let b = p.offs.z + (e / 32u) * 34u;
+    let d = wg_f16_to_f32(v_byte(b) | (v_byte(b + 1u) << 8u));
+    return d * f32(bitcast<i32>(v_byte(b + 2u + e % 32u) << 24u) >> 24u);
+}
+#else
+#tensor v 3 V_DT V_MODE
+#endif
+#ifndef DECODE
+// The tiled kernel's element loads (e from the binding's first element).
+#ifdef K_Q8
+fn k_val(e: u32) -> f32 {
+    return k_q8(e);
+}
+#else
 fn k_val(e: u32) -> f32 {
     return f32(k_ld(p.offs.y + e));
 }
 #endif
 #ifdef V_Q8
-#tensor v 3 u32 V_MODE
 fn v_val(e: u32) -> f32 {
-    let b = p.offs.z + (e / 32u) * 34u;
-    let d = wg_f16_to_f32(v_byte(b) | (v_byte(b + 1u) << 8u));
-    return d * f32(bitcast<i32>(v_byte(b + 2u + e % 32u) << 24u) >> 24u);
-}
-fn v_byte(b: u32) -> u32 {
-    return (v_ld(b >> 2u) >> ((b & 3u) * 8u)) & 0xffu;
+    return v_q8(e);
 }
 #else
-#tensor v 3 V_DT V_MODE
 fn v_val(e: u32) -> f32 {
     return f32(v_ld(p.offs.z + e));
 }
+#endif
 #endif
 
 // The mask is bound as raw words (its first element at byte p.offs.w)
@@ -192,18 +273,10 @@ fn mask_f(e: u32) -> f32 {
     return bitcast<f32>(m_ld((p.offs.w >> 2u) + e));
 }
 
-const BQ: u32 = {{BQ}}u;
-const RQ: u32 = {{RQ}}u;
-const BK: u32 = {{BK}}u;
-const TN: u32 = {{TN}}u;
-const WG: u32 = {{WG}}u;
+const BQ: u32 = {{BQ}}u;       // query rows per workgroup
+const WG: u32 = {{WG}}u;       // threads
 const DK: u32 = {{DK}}u;
 const DV: u32 = {{DV}}u;
-const KVW: u32 = {{KVW}}u;    // max(DK, DV)
-const KS: u32 = {{KVW}}u + 1u; // K/V row stride: odd, so the S phase's
-                               // TN threads (one key each) hit distinct banks
-const RKS: u32 = BK / TN;      // keys per thread (S phase)
-const RD: u32 = DV / TN;       // value dims per thread (O phase)
 
 // ROLLED (CPU devices): the per-thread loops get a bound the compiler
 // cannot see (p.ss.x is 1), so they stay loops: lavapipe compiles
@@ -215,16 +288,6 @@ fn n_(c: u32) -> u32 {
     return c * p.ss.x;
 #else
     return c;
-#endif
-}
-
-// Value dims per thread in the O phase: RD, or on CPU drivers (whose DV
-// is a class of 64/128/256, see attention_run.c) only those below Dv.
-fn n_rd() -> u32 {
-#ifdef ROLLED
-    return (p.dims.w + TN - 1u) / TN;
-#else
-    return RD;
 #endif
 }
 
@@ -242,13 +305,6 @@ fn d_v() -> u32 {
     return p.dims.w;
 #endif
 }
-
-var<workgroup> Qs: array<f32, BQ * DK>;
-var<workgroup> KVs: array<f32, BK * KS>;
-var<workgroup> Ps: array<f32, BQ * BK>;
-var<workgroup> Ms: array<f32, BQ>;
-var<workgroup> Ls: array<f32, BQ>;
-var<workgroup> As: array<f32, BQ>;
 
 // tanh without the builtin (README hazards: lavapipe's has no relative
 // accuracy near 0, NVIDIA's does not reach +-1): a series below 0.125,
@@ -275,6 +331,106 @@ fn row_of(rb: u32, r: u32) -> Row {
     return Row(rr < p.blk.z * sq, rr / sq, rr % sq);
 }
 
+// ALiBi slope of a block row's head.
+fn row_slope(hk: u32, rw: Row) -> f32 {
+    return slope_of((p.org.y + hk) * p.hq.x + p.org.z + rw.g);
+}
+
+// The dispatch-local keys [x, y) that split sp of row block rb needs:
+// its chunk, cut to what causal masking and the window leave visible.
+fn key_range(sp: u32, rb: u32) -> vec2<u32> {
+    let rows = p.blk.z * p.blk.w;
+    let r0 = rb * BQ;
+    let r1 = min(r0 + BQ, rows) - 1u;
+    var imin = 0u;
+    var imax = p.blk.w - 1u;
+    if (r0 / p.blk.w == r1 / p.blk.w) {
+        imin = r0 % p.blk.w;
+        imax = r1 % p.blk.w;
+    }
+    let j0 = p.offs2.z;
+    var kbeg = min(sp * p.ss.z, p.dims.y);
+    var kend = min(kbeg + p.ss.z, p.dims.y);
+    if (flag(F_CAUSAL)) {
+        // visible: j0 + j + Sq <= i + Skv  (i absolute)
+        let lim = p.org.w + imax + p.ip.y + 1u;
+        let base = p.ip.x + j0;
+        kend = select(0u, min(kend, lim - base), lim > base);
+    }
+    if (flag(F_WINDOW)) {
+        // visible: j0 + j + Sq + W > i + Skv
+        let lo = p.org.w + imin + p.ip.y + 1u;
+        let need = p.ip.x + p.ip.z + j0;
+        if (lo > need) {
+            kbeg = max(kbeg, lo - need);
+        }
+    }
+    return vec2<u32>(kbeg, kend);
+}
+
+// Score of block row rw against dispatch-local key j from its dot product:
+// scaled, soft-capped, masked (causal, window, mask); NEG when hidden.
+fn score_of(dot: f32, b: u32, hk: u32, rw: Row, j: u32, kend: u32, slope: f32) -> f32 {
+    var s = dot * p.fp.x;
+    if (flag(F_SOFTCAP)) {
+        s = p.fp.y * tanh_(s / p.fp.y);
+    }
+    let ia = p.org.w + rw.i;
+    let j0 = p.offs2.z;
+    var keep = rw.ok && j < kend;
+    if (flag(F_CAUSAL)) {
+        keep = keep && j0 + j + p.ip.x <= ia + p.ip.y;
+    }
+    if (flag(F_WINDOW)) {
+        keep = keep && j0 + j + p.ip.x + p.ip.z > ia + p.ip.y;
+    }
+    if (keep && flag(F_MASK)) {
+        let me = b * p.ms.x + hk * p.ms.y + rw.g * p.ms.z + rw.i * p.ms.w + j * p.in2.y;
+        if (flag(F_MASK8)) {
+            keep = mask_u8(me) != 0u;
+        } else {
+            let mv = mask_f(me);
+            keep = !is_ninf(mv);
+            s = s + slope * mv;
+        }
+    }
+    return select(NEG, s, keep);
+}
+
+// The partial run of block row rw, split sp: (max, sum, acc[Dv]) f32.
+fn run_of(b: u32, hk: u32, rw: Row, sp: u32) -> u32 {
+    return p.offs2.y + b * p.os.x + hk * p.os.y + rw.g * p.os.z + rw.i * p.os.w + sp * (d_v() + 2u);
+}
+
+#ifdef DECODE
+#include "attention_decode.wgsl"
+#else
+const RQ: u32 = {{RQ}}u;      // query rows per thread
+const BK: u32 = {{BK}}u;      // keys per tile
+const TN: u32 = {{TN}}u;      // threads along keys / value dims
+const KVW: u32 = {{KVW}}u;    // max(DK, DV)
+const KS: u32 = {{KVW}}u + 1u; // K/V row stride: odd, so the S phase's
+                               // TN threads (one key each) hit distinct banks
+const RKS: u32 = BK / TN;      // keys per thread (S phase)
+const RD: u32 = DV / TN;       // value dims per thread (O phase)
+
+// Value dims per thread in the O phase: RD, or on CPU drivers (whose DV
+// is a class of 64/128/256, see attention_run.c) only those below Dv.
+fn n_rd() -> u32 {
+#ifdef ROLLED
+    return (p.dims.w + TN - 1u) / TN;
+#else
+    return RD;
+#endif
+}
+
+var<workgroup> Qs: array<f32, BQ * DK>;
+var<workgroup> KVs: array<f32, BK * KS>;
+var<workgroup> Ps: array<f32, BQ * BK>;
+var<workgroup> Ms: array<f32, BQ>;
+var<workgroup> Ls: array<f32, BQ>;
+var<workgroup> As: array<f32, BQ>;
+
 @compute @workgroup_size({{WG}})
 fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
@@ -295,36 +451,9 @@ fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let Dv = d_v();
     let tq = li / TN;
     let tk = li % TN;
-
-    // Keys this workgroup needs (dispatch-local): its split's chunk, cut
-    // to what causal masking and the window leave visible to its rows.
-    let r0 = rb * BQ;
-    let r1 = min(r0 + BQ, rows) - 1u;
-    var imin = 0u;
-    var imax = p.blk.w - 1u;
-    if (r0 / p.blk.w == r1 / p.blk.w) {
-        imin = r0 % p.blk.w;
-        imax = r1 % p.blk.w;
-    }
-    let j0 = p.offs2.z;
-    let sqf = p.ip.x;
-    let skf = p.ip.y;
-    var kbeg = min(sp * p.ss.z, p.dims.y);
-    var kend = min(kbeg + p.ss.z, p.dims.y);
-    if (flag(F_CAUSAL)) {
-        // visible: j0 + j + Sq <= i + Skv  (i absolute)
-        let lim = p.org.w + imax + skf + 1u;
-        let base = sqf + j0;
-        kend = select(0u, min(kend, lim - base), lim > base);
-    }
-    if (flag(F_WINDOW)) {
-        // visible: j0 + j + Sq + W > i + Skv
-        let lo = p.org.w + imin + skf + 1u;
-        let need = sqf + p.ip.z + j0;
-        if (lo > need) {
-            kbeg = max(kbeg, lo - need);
-        }
-    }
+    let kr = key_range(sp, rb);
+    let kbeg = kr.x;
+    let kend = kr.y;
 
     // Q tile (zeros past the rows and past D).
     // Loops bounded by runtime values (D, kn): lavapipe compiles barriers
@@ -351,8 +480,7 @@ fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     var slope = array<f32, RQ>();
     for (var a = 0u; a < n_(RQ); a++) {
-        let rw = row_of(rb, tq * RQ + a);
-        slope[a] = slope_of((p.org.y + hk) * p.hq.x + p.org.z + rw.g);
+        slope[a] = row_slope(hk, row_of(rb, tq * RQ + a));
     }
     let kb = b * p.kv.x + hk * p.kv.y;
     let vb = b * p.kv.z + hk * p.kv.w;
@@ -386,32 +514,9 @@ fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         for (var a = 0u; a < n_(RQ); a++) {
             let r = tq * RQ + a;
             let rw = row_of(rb, r);
-            let ia = p.org.w + rw.i;
             for (var c = 0u; c < n_(RKS); c++) {
                 let kc = tk + TN * c;
-                let j = kt + kc;
-                var s = sc[a * RKS + c] * p.fp.x;
-                if (flag(F_SOFTCAP)) {
-                    s = p.fp.y * tanh_(s / p.fp.y);
-                }
-                var keep = rw.ok && j < kend;
-                if (flag(F_CAUSAL)) {
-                    keep = keep && j0 + j + sqf <= ia + skf;
-                }
-                if (flag(F_WINDOW)) {
-                    keep = keep && j0 + j + sqf + p.ip.z > ia + skf;
-                }
-                if (keep && flag(F_MASK)) {
-                    let me = b * p.ms.x + hk * p.ms.y + rw.g * p.ms.z + rw.i * p.ms.w + j * p.in2.y;
-                    if (flag(F_MASK8)) {
-                        keep = mask_u8(me) != 0u;
-                    } else {
-                        let mv = mask_f(me);
-                        keep = !is_ninf(mv);
-                        s = s + slope[a] * mv;
-                    }
-                }
-                Ps[r * BK + kc] = select(NEG, s, keep);
+                Ps[r * BK + kc] = score_of(sc[a * RKS + c], b, hk, rw, kt + kc, kend, slope[a]);
             }
         }
         workgroupBarrier();
@@ -477,7 +582,7 @@ fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         sums[a] = Ls[r];
         if (rw.ok && flag(F_SPLIT) && flag(F_CARRY)) {
             // merge with the run an earlier piece of the keys left here
-            let pb = p.offs2.y + b * p.os.x + hk * p.os.y + rw.g * p.os.z + rw.i * p.os.w + sp * (Dv + 2u);
+            let pb = run_of(b, hk, rw, sp);
             let m2 = o_ld(pb);
             let mn = max(mxs[a], m2);
             fa[a] = select(exp(mxs[a] - mn), 0.0, mxs[a] == NEG);
@@ -496,7 +601,7 @@ fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         var mx = Ms[r];
         var sum = Ls[r];
         if (flag(F_SPLIT)) {
-            let pb = p.offs2.y + b * p.os.x + hk * p.os.y + rw.g * p.os.z + rw.i * p.os.w + sp * (Dv + 2u);
+            let pb = run_of(b, hk, rw, sp);
             for (var x = 0u; x < n_rd(); x++) {
                 let d = tk + TN * x;
                 if (d < Dv) {
@@ -532,4 +637,5 @@ fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
     }
 }
+#endif
 #endif

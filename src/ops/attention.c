@@ -29,9 +29,11 @@
  *   t16  16 queries, 1 per thread: 17.6 KiB at D 128 (lavapipe's 32 KiB),
  *        34 KiB at D 256;
  *   t8   8 queries, 8 threads along keys: 25 KiB at D 256;
- *   splitkv  decode: 8 rows (a KV head's grouped queries), 32 keys a tile,
+ *   splitkv  decode (attention_decode.wgsl): up to 8 rows (a KV head's
+ *        grouped queries), 128 threads, up to 8 keys per thread per tile,
  *        the keys cut into chunks across workgroups (partials in scratch,
- *        then attn_reduce).
+ *        then attn_reduce); its workgroup memory does not grow with D
+ *        (23.2 KiB at 8 rows x 4 keys a thread, 9.7 KiB at 1).
  * Any variant runs split when the keys of one head do not fit a storage
  * binding (pieces merged through the partials, CARRY). */
 static const wg_attn_variant variants[] = {
@@ -39,28 +41,43 @@ static const wg_attn_variant variants[] = {
     {"t32", 32, 2, 32, 16, false},
     {"t16", 16, 1, 16, 16, false},
     {"t8", 8, 1, 16, 8, false},
-    {"splitkv", 8, 1, 32, 16, true},
-    {"splitkv", 8, 1, 16, 8, true}, /* splitkv's tile where 32 keys of D 256 do not fit */
+    {"splitkv", 8, 1, 8, 128, true},
 };
-#define NVAR 5 /* named variants; the last row is splitkv's fallback */
+#define NVAR 5
 
 const wg_attn_variant *wg_attn_variant_at(int i) { return i >= 0 && i < NVAR ? &variants[i] : NULL; }
-const wg_attn_variant *wg_attn_variant_fallback(void) { return &variants[NVAR]; }
 
 /* Padded head dims: multiples of 16 so TN (8 or 16) divides DV. */
 int64_t wg_attn_pad(int64_t d) { return (d + 15) / 16 * 16; }
 
 int64_t wg_attn_class(int64_t d) { return d <= 64 ? 64 : d <= 128 ? 128 : 256; }
 
+/* attention_decode.wgsl: Sp (the partial dots: no octet lanes x a stride
+ * of BQ x tile keys rounded up to 32, + up to 32 / no, at most BQ KPT WG +
+ * 1024 floats; or the final merge's RPR rows x 8 floats a thread), Ss
+ * (BQ x 16 key lanes x KPT scores), Ml (2 x 16 x BQ) and Rs (6 x BQ). */
+wg_attn_dec_mem wg_attn_dec_smem(int64_t r, int64_t kpt, int64_t wg)
+{
+    wg_attn_dec_mem m;
+    m.rpr = r * kpt / 8 < 1 ? 1 : r * kpt / 8 > r ? r : r * kpt / 8;
+    int64_t a = r * kpt * wg + 1024, b = m.rpr * 8 * wg;
+    m.spn = a > b ? a : b;
+    m.bytes = 4u * (uint64_t)(m.spn + r * 16 * kpt + 2 * 16 * r + 6 * r);
+    return m;
+}
+
 uint64_t wg_attn_smem(const wg_attn_variant *v, int64_t dk, int64_t dv)
 {
+    if (v->split) /* at its smallest tile: one key a thread */
+        return wg_attn_dec_smem(v->bq, 1, v->tn).bytes;
     int64_t kvw = dk > dv ? dk : dv;
     return 4u * (uint64_t)(v->bq * dk + v->bk * (kvw + 1) + v->bq * v->bk + 3 * v->bq);
 }
 
 static bool fits(const wg_attn_variant *v, int64_t dk, int64_t dv, uint32_t smem, uint32_t max_inv)
 {
-    return wg_attn_smem(v, dk, dv) <= smem && (uint32_t)(v->bq / v->rq * v->tn) <= max_inv;
+    uint32_t threads = v->split ? (uint32_t)v->tn : (uint32_t)(v->bq / v->rq * v->tn);
+    return wg_attn_smem(v, dk, dv) <= smem && threads <= max_inv;
 }
 
 /* Rows a KV head serves (grouped heads x queries) up to which decode
@@ -84,19 +101,13 @@ wgml_status wg_attn_choose(const wg_attn_facts *f, int64_t rows, int64_t skv, in
                            "t16, t8, splitkv", force);
         if (fits(*out, dk, dv, f->smem, f->max_inv))
             return WGML_OK;
-        /* splitkv on a small workgroup memory: t8's tile, still split */
-        if ((*out)->split && fits(&variants[NVAR], dk, dv, f->smem, f->max_inv)) {
-            *out = &variants[NVAR];
-            return WGML_OK;
-        }
         return wg_fail(WGML_ERR_UNSUPPORTED, "wgml_attention: variant %s needs %llu bytes of workgroup memory for "
                        "head dims %lld/%lld, the device has %u", force,
                        (unsigned long long)wg_attn_smem(*out, dk, dv), (long long)dk, (long long)dv, f->smem);
     }
-    if (rows <= DECODE_ROWS && skv >= DECODE_MIN_KEYS) {
-        *out = fits(&variants[4], dk, dv, f->smem, f->max_inv) ? &variants[4] : &variants[NVAR];
-        if (fits(*out, dk, dv, f->smem, f->max_inv))
-            return WGML_OK;
+    if (rows <= DECODE_ROWS && skv >= DECODE_MIN_KEYS && fits(&variants[4], dk, dv, f->smem, f->max_inv)) {
+        *out = &variants[4];
+        return WGML_OK;
     }
     /* Prefill: the biggest tile that fits and that the rows fill at least
      * half of (a 64-row tile for 20 rows computes 44 empty ones). */
@@ -188,12 +199,18 @@ wgml_status wg_ck_attention(const wg_op_params *p, const wg_desc *const *in, int
 }
 
 /* Partial runs: one (max, sum, acc[Dv]) f32 run per query row and split.
- * Splits per dispatch: up to WG_ATTN_MAX_SPLITS for splitkv (decode), 1
- * for the others (they split only when a head's keys exceed a binding,
+ * Splits per dispatch: up to wg_attn_max_splits(Skv) for splitkv (decode),
+ * 1 for the others (they split only when a head's keys exceed a binding,
  * and merge piece by piece into that one run). */
 uint64_t wg_attn_scratch_bytes(int64_t b, int64_t hq, int64_t sq, int64_t dv, int64_t splits)
 {
     return wg_align_up((uint64_t)(b * hq * sq) * (uint64_t)splits * (uint64_t)(dv + 2) * 4u, 256);
+}
+
+int64_t wg_attn_max_splits(int64_t skv)
+{
+    int64_t n = (skv + WG_ATTN_MIN_CHUNK - 1) / WG_ATTN_MIN_CHUNK;
+    return n < 1 ? 1 : n > WG_ATTN_MAX_SPLITS ? WG_ATTN_MAX_SPLITS : n;
 }
 
 uint64_t wg_sc_attention(const wg_op_params *p, const wg_desc *const *in, int nin, const wg_desc *out)
@@ -208,7 +225,7 @@ uint64_t wg_sc_attention(const wg_op_params *p, const wg_desc *const *in, int ni
     const char *f = wg_forced_variant("attn", buf, sizeof buf);
     bool decode = (f && !strcmp(f, "splitkv")) || (!f && g * q->shape[2] <= DECODE_ROWS);
     return wg_attn_scratch_bytes(q->shape[0], q->shape[1], q->shape[2], out->shape[3],
-                                 decode ? WG_ATTN_MAX_SPLITS : 1);
+                                 decode ? wg_attn_max_splits(k->shape[2]) : 1);
 }
 
 wgml_status wg_en_attention(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out,

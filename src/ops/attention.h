@@ -9,12 +9,20 @@
 
 /* Head dims the kernels hold in workgroup memory (Q tile, K/V tile). */
 #define WG_ATTN_MAX_D 256
-/* Key chunks per KV head in one splitkv dispatch (bounds the scratch). */
-#define WG_ATTN_MAX_SPLITS 64
+/* Key chunks per KV head in one splitkv dispatch (bounds the scratch;
+ * attn_reduce's 256 threads take one run each). */
+#define WG_ATTN_MAX_SPLITS 256
+/* Fewest keys a splitkv chunk gets: one 64-key tile of the decode kernel
+ * at D 128 (below that the partial run, 130 floats a row, and the
+ * workgroup's fixed steps outweigh the keys). */
+#define WG_ATTN_MIN_CHUNK 64
 
 typedef struct wg_attn_variant {
     const char *name;
-    int bq, rq, bk, tn;   /* attention.wgsl's BQ, RQ, BK, TN */
+    /* tiles: attention.wgsl's BQ, RQ, BK, TN; splitkv (attention_decode.wgsl):
+     * bq the most rows a workgroup, bk the most keys per thread per tile
+     * (KPT), tn the threads, rq unused */
+    int bq, rq, bk, tn;
     bool split;           /* key chunks across workgroups + attn_reduce */
 } wg_attn_variant;
 
@@ -28,17 +36,25 @@ typedef struct wg_attn_facts {
 } wg_attn_facts;
 
 const wg_attn_variant *wg_attn_variant_at(int i);
-const wg_attn_variant *wg_attn_variant_fallback(void);
 int64_t wg_attn_pad(int64_t d);
 /* CPU drivers' head dim classes: 64, 128 or 256 (the arrays' size). */
 int64_t wg_attn_class(int64_t d);
 uint64_t wg_attn_smem(const wg_attn_variant *v, int64_t dk, int64_t dv);
+/* The decode kernel's workgroup arrays for rows r, kpt keys per thread per
+ * tile and wg threads: its SPN and RPR defines, and the bytes. */
+typedef struct wg_attn_dec_mem {
+    int64_t spn, rpr;
+    uint64_t bytes;
+} wg_attn_dec_mem;
+wg_attn_dec_mem wg_attn_dec_smem(int64_t r, int64_t kpt, int64_t wg);
 /* The variant for rows = (q heads per KV head) x Sq query rows over skv
  * keys (WGML_FORCE=attn=<name> overrides; an unknown name is an error
  * listing the variants). */
 wgml_status wg_attn_choose(const wg_attn_facts *f, int64_t rows, int64_t skv, int64_t dk, int64_t dv,
                            const wg_attn_variant **out);
 uint64_t wg_attn_scratch_bytes(int64_t b, int64_t hq, int64_t sq, int64_t dv, int64_t splits);
+/* The most splits a splitkv dispatch over skv keys takes. */
+int64_t wg_attn_max_splits(int64_t skv);
 
 wgml_status wg_attention_impl(const wgml_tensor *q, const wgml_tensor *k, const wgml_tensor *v,
                               const wgml_tensor *mask, const wgml_tensor *sinks, const wgml_attn_params *p,

@@ -16,6 +16,7 @@ enum {
     F_CAUSAL = 1, F_WINDOW = 2, F_SOFTCAP = 4, F_MASK = 8, F_ALIBI = 16, F_SINKS = 32, F_CARRY = 64,
     F_MASK16 = 128, F_MASK8 = 256, /* the mask's dtype (f32 without either): it is read raw, see below */
     F_SPLIT = 512,                 /* partial runs to the scratch: a flag, so split and whole runs share a kernel */
+    F_KVEC = 1024, F_VVEC = 2048,  /* decode: K / V octets are aligned 16-byte vectors (attention_decode.wgsl) */
 };
 
 /* attention.wgsl's Params. */
@@ -26,9 +27,11 @@ typedef struct attn_params {
 } attn_params;
 _Static_assert(sizeof(attn_params) <= WG_PARAMS_MAX, "attention params exceed the uniform slot");
 
-/* Workgroups a splitkv dispatch aims at: an H100's 132 SMs about four
- * deep, so the K/V stream has enough loads in flight. */
-#define SPLIT_TARGET_GROUPS 512
+/* Workgroups a splitkv dispatch aims at: an H100's 132 SMs hold about 3
+ * decode workgroups each (128 threads of ~150 registers), so 1024 are ~2.6
+ * waves: every SM streams K/V to the end, and the last wave is mostly
+ * full.  Decode at 8192 keys x 8 KV heads: 128 chunks of 64 keys. */
+#define SPLIT_TARGET_GROUPS 1024
 
 enum { O_Q, O_K, O_V, O_M, O_S, O_O, NOPS };
 
@@ -37,16 +40,26 @@ typedef struct attn_job {
     wgml_kernel *k;
     const wg_attn_variant *var;
     attn_params base;
-    bool raw[NOPS];       /* operand bound as raw bytes (q8_0 K/V, the mask) */
+    bool raw[NOPS];       /* operand bound as raw bytes (q8_0 K/V, the mask; every K/V of the decode kernel) */
+    bool vec16;           /* decode: K/V bound as 16-byte vectors */
     int64_t nsp;          /* splits per dispatch (1 unless splitkv) */
+    int64_t bq;           /* rows per workgroup */
 } attn_job;
 
-static wg_binding bind(const wg_win *w, const int64_t iter[4], bool raw, uint32_t *off)
+static wg_binding bind(const wg_win *w, const int64_t iter[4], bool raw, bool vec16, uint32_t *off)
 {
     if (!raw)
         return wg_win_bind(w, iter, off);
     uint64_t rem; /* raw: the kernel addresses bytes from the window's first element (q8_0: block) */
-    wg_binding b = wg_bind_from(w->buf, w->offset * w->esz, wg_win_bytes(w, iter), &rem);
+    uint64_t need = wg_win_bytes(w, iter);
+    /* 16-byte vectors: the binding also covers the rest of the vector that
+     * holds the last byte, and ends on a whole vector (array<vec4<u32>>).
+     * Bindings start at multiples of minStorageBufferOffsetAlignment (>= 32),
+     * end at most at the buffer's allocation (a multiple of 16) or a window
+     * of a multiple of 256, so rounding down never cuts the data. */
+    wg_binding b = wg_bind_from(w->buf, w->offset * w->esz, need + (vec16 ? 15 : 0), &rem);
+    if (vec16)
+        b.size = wg_align_down(b.size, 16);
     *off = (uint32_t)rem;
     return b;
 }
@@ -58,7 +71,7 @@ static wgml_status attn_block(void *user, const wg_win *w, const int64_t iter[4]
     wg_binding b[NOPS];
     uint32_t off[NOPS] = {0};
     for (int i = 0; i < NOPS; i++)
-        b[i] = w[i].buf ? bind(&w[i], iter, j->raw[i], &off[i]) : b[O_Q];
+        b[i] = w[i].buf ? bind(&w[i], iter, j->raw[i], j->vec16 && (i == O_K || i == O_V), &off[i]) : b[O_Q];
     for (int i = 0; i < 4; i++) {
         p.blk[i] = (uint32_t)iter[i];
         p.org[i] = (uint32_t)origin[i];
@@ -66,7 +79,7 @@ static wgml_status attn_block(void *user, const wg_win *w, const int64_t iter[4]
     }
     p.offs2[0] = off[O_S];
     p.offs2[1] = off[O_O];
-    int64_t rows = iter[2] * iter[3], nrb = (rows + j->var->bq - 1) / j->var->bq;
+    int64_t rows = iter[2] * iter[3], nrb = (rows + j->bq - 1) / j->bq;
     uint64_t groups = (uint64_t)(iter[0] * iter[1] * nrb * j->nsp);
     return wg_dispatch(j->ctx, j->k, b, NOPS, &p, sizeof p, (uint32_t)groups, 1, 1);
 }
@@ -85,10 +98,31 @@ static wgml_status reduce_block(void *user, const wg_win *w, const int64_t iter[
     p.offs2[1] = off[0];
     p.offs2[0] = off[1];
     p.offs[3] = off[2];
-    return wg_dispatch(j->ctx, j->k, b, 3, &p, sizeof p, (uint32_t)(iter[0] * iter[1] * iter[2] * iter[3]), 1, 1);
+    uint64_t nds = (uint64_t)(j->base.dims[3] + 31) / 32; /* attn_reduce: 32 value dims a workgroup */
+    return wg_dispatch(j->ctx, j->k, b, 3, &p, sizeof p, (uint32_t)((uint64_t)(iter[0] * iter[1] * iter[2] * iter[3]) * nds),
+                       1, 1);
 }
 
 static const char *wgsl_dt(wgml_dtype t) { return t == WGML_Q8_0 ? "u32" : wg_dtype(t)->wgsl; }
+
+/* attention_decode.wgsl's K_KIND / V_KIND. */
+static int kv_kind(wgml_dtype t) { return t == WGML_F32 ? 0 : t == WGML_F16 ? 1 : 2; }
+
+/* Whether the decode kernel may load K or V (a [B, H, S, d] view) by
+ * 16-byte vectors of 8 elements: f16 or f32, contiguous along d, d a
+ * multiple of 8, and every key's octets 16-byte aligned (offset and the
+ * b, h, s strides; windows move by multiples of those, and bindings start
+ * at multiples of 16). */
+static bool vec_ok(const wgml_tensor *t, const wg_view4 *v, int64_t d)
+{
+    int64_t esz = t->dtype == WGML_F16 ? 2 : t->dtype == WGML_F32 ? 4 : 0;
+    if (!esz || v->strides[3] != 1 || d % 8 || ((int64_t)v->offset * esz) % 16)
+        return false;
+    for (int i = 0; i < 3; i++)
+        if ((v->strides[i] * esz) % 16)
+            return false;
+    return true;
+}
 
 /* Strides of a [B, H, S, X] view over [B, Hkv, G, Sq] (head = hkv G + g). */
 static void space_st(const wg_view4 *v, int64_t g, int64_t st[4])
@@ -225,12 +259,33 @@ wgml_status wg_attention_impl(const wgml_tensor *q, const wgml_tensor *k, const 
         return wg_fail_window(ctx, wg_win_bytes(&kw[0], (const int64_t[4]){1, 1, 1, 1}),
                               "wgml_attention: one key of k (head dim %lld)", (long long)D);
     bool split = var->split || piece < Skv;
-    int64_t nrb = (G * Sq + var->bq - 1) / var->bq, nsp = 1, L = piece;
+    /* Decode rows per workgroup: the rows a KV head serves, rounded up to
+     * 1, 2, 4 or 8 on GPUs (registers hold BQ rows of q and acc).  CPU
+     * drivers take 4 rows and 1 key per thread per tile always: one
+     * compiled kernel, and lavapipe's compile time grows with the arrays
+     * that live across barriers (8 rows x 4 keys took it ~6 s, 4 x 1 ~1.5). */
+    int64_t bq = var->bq, kpt = 0;
+    if (var->split) {
+        int64_t rows = G * Sq < var->bq ? G * Sq : var->bq;
+        bq = 1;
+        while (bq < rows)
+            bq *= 2;
+        /* Keys per thread per tile: 8 (16 loads of 16 bytes in flight a
+         * thread, ~150 registers at 4 rows) for f16 K/V up to 4 rows, else
+         * 4 (f32 octets take twice the registers); fewer where workgroup
+         * memory is short. */
+        kpt = bq <= 4 && k->dtype == WGML_F16 && v->dtype == WGML_F16 ? var->bk : var->bk / 2;
+        if (facts.cpu)
+            bq = 4, kpt = 1;
+        while (kpt > 1 && wg_attn_dec_smem(bq, kpt, var->tn).bytes > facts.smem)
+            kpt /= 2;
+    }
+    int64_t nrb = (G * Sq + bq - 1) / bq, nsp = 1, L = piece;
     if (var->split) {
         nsp = (SPLIT_TARGET_GROUPS + B * Hkv * nrb - 1) / (B * Hkv * nrb);
-        nsp = nsp < 1 ? 1 : nsp > WG_ATTN_MAX_SPLITS ? WG_ATTN_MAX_SPLITS : nsp;
+        int64_t most = wg_attn_max_splits(piece); /* <= what wg_sc_attention declares */
+        nsp = nsp < 1 ? 1 : nsp > most ? most : nsp;
         L = (piece + nsp - 1) / nsp;
-        L = (L + var->bk - 1) / var->bk * var->bk;
         nsp = (piece + L - 1) / L;
     }
 
@@ -243,12 +298,25 @@ wgml_status wg_attention_impl(const wgml_tensor *q, const wgml_tensor *k, const 
     }
     wgml_buffer *wbuf = split ? part->st->buf : out->st->buf;
     char defs[768];
-    size_t u = (size_t)snprintf(defs, sizeof defs, "BQ=%d;RQ=%d;BK=%d;TN=%d;WG=%d;DK=%lld;DV=%lld;KVW=%lld;%s%s%s%s",
-                                var->bq, var->rq, var->bk, var->tn, var->bq / var->rq * var->tn, (long long)dk,
-                                (long long)dvp, (long long)(dk > dvp ? dk : dvp), exact ? "DEXACT;" : "",
-                                k->dtype == WGML_Q8_0 ? "K_Q8;" : "",
-                                v->dtype == WGML_Q8_0 ? "V_Q8;" : "",
-                                facts.cpu ? "ROLLED;" : "");
+    size_t u;
+    if (var->split) {
+        wg_attn_dec_mem dm = wg_attn_dec_smem(bq, kpt, var->tn);
+        char kk[24] = "(p.ss.w & 3u)", vk[24] = "((p.ss.w >> 2u) & 3u)"; /* CPU: uniforms (one kernel) */
+        if (!facts.cpu) {
+            snprintf(kk, sizeof kk, "%du", kv_kind(k->dtype));
+            snprintf(vk, sizeof vk, "%du", kv_kind(v->dtype));
+        }
+        u = (size_t)snprintf(defs, sizeof defs, "DECODE;KRAW;VRAW;BQ=%lld;WG=%d;KPT=%lld;SPN=%lld;RPR=%lld;DK=%lld;"
+                             "DV=%lld;K_KIND=%s;V_KIND=%s;%s%s", (long long)bq, var->tn, (long long)kpt,
+                             (long long)dm.spn, (long long)dm.rpr, (long long)dk, (long long)dvp, kk, vk,
+                             exact ? "DEXACT;" : "", facts.cpu ? "ROLLED;" : "");
+    } else {
+        u = (size_t)snprintf(defs, sizeof defs, "BQ=%d;RQ=%d;BK=%d;TN=%d;WG=%d;DK=%lld;DV=%lld;KVW=%lld;%s%s%s%s",
+                             var->bq, var->rq, var->bk, var->tn, var->bq / var->rq * var->tn, (long long)dk,
+                             (long long)dvp, (long long)(dk > dvp ? dk : dvp), exact ? "DEXACT;" : "",
+                             k->dtype == WGML_Q8_0 ? "K_Q8;KRAW;" : "", v->dtype == WGML_Q8_0 ? "V_Q8;VRAW;" : "",
+                             facts.cpu ? "ROLLED;" : "");
+    }
     static const char *const up[NOPS] = {"Q", "K", "V", "M", "S", "O"};
     unsigned ro = 0;
     for (int i = 0; i < NOPS; i++) {
@@ -257,21 +325,26 @@ wgml_status wg_attention_impl(const wgml_tensor *q, const wgml_tensor *k, const 
         if (!rw)
             ro |= 1u << i;
         /* out is rw (split runs read the carried partials) and f32 when split;
-         * the mask is read as raw words, whatever its dtype (or none) */
-        const char *mode = i == O_O || rw ? "rw" : "r";
-        const char *dt = i == O_O ? (split ? "f32" : wg_dtype(out->dtype)->wgsl) : i == O_M ? "u32" : wgsl_dt(t->dtype);
+         * the mask is read as raw words, whatever its dtype (or none); the
+         * decode kernel reads K and V as raw 16-byte vectors */
+        bool v16 = var->split && (i == O_K || i == O_V);
+        const char *mode = i == O_O || rw ? (v16 ? "rw4" : "rw") : v16 ? "r4" : "r";
+        const char *dt = i == O_O ? (split ? "f32" : wg_dtype(out->dtype)->wgsl)
+                         : i == O_M || v16 ? "u32" : wgsl_dt(t->dtype);
         u += (size_t)snprintf(defs + u, sizeof defs - u, "%s_DT=%s;%s_MODE=%s;", up[i], dt, up[i], mode);
     }
     attn_job job;
     memset(&job, 0, sizeof job);
     job.ctx = ctx;
     job.var = var;
-    job.raw[O_K] = k->dtype == WGML_Q8_0;
-    job.raw[O_V] = v->dtype == WGML_Q8_0;
+    job.raw[O_K] = k->dtype == WGML_Q8_0 || var->split;
+    job.raw[O_V] = v->dtype == WGML_Q8_0 || var->split;
     job.raw[O_M] = mask != NULL;
+    job.vec16 = var->split;
     job.nsp = nsp;
+    job.bq = bq;
     if (st == WGML_OK)
-        st = get_kernel(ctx, defs, NOPS, ro, "attn", &job.k);
+        st = get_kernel(ctx, defs, NOPS, ro, var->split ? "attn_dec" : "attn", &job.k);
 
     /* Parameters every block shares. */
     attn_params *p = &job.base;
@@ -284,6 +357,7 @@ wgml_status wg_attention_impl(const wgml_tensor *q, const wgml_tensor *k, const 
     p->ss[0] = 1; /* ROLLED's loop bound factor */
     p->ss[1] = (uint32_t)nsp;
     p->ss[2] = (uint32_t)L;
+    p->ss[3] = (uint32_t)(kv_kind(k->dtype) | kv_kind(v->dtype) << 2); /* decode on CPU drivers: K/V dtypes */
     p->fp[0] = pa.scale != 0 ? pa.scale : (float)(1 / sqrt((double)D));
     p->fp[1] = pa.softcap;
     p->fp[2] = (float)(-pa.max_bias / nhl2);
@@ -303,7 +377,9 @@ wgml_status wg_attention_impl(const wgml_tensor *q, const wgml_tensor *k, const 
     unsigned flags = (pa.causal ? F_CAUSAL : 0) | (pa.window > 0 ? F_WINDOW : 0) | (pa.softcap > 0 ? F_SOFTCAP : 0) |
                      (mask ? F_MASK : 0) | (mask && !mbool && pa.max_bias > 0 ? F_ALIBI : 0) |
                      (sinks && !split ? F_SINKS : 0) | (mask && mask->dtype == WGML_F16 ? F_MASK16 : 0) |
-                     (mbool ? F_MASK8 : 0) | (split ? F_SPLIT : 0);
+                     (mbool ? F_MASK8 : 0) | (split ? F_SPLIT : 0) |
+                     (var->split && vec_ok(k, &o.v[O_K], D) ? F_KVEC : 0) |
+                     (var->split && vec_ok(v, &o.v[O_V], Dv) ? F_VVEC : 0);
     int64_t st4[NOPS][4];
     for (int i = 0; i < NOPS; i++)
         if (o.t[i] && i != O_S)
