@@ -4,7 +4,7 @@
 # git-ignored folders .gl (Vulkan loader debs), third_party (wgpu-native)
 # and .devbuild (a Release build made here) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph profile variants
-#     mm mmtests mv mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm gemmq llmprof (the case below says what each runs)
+#     mm mmtests mv mvshapes llmvar mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm gemmq llmprof (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -140,6 +140,17 @@ for s in $sections; do
       for v in fused dequant; do
         echo "-- qgemm=$v"; WGML_FORCE=qgemm=$v $B/wgml bench gemm 2>&1 | grep -E "^op|^linear" | head -n 8
       done ;;
+    mvshapes) # a decoder's mat-vec shapes for the table: n x k per variant, the q4_K model's dtypes
+      for nk in 4096x4096 6144x4096 28672x4096 4096x14336; do
+        for v in "" sgw_r4 sgw_r8 sgw_r4u2; do
+          WGML_FORCE=${v:+matvec=$v} $B/wgml bench matvec --nk $nk --dtype q4_K,q6_K --json 2>&1 |
+            python3 -c "import json,sys; d=json.load(sys.stdin); print('$nk', '${v:-table}'.ljust(9), ' '.join('%s %.2f' % (r['dtype'], r['of_copy']) for r in d['results']))"
+        done
+      done ;;
+    llmvar) # the whole 8B decode with each mat-vec variant forced (tg only)
+      for v in "" sg_r4 sgw_r4 sgw_r8 sgw_r4u2; do
+        echo "-- ${v:-table}: $(WGML_FORCE=${v:+matvec=$v} $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 512 -n 128 -r 1 2>&1 | grep tg128)"
+      done ;;
     mvtests) # the mat-vec, attention and decoder-graph tests in CI's modes
       for t in test_op_matvec test_op_attention test_llm_graph; do
         for m in native nof16 fold window; do
@@ -153,10 +164,10 @@ for s in $sections; do
       unset WGML_DISABLE WGML_FOLD_GRID WGML_MAX_BINDING ;;
     llmfuse) # the 8B decode with q|k|v and gate|up kept apart, for the fusion's share
       $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 512 -n 128 -r 3 --no-fuse 2>&1 | tail -n 3 ;;
-    llmprof) # where a decode step's GPU time goes: kernels by total time (tg dominates: pp16, tg64)
+    llmprof) # where the GPU time goes: kernels by total time (pp512's GEMMs, then tg32 at KV ~550)
       for m in /tmp/models/llama-8b-q4k.gguf; do
         [ -f $m ] || continue
-        WGML_PROFILE=1 $B/wgml bench llm -m $m -p 16 -n 64 -r 1 2>&1 | grep -v "^|" | head -n 30
+        WGML_PROFILE=1 $B/wgml bench llm -m $m -p 512 -n 32 -r 1 2>&1 | grep -v "^|" | head -n 30
       done ;;
     gpuspan) # GPU time per replayed dispatch from timestamps (is replay GPU- or host-bound?)
       WGML_PROFILE=1 $B/wgml bench graph 2>&1 | grep -E "chain|span|total|unary|block" | head -n 30 ;;

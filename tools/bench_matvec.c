@@ -4,7 +4,9 @@
  * q8_0, q4_K, q6_K and f16.  Reports the median time of a step after a
  * warm-up, GB/s of weight bytes read, and the fraction of copy bandwidth
  * (2.95 TB/s, measured for wgml's vec4 copy) on an H100.  --quick: 4
- * matrices of 1024 x 1024, seconds on lavapipe. */
+ * matrices of 1024 x 1024, seconds on lavapipe; --nk NxK another shape
+ * (a decoder's 4096 x 4096, 6144 x 4096 fused q|k|v, 4096 x 14336 down
+ * projection...); --dtype a comma list of the dtypes to run. */
 #include "cli.h"
 
 #include <stdbool.h>
@@ -31,21 +33,43 @@ static wgml_status step(wgml_ctx *ctx, wgml_tensor *const *w, int nm, const wgml
     return wgml_ctx_sync(ctx);
 }
 
+/* Is name one of the comma-separated list's entries? */
+static bool name_listed(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && !strncmp(p, name, n))
+            return true;
+        p += len + (e ? 1 : 0);
+    }
+    return false;
+}
+
 int bench_matvec(wgml_ctx *ctx, int argc, char **argv)
 {
     bool quick = false, json = false;
+    long long nn = 0, kk = 0;
+    const char *only = NULL;
     for (int i = 1; i < argc; i++) { /* argv[0]: "matvec" */
         if (strcmp(argv[i], "--quick") == 0)
             quick = true;
         else if (strcmp(argv[i], "--json") == 0)
             json = true;
+        else if (i + 1 < argc && strcmp(argv[i], "--nk") == 0 && sscanf(argv[i + 1], "%lldx%lld", &nn, &kk) == 2 &&
+                 nn > 0 && kk > 0 && kk % 256 == 0)
+            i++;
+        else if (i + 1 < argc && strcmp(argv[i], "--dtype") == 0)
+            only = argv[++i];
         else {
-            fprintf(stderr, "usage: wgml bench matvec [--quick] [--json]\n");
+            fprintf(stderr, "usage: wgml bench matvec [--quick] [--json] [--nk NxK (K a multiple of 256)] "
+                    "[--dtype q4_K,f16,...]\n");
             return 2;
         }
     }
     static const wgml_dtype dts[] = {WGML_Q4_0, WGML_Q8_0, WGML_Q4_K, WGML_Q6_K, WGML_F16};
-    const int64_t n = quick ? 1024 : 14336, k = quick ? 1024 : 4096;
+    const int64_t n = nn ? nn : quick ? 1024 : 14336, k = kk ? kk : quick ? 1024 : 4096;
     const int nm = quick ? 4 : MAX_MATS, reps = quick ? 5 : 20;
     wgml_device_info in;
     wgml_status st = wgml_device_info_get(ctx, &in);
@@ -58,8 +82,10 @@ int bench_matvec(wgml_ctx *ctx, int argc, char **argv)
     else
         printf("%s: %d weight matrices of %lld x %lld, 1 activation row (wgml_linear)\n%-6s %12s %10s %8s\n",
                in.adapter, nm, (long long)n, (long long)k, "dtype", "step (us)", "GB/s", "of copy");
-    int rc = 0;
+    int rc = 0, printed = 0;
     for (size_t d = 0; d < sizeof dts / sizeof *dts && rc == 0; d++) {
+        if (only && !name_listed(only, wgml_dtype_name(dts[d])))
+            continue;
         wgml_tensor *w[MAX_MATS] = {0}, *x = NULL, *out = NULL;
         uint64_t bytes = 0;
         st = wgml_tensor_new(ctx, WGML_F32, 2, (int64_t[]){1, k}, &x);
@@ -89,7 +115,7 @@ int bench_matvec(wgml_ctx *ctx, int argc, char **argv)
             if (h100)
                 snprintf(frac, sizeof frac, "%.2f", gbs / 2950.0);
             if (json)
-                printf("%s{\"dtype\": \"%s\", \"step_us\": %.1f, \"gb_s\": %.1f, \"of_copy\": %s%s%s}", d ? ", " : "",
+                printf("%s{\"dtype\": \"%s\", \"step_us\": %.1f, \"gb_s\": %.1f, \"of_copy\": %s%s%s}", printed++ ? ", " : "",
                        wgml_dtype_name(dts[d]), t * 1e6, gbs, h100 ? "" : "\"", frac, h100 ? "" : "\"");
             else
                 printf("%-6s %12.1f %10.1f %8s\n", wgml_dtype_name(dts[d]), t * 1e6, gbs, frac);
