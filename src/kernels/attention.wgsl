@@ -402,6 +402,28 @@ fn run_of(b: u32, hk: u32, rw: Row, sp: u32) -> u32 {
     return p.offs2.y + b * p.os.x + hk * p.os.y + rw.g * p.os.z + rw.i * p.os.w + sp * (d_v() + 2u);
 }
 
+// The workgroup's (split, row block, KV head, batch), or none past the grid.
+struct Blk {
+    sp: u32,
+    rb: u32,
+    hk: u32,
+    b: u32,
+    live: bool,
+}
+
+fn blk_of(wid: vec3<u32>, nwg: vec3<u32>) -> Blk {
+    let rows = p.blk.z * p.blk.w;
+    let nrb = (rows + BQ - 1u) / BQ;
+    let nsp = p.ss.y;
+    var t = wg_linear(wid, nwg);
+    let live = t < p.blk.x * p.blk.y * nrb * nsp;
+    let sp = t % nsp;
+    t = t / nsp;
+    let rb = t % nrb;
+    t = t / nrb;
+    return Blk(sp, rb, t % p.blk.y, t / p.blk.y, live);
+}
+
 #ifdef DECODE
 #include "attention_decode.wgsl"
 #else
@@ -434,19 +456,14 @@ var<workgroup> As: array<f32, BQ>;
 @compute @workgroup_size({{WG}})
 fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
-    let rows = p.blk.z * p.blk.w;
-    let nrb = (rows + BQ - 1u) / BQ;
-    let nsp = p.ss.y;
-    var t = wg_linear(wid, nwg);
-    if (t >= p.blk.x * p.blk.y * nrb * nsp) {
+    let bl = blk_of(wid, nwg);
+    if (!bl.live) {
         return;
     }
-    let sp = t % nsp;
-    t = t / nsp;
-    let rb = t % nrb;
-    t = t / nrb;
-    let hk = t % p.blk.y;
-    let b = t / p.blk.y;
+    let sp = bl.sp;
+    let rb = bl.rb;
+    let hk = bl.hk;
+    let b = bl.b;
     let D = d_k();
     let Dv = d_v();
     let tq = li / TN;

@@ -156,19 +156,14 @@ fn q_oct(b: u32, hk: u32, rb: u32, r: u32, d0: u32, n: u32) -> Oct {
 @compute @workgroup_size({{WG}})
 fn attn_dec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
             @builtin(local_invocation_index) li: u32) {
-    let rows = p.blk.z * p.blk.w;
-    let nrb = (rows + BQ - 1u) / BQ;
-    let nsp = p.ss.y;
-    var t = wg_linear(wid, nwg);
-    if (t >= p.blk.x * p.blk.y * nrb * nsp) {
+    let bl = blk_of(wid, nwg);
+    if (!bl.live) {
         return;
     }
-    let sp = t % nsp;
-    t = t / nsp;
-    let rb = t % nrb;
-    t = t / nrb;
-    let hk = t % p.blk.y;
-    let b = t / p.blk.y;
+    let sp = bl.sp;
+    let rb = bl.rb;
+    let hk = bl.hk;
+    let b = bl.b;
     let D = d_k();
     let Dv = d_v();
     let nok = (D + 7u) / 8u;                // K octets of a key
