@@ -4,7 +4,7 @@
 # git-ignored folders .gl (Vulkan loader debs), third_party (wgpu-native)
 # and .devbuild (a Release build made here) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph profile variants
-#     mm mmtests mv mvshapes llmvar mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm gemmq llmprof (the case below says what each runs)
+#     mm mmtests mv mvshapes llmvar attnkpt mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm gemmq llmprof (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -150,6 +150,13 @@ for s in $sections; do
     llmvar) # the whole 8B decode with each mat-vec variant forced (tg only)
       for v in "" sg_r4 sgw_r4 sgw_r8 sgw_r4u2; do
         echo "-- ${v:-table}: $(WGML_FORCE=${v:+matvec=$v} $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 512 -n 128 -r 1 2>&1 | grep tg128)"
+      done ;;
+    attnkpt) # the decode kernel's keys per thread (registers vs loads in flight), bench and the 8B decode
+      for kpt in 1 2 4 8; do
+        echo "-- WGML_ATTN_KPT=$kpt"
+        WGML_ATTN_KPT=$kpt $B/wgml bench attn --json 2>/dev/null | python3 -c "import json,sys; d=json.load(sys.stdin); print(' '.join('skv %d: %.1f us a call (batch), %.2f of copy' % (r['skv'], r['batch_us'], r['batch_roofline']) for r in d['results'] if r['kind'] == 'decode'))"
+        [ -x $B/tests/test_op_attention ] && echo "   test: $(WGML_ATTN_KPT=$kpt $B/tests/test_op_attention 2>&1 | tail -n 2 | head -n 1)"
+        echo "   8B: $(WGML_ATTN_KPT=$kpt $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 512 -n 128 -r 1 2>&1 | grep tg128)"
       done ;;
     mvtests) # the mat-vec, attention and decoder-graph tests in CI's modes
       for t in test_op_matvec test_op_attention test_llm_graph; do

@@ -10,6 +10,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum {
@@ -275,6 +276,12 @@ wgml_status wg_attention_impl(const wgml_tensor *q, const wgml_tensor *k, const 
          * 4 (f32 octets take twice the registers); fewer where workgroup
          * memory is short. */
         kpt = bq <= 4 && k->dtype == WGML_F16 && v->dtype == WGML_F16 ? var->bk : var->bk / 2;
+        /* WGML_ATTN_KPT=1|2|4|8: keys per thread forced, for timing the
+         * register pressure against loads in flight (bench/NOTES.md) */
+        const char *ke = getenv("WGML_ATTN_KPT");
+        int kf = ke ? atoi(ke) : 0;
+        if (kf == 1 || kf == 2 || kf == 4 || kf == 8)
+            kpt = kf;
         if (facts.cpu)
             bq = 4, kpt = 1;
         while (kpt > 1 && wg_attn_dec_smem(bq, kpt, var->tn).bytes > facts.smem)
