@@ -271,11 +271,14 @@ wgml_status wg_attention_impl(const wgml_tensor *q, const wgml_tensor *k, const 
         bq = 1;
         while (bq < rows)
             bq *= 2;
-        /* Keys per thread per tile: 8 (16 loads of 16 bytes in flight a
-         * thread, ~150 registers at 4 rows) for f16 K/V up to 4 rows, else
-         * 4 (f32 octets take twice the registers); fewer where workgroup
-         * memory is short. */
-        kpt = bq <= 4 && k->dtype == WGML_F16 && v->dtype == WGML_F16 ? var->bk : var->bk / 2;
+        /* Keys per thread per tile: 4 for f16 K/V up to 4 rows, else 2
+         * (f32 octets take twice the registers); fewer where workgroup
+         * memory is short.  H100, 32 heads / 8 KV heads, D 128, f16, a
+         * 16-call batch: 8 keys (16 loads of 16 bytes in flight, ~150
+         * registers) took 114 / 241 µs at KV 8192 / 32768, 4 keys 88 /
+         * 201, 2 keys 96 / 207; the 8B decode 133.5 tokens/s with 8, 138.7
+         * with 4 (bench/NOTES.md). */
+        kpt = bq <= 4 && k->dtype == WGML_F16 && v->dtype == WGML_F16 ? var->bk / 2 : var->bk / 4;
         /* WGML_ATTN_KPT=1|2|4|8: keys per thread forced, for timing the
          * register pressure against loads in flight (bench/NOTES.md) */
         const char *ke = getenv("WGML_ATTN_KPT");
