@@ -217,8 +217,10 @@ uint64_t wg_sc_linear(const wg_op_params *p, const wg_desc *const *in, int nin, 
             known = known && !wg_is_sym(in[0]->shape[i]);
             rows *= wg_is_sym(in[0]->shape[i]) ? 1 : in[0]->shape[i];
         }
-        /* an upper bound: a symbolic row count may bind above the threshold */
-        if ((!known || rows > WG_MATVEC_MAX_ROWS) && qdeq_path(rows, known, false) != 0)
+        /* an upper bound: a symbolic row count may bind above the threshold,
+         * and a forced dequant is declared even where the mat-vec path
+         * will take the rows */
+        if (qdeq_path(rows, known, false) != 0)
             deq = wg_align_up((uint64_t)w->shape[0] * (uint64_t)w->shape[1] * 4u, 256);
     }
     return deq + wg_gemm_scratch_bytes(plain_bytes(in[0]), plain_bytes(in[1]), bt, m, n, wg_is_sym(k) ? 0 : k);
