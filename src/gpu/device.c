@@ -107,6 +107,8 @@ bool wg_wait_flag(wgml_ctx *ctx, volatile int *flag, double timeout_s)
 
 bool wg_has(const wgml_ctx *ctx, unsigned f) { return (ctx->info.features & f) != 0; }
 
+bool wg_is_cpu(const wgml_ctx *ctx) { return strcmp(ctx->info.device_type, "cpu") == 0; }
+
 uint64_t wg_max_storage_binding(const wgml_ctx *ctx) { return ctx->limits.maxStorageBufferBindingSize; }
 
 wgml_status wg_check(wgml_ctx *ctx)

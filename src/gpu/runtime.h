@@ -217,6 +217,8 @@ void wg_profile_tag(wgml_ctx *ctx, double *sink, int tag);
 /* Returns the recorded async error (device lost, validation) if any. */
 wgml_status wg_check(wgml_ctx *ctx);
 bool wg_has(const wgml_ctx *ctx, unsigned feature);
+/* A CPU adapter (lavapipe): kernel tables keep compile-light variants there. */
+bool wg_is_cpu(const wgml_ctx *ctx);
 /* The device's maxStorageBufferBindingSize (messages of the launchers). */
 uint64_t wg_max_storage_binding(const wgml_ctx *ctx);
 /* Kernel name of the last dispatch: tests check which path an op took. */

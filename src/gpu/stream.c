@@ -424,7 +424,7 @@ wgml_status wg_stream_wait(wgml_ctx *ctx)
 {
     if (!ctx->lost) {
         const char *e = getenv("WGML_SPIN_US");
-        double spin = e ? atof(e) : strcmp(ctx->info.device_type, "cpu") ? WG_SPIN_US : 0.0;
+        double spin = e ? atof(e) : !wg_is_cpu(ctx) ? WG_SPIN_US : 0.0;
         uint64_t ticket = 0;
         bool done = false;
         if (spin > 0 && wg_fence_issue(ctx, &ticket) == WGML_OK) {

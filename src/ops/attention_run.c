@@ -219,7 +219,7 @@ wgml_status wg_attention_impl(const wgml_tensor *q, const wgml_tensor *k, const 
     if ((st = wgml_device_info_get(ctx, &info)) != WGML_OK)
         return st;
     wg_attn_facts facts = {info.max_workgroup_storage, info.max_invocations_per_workgroup, info.subgroup_size,
-                           (info.features & WGML_FEATURE_F16) != 0, !strcmp(info.device_type, "cpu")};
+                           (info.features & WGML_FEATURE_F16) != 0, wg_is_cpu(ctx)};
     /* GPUs: the common head dims get kernels of their own (DEXACT: constant
      * loop bounds, unrolled), others pad to 16.  CPU drivers: D is always a
      * runtime bound and the workgroup arrays take a class of 64, 128 or 256,

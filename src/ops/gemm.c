@@ -134,7 +134,7 @@ static const wg_gemm_variant *choose(wgml_ctx *ctx, int64_t batches, int64_t m, 
     wgml_device_info info;
     memset(&info, 0, sizeof info);
     wgml_device_info_get(ctx, &info);
-    bool cpu = !strcmp(info.device_type, "cpu");
+    bool cpu = wg_is_cpu(ctx);
     int64_t mn = m < n ? m : n, tiles = cdiv(m, 128) * cdiv(n, 128) * batches;
     for (size_t i = 0; i < sizeof table / sizeof *table; i++) {
         const wg_gemm_variant *v = variant_named(table[i].variant);

@@ -117,10 +117,7 @@ static wgml_status pick(wgml_ctx *ctx, const char *op, int64_t n, const mv_type 
          * unit's decode (test_op_matvec took 23 s with one a step, 105 s
          * with UPT 4), and a CPU has no memory latency to hide this way
          * (nor an L1 that the load count matters to). */
-        wgml_device_info info;
-        memset(&info, 0, sizeof info);
-        wgml_device_info_get(ctx, &info);
-        bool cpu = strcmp(info.device_type, "cpu") == 0;
+        bool cpu = wg_is_cpu(ctx);
         bool wide = !cpu && ty->ch && rows == 1;
         int rpw = n >= 4096 ? 4 : n >= 1024 ? 2 : 1;
         for (size_t i = 0; i < NTABLE; i++)
