@@ -222,19 +222,6 @@ static wgml_status view_new(const wgml_tensor *t, wgml_tensor **out)
 wgml_status wg_tensor_dup(const wgml_tensor *t, wgml_tensor **out) { return view_new(t, out); }
 
 static wgml_status scratch_tensor(wgml_ctx *ctx, wgml_dtype dt, int ndim, const int64_t *shape, bool zero,
-                                  wgml_tensor **out);
-
-wgml_status wg_scratch_tensor(wgml_ctx *ctx, wgml_dtype dt, int ndim, const int64_t *shape, wgml_tensor **out)
-{
-    return scratch_tensor(ctx, dt, ndim, shape, true, out);
-}
-
-wgml_status wg_scratch_tensor_raw(wgml_ctx *ctx, wgml_dtype dt, int ndim, const int64_t *shape, wgml_tensor **out)
-{
-    return scratch_tensor(ctx, dt, ndim, shape, false, out);
-}
-
-static wgml_status scratch_tensor(wgml_ctx *ctx, wgml_dtype dt, int ndim, const int64_t *shape, bool zero,
                                   wgml_tensor **out)
 {
     wgml_status st = check_shape("scratch", dt, ndim, shape);
@@ -256,6 +243,16 @@ static wgml_status scratch_tensor(wgml_ctx *ctx, wgml_dtype dt, int ndim, const 
         *out = NULL;
     }
     return st;
+}
+
+wgml_status wg_scratch_tensor(wgml_ctx *ctx, wgml_dtype dt, int ndim, const int64_t *shape, wgml_tensor **out)
+{
+    return scratch_tensor(ctx, dt, ndim, shape, true, out);
+}
+
+wgml_status wg_scratch_tensor_raw(wgml_ctx *ctx, wgml_dtype dt, int ndim, const int64_t *shape, wgml_tensor **out)
+{
+    return scratch_tensor(ctx, dt, ndim, shape, false, out);
 }
 
 wgml_status wg_tensor_alias(const wgml_tensor *base, uint64_t byte_offset, wgml_dtype dt, int ndim,
