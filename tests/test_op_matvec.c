@@ -85,26 +85,50 @@ static double act_ref(wgml_activation a, double v)
 
 /* One product: x rows (R of k, xv logical), w [n, k] (wv), optional bias
  * [n] and c (R x n, logical) -> compares out. */
-static void compare_out(const char *what, const wgml_tensor *out, int64_t R, int64_t n, int64_t k, const double *xv,
-                        const double *wv, const double *bias, const double *c, wgml_matmul_params p)
+static void compare_out(const char *what, wgml_dtype wdt, const wgml_tensor *out, int64_t R, int64_t n, int64_t k,
+                        const double *xv, const double *wv, const double *bias, const double *c,
+                        wgml_matmul_params p)
 {
     double *got = t_values(out);
     double drel = 0, dabs = 0;
     t_tol(out->dtype, &drel, &dabs);
+    /* The integer path multiplies the weights by x rounded to d_b * code_i,
+     * d_b = max|x| / 127 over x's 32-element block b, code_i = round(x_i /
+     * d_b): the reference takes those values (so a 1% error in a scale
+     * fails).  The GPU's division is not correctly rounded (WGSL allows
+     * 2.5 ulp), so a code whose x_i / d_b lies within 1e-4 of a half may
+     * round the other way: such an element adds |w_i| d_b to the tolerance. */
+    bool q8 = wg_matvec_int8(out->ctx, wdt, R, n, k);
+    double *xr = malloc(sizeof(double) * (size_t)(k + 1)), *amb = malloc(sizeof(double) * (size_t)(k + 1));
     int bad = 0;
     for (int64_t r = 0; r < R; r++) {
         double sx = 0;
-        for (int64_t i = 0; i < k; i++)
+        for (int64_t i = 0; i < k; i++) {
             sx += fabs(xv[r * k + i]);
+            xr[i] = xv[r * k + i];
+            amb[i] = 0;
+        }
+        for (int64_t b = 0; q8 && b < k; b += 32) {
+            double amax = 0;
+            for (int64_t e = b; e < b + 32; e++)
+                amax = fmax(amax, fabs(xv[r * k + e]));
+            double d = (float)(amax / 127);
+            for (int64_t e = b; e < b + 32 && amax > 0; e++) {
+                double v = xv[r * k + e] * 127 / amax;
+                xr[e] = d * nearbyint(v);
+                amb[e] = fabs(fabs(v - floor(v)) - 0.5) < 1e-4 ? d : 0;
+            }
+        }
         for (int64_t j = 0; j < n; j++) {
-            double s = 0, wmax = 0;
+            double s = 0, wmax = 0, qerr = 0;
             for (int64_t i = 0; i < k; i++) {
-                s += xv[r * k + i] * wv[j * k + i];
+                s += xr[i] * wv[j * k + i];
                 wmax = fmax(wmax, fabs(wv[j * k + i]));
+                qerr += amb[i] * fabs(wv[j * k + i]);
             }
             double pre = p.alpha * s + (p.beta != 0 ? p.beta * c[r * n + j] : 0) + (bias ? bias[j] : 0);
             double want = act_ref(p.act, pre);
-            double tol = ldexp(1.0, -24) * ((double)k / 512 + 24) * 2 * sx * wmax * fabs(p.alpha) +
+            double tol = (ldexp(1.0, -24) * ((double)k / 512 + 24) * 2 * sx * wmax + qerr) * fabs(p.alpha) +
                          ldexp(1.0, -24) * 16 * (fabs(pre) + fabs(want)) + dabs + drel * fabs(want) +
                          (p.beta != 0 ? ldexp(1.0, -23) * fabs(p.beta * c[r * n + j]) : 0);
             double g = got[r * n + j];
@@ -113,8 +137,10 @@ static void compare_out(const char *what, const wgml_tensor *out, int64_t R, int
                        want, tol);
         }
     }
-    CHECK(bad == 0, "%s: %d mismatches", what, bad);
+    CHECK(bad == 0, "%s: %d mismatches%s", what, bad, q8 ? " (integer path)" : "");
     free(got);
+    free(xr);
+    free(amb);
 }
 
 static const wgml_matmul_params plain = {1.0f, 0.0f, WGML_ACT_NONE};
@@ -127,7 +153,7 @@ static void run_case(const char *what, wgml_dtype wdt, int64_t R, int64_t n, int
     t_tensor x = t_random(xdt, 2, (int64_t[]){R, k}, -1, 1);
     wgml_tensor *out = t_poisoned(odt, 2, (int64_t[]){R, n});
     CHECK_OK(wg_matvec(x.t, w, NULL, NULL, &plain, out));
-    compare_out(what, out, R, n, k, x.val, wv, NULL, NULL, plain);
+    compare_out(what, wdt, out, R, n, k, x.val, wv, NULL, NULL, plain);
     free(wv);
     t_free(&x);
     wgml_tensor_free(w);
@@ -169,6 +195,8 @@ static void test_variants(void)
     static const struct { const char *name; int64_t k; } wide[] = {
         {"sgw_r1", 8704}, {"sgw_r2", 4352}, {"sgw_r4", 4352}, {"wgw_r1", 8704},
         {"wgw_r2", 4352}, {"wgw_r4", 4352}, {"sgw_r4u2", 8704}, {"sgw_r8", 2304},
+        {"sgq_r1", 8704}, {"sgq_r2", 4352}, {"sgq_r4", 4352}, {"wgq_r1", 8704},
+        {"wgq_r2", 4352}, {"wgq_r4", 4352}, {"sgq_r4u2", 8704}, {"sgq_r8", 2304}, {"sgq_r2u2", 4352},
     };
     wgml_device_info in;
     CHECK_OK(wgml_device_info_get(t_ctx, &in));
@@ -178,7 +206,8 @@ static void test_variants(void)
      * counts are the ones tested here and through the unit path) run only
      * with WGML_TEST_FULL=1 (make soak) or on a GPU. */
     bool some = !strcmp(in.device_type, "cpu") && !getenv("WGML_TEST_FULL");
-    static const char *const ci_set[] = {"sg_r1", "sg_r2", "sg_r4", "wg_r1", "wg_r2", "wg_r4", "sgw_r1", "sgw_r4"};
+    static const char *const ci_set[] = {"sg_r1", "sg_r2", "sg_r4", "wg_r1",  "wg_r2",
+                                         "wg_r4", "sgw_r1", "sgw_r4", "sgq_r4", "wgq_r4"};
     char env[64];
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         if (names[i][0] == 's' && !(in.features & WGML_FEATURE_SUBGROUPS))
@@ -234,7 +263,7 @@ static void test_batched_strided(void)
     t_tensor x = t_random(WGML_F32, 3, (int64_t[]){2, 3, k}, -1, 1);
     wgml_tensor *out = t_poisoned(WGML_F32, 3, (int64_t[]){2, 3, n});
     CHECK_OK(wg_matvec(x.t, w, NULL, NULL, &plain, out));
-    compare_out("batched", out, 6, n, k, x.val, wv, NULL, NULL, plain);
+    compare_out("batched", WGML_Q5_0, out, 6, n, k, x.val, wv, NULL, NULL, plain);
     /* xt [k, 4] transposed -> [4, k] with strides (1, 4); out: every other column of [4, 2n] */
     t_tensor xt = t_random(WGML_F16, 2, (int64_t[]){k, 4}, -1, 1);
     wgml_tensor *xv = NULL, *big = t_poisoned(WGML_F32, 2, (int64_t[]){4, 2 * n}), *ov = NULL;
@@ -245,7 +274,7 @@ static void test_batched_strided(void)
         for (int64_t i = 0; i < k; i++)
             xl[r * k + i] = xt.val[i * 4 + r];
     CHECK_OK(wg_matvec(xv, w, NULL, NULL, &plain, ov));
-    compare_out("strided", ov, 4, n, k, xl, wv, NULL, NULL, plain);
+    compare_out("strided", WGML_Q5_0, ov, 4, n, k, xl, wv, NULL, NULL, plain);
     free(xl);
     free(wv);
     t_free(&x);
@@ -273,7 +302,7 @@ static void test_epilogue(void)
         CHECK_OK(wg_matvec(x.t, w, bias.t, p.beta != 0 ? out.t : NULL, &p, out.t));
         char what[32];
         snprintf(what, sizeof what, "epilogue act %d", a);
-        compare_out(what, out.t, R, n, k, x.val, wv, bias.val, out.val, p);
+        compare_out(what, WGML_Q6_K, out.t, R, n, k, x.val, wv, bias.val, out.val, p);
         t_free(&out);
     }
     free(wv);
@@ -344,7 +373,8 @@ static void id_case(const char *what, wgml_dtype wdt, int64_t E, int64_t n, int6
             CHECK_OK(wgml_view_slice(out, 0, t, t + 1, 1, &o1));
             wgml_tensor *o2 = NULL;
             CHECK_OK(wgml_view_slice(o1, 1, u, u + 1, 1, &o2));
-            compare_out(what, o2, 1, n, k, x.val + (t * XU + (bcast ? 0 : u)) * k, wv + ids_v[t * U + u] * n * k,
+            /* linear_id has no integer path: the float tolerance (f32) */
+            compare_out(what, WGML_F32, o2, 1, n, k, x.val + (t * XU + (bcast ? 0 : u)) * k, wv + ids_v[t * U + u] * n * k,
                         NULL, NULL, plain);
             wgml_tensor_free(o1);
             wgml_tensor_free(o2);
@@ -452,9 +482,59 @@ static void test_wide(void)
         for (int64_t i = 0; i < k; i++)
             xl[r * k + i] = xt.val[i * 2 + r];
     CHECK_OK(wg_matvec(xv, w, NULL, NULL, &plain, out));
-    compare_out("wide strided x", out, 2, n, k, xl, wv, NULL, NULL, plain);
+    compare_out("wide strided x", WGML_Q8_0, out, 2, n, k, xl, wv, NULL, NULL, plain);
     free(xl);
     free(wv);
+    t_free(&xt);
+    wgml_tensor_free(w);
+    wgml_tensor_free(xv);
+    wgml_tensor_free(out);
+    unsetenv("WGML_FORCE");
+}
+
+/* The integer path (x quantised to 8 bits a 32-element block, then
+ * dot4I8Packed against the weight codes), forced (sgq_r1 / wgq_r1): its
+ * four dtypes, q4_0 and q8_0 over a step of 128 chunks and more, q6_K's
+ * 210-byte rows at 2-byte offsets (400 rows: 64 KiB windows in the window
+ * mode, where a window's binding may end inside its last 16-byte piece:
+ * PIECE32), 2 rows of f16 x and f16 out, a strided x (the first pass reads
+ * it element by element), and NaN and Inf in x (their block's products
+ * NaN, the other blocks' as before). */
+static void test_int8(void)
+{
+    wgml_device_info in;
+    CHECK_OK(wgml_device_info_get(t_ctx, &in));
+    setenv("WGML_FORCE", in.features & WGML_FEATURE_SUBGROUPS ? "matvec=sgq_r1" : "matvec=wgq_r1", 1);
+    run_case("int8 q4_0", WGML_Q4_0, 1, 5, 4192, WGML_F32, WGML_F32);
+    run_case("int8 q8_0 2 rows, f16 x and out", WGML_Q8_0, 2, 7, 4192, WGML_F16, WGML_F16);
+    run_case("int8 q4_K", WGML_Q4_K, 1, 9, 512, WGML_F32, WGML_F32);
+    run_case("int8 q6_K [400, 256]", WGML_Q6_K, 1, 400, 256, WGML_F32, WGML_F32);
+    /* strided x: xt [k, 2] transposed */
+    int64_t n = 6, k = 96;
+    double *wv;
+    wgml_tensor *w = make_w(WGML_Q8_0, 2, (int64_t[]){n, k}, &wv);
+    t_tensor xt = t_random(WGML_F32, 2, (int64_t[]){k, 2}, -1, 1);
+    wgml_tensor *xv = NULL, *out = t_poisoned(WGML_F32, 2, (int64_t[]){2, n});
+    CHECK_OK(wgml_view_transpose(xt.t, 0, 1, &xv));
+    double *xl = malloc(sizeof(double) * 2 * (size_t)k);
+    for (int64_t r = 0; r < 2; r++)
+        for (int64_t i = 0; i < k; i++)
+            xl[r * k + i] = xt.val[i * 2 + r];
+    CHECK_OK(wg_matvec(xv, w, NULL, NULL, &plain, out));
+    compare_out("int8 strided x", WGML_Q8_0, out, 2, n, k, xl, wv, NULL, NULL, plain);
+    /* NaN in row 0's block 1, +Inf in row 1's block 2: those rows' outputs NaN */
+    t_tensor x = t_random(WGML_F32, 2, (int64_t[]){2, k}, -1, 1);
+    wg_host_set(WGML_F32, x.host, 40, NAN);
+    wg_host_set(WGML_F32, x.host, (size_t)(k + 70), INFINITY);
+    CHECK_OK(wgml_tensor_upload(x.t, x.host, wgml_tensor_nbytes(x.t)));
+    CHECK_OK(wg_matvec(x.t, w, NULL, NULL, &plain, out));
+    double *got = t_values(out);
+    for (int64_t j = 0; j < 2 * n; j++)
+        CHECK(isnan(got[j]), "int8 non-finite x: out[%lld] = %g, want NaN", (long long)j, got[j]);
+    free(got);
+    free(xl);
+    free(wv);
+    t_free(&x);
     t_free(&xt);
     wgml_tensor_free(w);
     wgml_tensor_free(xv);
@@ -498,6 +578,7 @@ int main(int argc, char **argv)
         {"1..8 rows", test_rows},
         {"forced variants", test_variants},
         {"wide path", test_wide},
+        {"integer path", test_int8},
         {"batched and strided", test_batched_strided},
         {"epilogue", test_epilogue},
         {"16-bit x and out", test_16bit_io},

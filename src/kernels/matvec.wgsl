@@ -94,19 +94,60 @@ const BB: u32 = {{BB}}u;     // bytes per block
 const UPB: u32 = QK / 8u;    // units per block
 const UPT: u32 = {{UPT}}u;   // units a thread takes per step
 
+#ifdef XQUANT
+// The integer path's first pass (matvec_xq.wgsl) writes x's 8-bit rows.
+@group(0) @binding(1) var<storage, read_write> xqo: array<u32>;
+#else
 #ifdef WIDE
-// The wide path reads the weights in 16-byte pieces (below).
+#ifdef PIECE32
+// A binding that ends inside w's last 16-byte piece (the integer path,
+// which has no unit-path fallback once x is quantised): pieces from words,
+// the index clamped to the binding (kernels run without bounds checks);
+// the clamped words are never used, the loads keep only the block's bytes.
+@group(0) @binding(1) var<storage, {{W_ACC}}> wq: array<u32>;
+fn word(i: u32) -> u32 {
+    return wq[i];
+}
+fn piece(i: u32) -> vec4<u32> {
+    let l = arrayLength(&wq) - 1u;
+    return vec4<u32>(wq[min(4u * i, l)], wq[min(4u * i + 1u, l)], wq[min(4u * i + 2u, l)], wq[min(4u * i + 3u, l)]);
+}
+#else
+// The wide path reads the weights in 16-byte pieces (matvec_wide.wgsl).
 @group(0) @binding(1) var<storage, {{W_ACC}}> wv: array<vec4<u32>>;
 fn word(i: u32) -> u32 {
     return wv[i >> 2u][i & 3u];
 }
+fn piece(i: u32) -> vec4<u32> {
+    return wv[i];
+}
+#endif
 #else
 @group(0) @binding(1) var<storage, {{W_ACC}}> wq: array<u32>;
 fn word(i: u32) -> u32 {
     return wq[i];
 }
 #endif
+#endif
+#ifdef Q8X
+// x quantised by the XQUANT pass (matvec_xq.wgsl says the layout)
+@group(0) @binding(2) var<storage, read> xq: array<vec4<u32>>;
+#else
 #tensor x 2 X_DT X_MODE
+
+// x[r, e .. e+3]; xr: row r's first element.
+fn xv4(xr: u32, e: u32) -> vec4<f32> {
+#ifdef XV4
+    return vec4<f32>(x_ld4((xr + e) / 4u));
+#else
+    let i = xr + e * p.xs;
+    return vec4<f32>(f32(x_ld(i)), f32(x_ld(i + p.xs)), f32(x_ld(i + 2u * p.xs)), f32(x_ld(i + 3u * p.xs)));
+#endif
+}
+#endif
+#ifdef XQUANT
+#include "matvec_xq.wgsl"
+#else
 #tensor o 3 O_DT O_MODE
 #ifdef BIAS
 #tensor b 4 B_DT B_MODE
@@ -349,16 +390,6 @@ fn unit(b: u32, u: u32) -> Unit {
     return r;
 }
 
-// x[r, e .. e+3]; xr: row r's first element.
-fn xv4(xr: u32, e: u32) -> vec4<f32> {
-#ifdef XV4
-    return vec4<f32>(x_ld4((xr + e) / 4u));
-#else
-    let i = xr + e * p.xs;
-    return vec4<f32>(f32(x_ld(i)), f32(x_ld(i + p.xs)), f32(x_ld(i + 2u * p.xs)), f32(x_ld(i + 3u * p.xs)));
-#endif
-}
-
 #ifdef PLAIN
 // Row r's dot with the last, partial unit of a plain row (k % 8 != 0),
 // element by element: nothing past the row or x's last element is read.
@@ -400,6 +431,7 @@ fn act(v: f32) -> f32 {
     return ew_mul_sigmoid(v, v);
 }
 
+#ifndef Q8X
 // Unit tu of every weight row of the workgroup: x's 8 elements are loaded
 // once for all RPW rows (RPW times fewer x loads than a row at a time).
 fn accum(acc: ptr<function, array<f32, NV>>, rb: array<u32, RPW>, xr: array<u32, M>, tu: u32) {
@@ -421,6 +453,7 @@ fn accum(acc: ptr<function, array<f32, NV>>, rb: array<u32, RPW>, xr: array<u32,
         }
     }
 }
+#endif
 
 #ifdef WIDE
 #include "matvec_wide.wgsl"
@@ -482,11 +515,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     var c = li;
     for (; c + (UPT - 1u) * WG < nch; c += UPT * WG) {
         for (var q = 0u; q < UPT; q++) {
-            accw(&acc, rb, xr, c + q * WG);
+            {{ACCW}}(&acc, rb, xr, c + q * WG);
         }
     }
     for (; c < nch; c += WG) {
-        accw(&acc, rb, xr, c);
+        {{ACCW}}(&acc, rb, xr, c);
     }
 #ifdef PLAIN
     // a plain row's last k % CH elements: units, then the partial one
@@ -567,4 +600,5 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #endif
     o_st(oi, act(v));
 }
+#endif
 #endif

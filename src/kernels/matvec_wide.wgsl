@@ -47,19 +47,19 @@ fn barrel(a: vec4<u32>, b: vec4<u32>, c: vec4<u32>, s: u32) -> W8 {
 fn ld8(a: u32) -> W8 {
     let i = a >> 4u;
 #ifdef ALIGN16
-    return W8(wv[i], wv[i + 1u]);
+    return W8(piece(i), piece(i + 1u));
 #else
-    return barrel(wv[i], wv[i + 1u], wv[(a + 31u) >> 4u], a & 15u);
+    return barrel(piece(i), piece(i + 1u), piece((a + 31u) >> 4u), a & 15u);
 #endif
 }
 
 fn ld4(a: u32) -> vec4<u32> {
     let i = a >> 4u;
 #ifdef ALIGN16
-    return wv[i];
+    return piece(i);
 #else
-    let v = wv[(a + 15u) >> 4u];
-    return barrel(wv[i], v, v, a & 15u).lo;
+    let v = piece((a + 15u) >> 4u);
+    return barrel(piece(i), v, v, a & 15u).lo;
 #endif
 }
 
@@ -102,6 +102,91 @@ fn chunk_e(j: u32) -> vec2<u32> {
     return e;
 }
 
+#ifdef CODES
+// The integer codes of chunk j of the block at byte b (q4_0, q8_0, q4_K,
+// q6_K): word i holds the codes of the chunk's elements that x vec4 i
+// meets (Chunk.q's order), a byte each, unsigned but for q8_0's signed
+// ones; weight = d[v / XQ] * code + m[v / XQ].  The float path converts
+// them (b4f, i8x4); the integer path (Q8X) takes them to dot4I8Packed.
+struct Codes {
+    w: array<u32, XN>,
+    d: vec4<f32>,
+    m: vec4<f32>,
+}
+
+fn codes(b: u32, j: u32) -> Codes {
+    var r = Codes(array<u32, XN>(), vec4<f32>(1.0), vec4<f32>(0.0));
+#if QT_Q4_0
+    // byte j of qs: elements j (low nibble) and j + 16
+    let c = ld4(b + 2u);
+    r.d = vec4<f32>(f16w(b));
+    r.m = -8.0 * r.d;
+    for (var i = 0u; i < 4u; i++) {
+        r.w[i] = c[i] & 0x0f0f0f0fu;
+        r.w[i + 4u] = (c[i] >> 4u) & 0x0f0f0f0fu;
+    }
+#endif
+#if QT_Q8_0
+    let c = ld8(b + 2u);
+    r.d = vec4<f32>(f16w(b));
+    for (var i = 0u; i < 4u; i++) {
+        r.w[i] = c.lo[i];
+        r.w[i + 4u] = c.hi[i];
+    }
+#endif
+#if QT_Q4_K
+    // header: d, dmin; 12 bytes s0..s11 of 6-bit scales and mins (words y,
+    // z, w).  Group g < 4: scale s[g] & 63, min s[g + 4] & 63; g >= 4: the
+    // low 4 bits from s[g + 4] (scale: low nibble, min: high) and the high
+    // 2 from the top bits of s[g - 4] (scale) and s[g] (min).
+    let h = ld4(b);
+    let dm = unpack2x16float(h.x);
+    let first = j < 2u;
+    let scw = select((h.w & 0x0f0f0f0fu) | ((h.y >> 2u) & 0x30303030u), h.y & 0x3f3f3f3fu, first);
+    let mnw = select(((h.w >> 4u) & 0x0f0f0f0fu) | ((h.z >> 2u) & 0x30303030u), h.z & 0x3f3f3f3fu, first);
+    let sh = (j & 1u) * 16u;          // groups 2j, 2j + 1: bytes 2 (j % 2), +1 of the word
+    let d0 = dm.x * f32((scw >> sh) & 63u);
+    let d1 = dm.x * f32((scw >> (sh + 8u)) & 63u);
+    let m0 = -dm.y * f32((mnw >> sh) & 63u);
+    let m1 = -dm.y * f32((mnw >> (sh + 8u)) & 63u);
+    r.d = vec4<f32>(d0, d0, d1, d1);
+    r.m = vec4<f32>(m0, m0, m1, m1);
+    // qs: chunk j's 32 bytes, byte l holding elements 64j + l and + 32
+    let c = ld8(b + 16u + 32u * j);
+    for (var i = 0u; i < 4u; i++) {
+        r.w[i] = c.lo[i] & 0x0f0f0f0fu;
+        r.w[i + 4u] = c.hi[i] & 0x0f0f0f0fu;
+        r.w[i + 8u] = (c.lo[i] >> 4u) & 0x0f0f0f0fu;
+        r.w[i + 12u] = (c.hi[i] >> 4u) & 0x0f0f0f0fu;
+    }
+#endif
+#if QT_Q6_K
+    // ql: 32 bytes at 64 h + 32 q (low nibbles: run 1, high: run 2); qh:
+    // the half's 32 bytes at 128 + 32 h, bits 2q (run 1) and 2q + 4 (run 2);
+    // scales (i8): bytes 8h + 2q, +1 (run 1's quarters) and +4, +5 (run 2's)
+    let hh = j >> 1u;
+    let qq = j & 1u;
+    let l = ld8(b + 64u * hh + 32u * qq);
+    let hb = ld8(b + 128u + 32u * hh);
+    let sc = ld4(b + 192u);
+    let d = f16w(b + 208u);
+    let sa = select(sc.x, sc.z, hh != 0u);
+    let sb = select(sc.y, sc.w, hh != 0u);
+    r.d = d * vec4<f32>(i8at(sa, 2u * qq), i8at(sa, 2u * qq + 1u), i8at(sb, 2u * qq), i8at(sb, 2u * qq + 1u));
+    r.m = -32.0 * r.d;
+    let s1 = 2u * qq;
+    let s2 = s1 + 4u;
+    for (var i = 0u; i < 4u; i++) {
+        r.w[i] = (l.lo[i] & 0x0f0f0f0fu) | (((hb.lo[i] >> s1) & 0x03030303u) << 4u);
+        r.w[i + 4u] = (l.hi[i] & 0x0f0f0f0fu) | (((hb.hi[i] >> s1) & 0x03030303u) << 4u);
+        r.w[i + 8u] = ((l.lo[i] >> 4u) & 0x0f0f0f0fu) | (((hb.lo[i] >> s2) & 0x03030303u) << 4u);
+        r.w[i + 12u] = ((l.hi[i] >> 4u) & 0x0f0f0f0fu) | (((hb.hi[i] >> s2) & 0x03030303u) << 4u);
+    }
+#endif
+    return r;
+}
+#endif
+
 // Chunk j of the block at byte b.
 fn chunk(b: u32, j: u32) -> Chunk {
     var r = Chunk(array<vec4<f32>, XN>(), vec4<f32>(1.0), vec4<f32>(0.0));
@@ -134,76 +219,22 @@ fn chunk(b: u32, j: u32) -> Chunk {
         r.q[2u * i + 1u] = vec4<f32>(lo.z, hi.z, lo.w, hi.w);
     }
 #endif
-#if QT_Q4_0
-    // byte j of qs: elements j (low nibble) and j + 16
-    let c = ld4(b + 2u);
-    r.d = vec4<f32>(f16w(b));
-    r.m = -8.0 * r.d;
-    for (var i = 0u; i < 4u; i++) {
-        r.q[i] = b4f(c[i] & 0x0f0f0f0fu);
-        r.q[i + 4u] = b4f((c[i] >> 4u) & 0x0f0f0f0fu);
-    }
-#endif
+#ifdef CODES
+    let cw = codes(b, j);
+    r.d = cw.d;
+    r.m = cw.m;
+    for (var i = 0u; i < XN; i++) {
 #if QT_Q8_0
-    let c = ld8(b + 2u);
-    r.d = vec4<f32>(f16w(b));
-    for (var i = 0u; i < 4u; i++) {
-        r.q[i] = i8x4(c.lo[i]);
-        r.q[i + 4u] = i8x4(c.hi[i]);
-    }
+        r.q[i] = i8x4(cw.w[i]);
+#else
+        r.q[i] = b4f(cw.w[i]);
 #endif
-#if QT_Q4_K
-    // header: d, dmin; 12 bytes s0..s11 of 6-bit scales and mins (words y,
-    // z, w).  Group g < 4: scale s[g] & 63, min s[g + 4] & 63; g >= 4: the
-    // low 4 bits from s[g + 4] (scale: low nibble, min: high) and the high
-    // 2 from the top bits of s[g - 4] (scale) and s[g] (min).
-    let h = ld4(b);
-    let dm = unpack2x16float(h.x);
-    let first = j < 2u;
-    let scw = select((h.w & 0x0f0f0f0fu) | ((h.y >> 2u) & 0x30303030u), h.y & 0x3f3f3f3fu, first);
-    let mnw = select(((h.w >> 4u) & 0x0f0f0f0fu) | ((h.z >> 2u) & 0x30303030u), h.z & 0x3f3f3f3fu, first);
-    let sh = (j & 1u) * 16u;          // groups 2j, 2j + 1: bytes 2 (j % 2), +1 of the word
-    let d0 = dm.x * f32((scw >> sh) & 63u);
-    let d1 = dm.x * f32((scw >> (sh + 8u)) & 63u);
-    let m0 = -dm.y * f32((mnw >> sh) & 63u);
-    let m1 = -dm.y * f32((mnw >> (sh + 8u)) & 63u);
-    r.d = vec4<f32>(d0, d0, d1, d1);
-    r.m = vec4<f32>(m0, m0, m1, m1);
-    // qs: chunk j's 32 bytes, byte l holding elements 64j + l and + 32
-    let c = ld8(b + 16u + 32u * j);
-    for (var i = 0u; i < 4u; i++) {
-        r.q[i] = b4f(c.lo[i] & 0x0f0f0f0fu);
-        r.q[i + 4u] = b4f(c.hi[i] & 0x0f0f0f0fu);
-        r.q[i + 8u] = b4f((c.lo[i] >> 4u) & 0x0f0f0f0fu);
-        r.q[i + 12u] = b4f((c.hi[i] >> 4u) & 0x0f0f0f0fu);
-    }
-#endif
-#if QT_Q6_K
-    // ql: 32 bytes at 64 h + 32 q (low nibbles: run 1, high: run 2); qh:
-    // the half's 32 bytes at 128 + 32 h, bits 2q (run 1) and 2q + 4 (run 2);
-    // scales (i8): bytes 8h + 2q, +1 (run 1's quarters) and +4, +5 (run 2's)
-    let hh = j >> 1u;
-    let qq = j & 1u;
-    let l = ld8(b + 64u * hh + 32u * qq);
-    let hb = ld8(b + 128u + 32u * hh);
-    let sc = ld4(b + 192u);
-    let d = f16w(b + 208u);
-    let sa = select(sc.x, sc.z, hh != 0u);
-    let sb = select(sc.y, sc.w, hh != 0u);
-    r.d = d * vec4<f32>(i8at(sa, 2u * qq), i8at(sa, 2u * qq + 1u), i8at(sb, 2u * qq), i8at(sb, 2u * qq + 1u));
-    r.m = -32.0 * r.d;
-    let s1 = 2u * qq;
-    let s2 = s1 + 4u;
-    for (var i = 0u; i < 4u; i++) {
-        r.q[i] = b4f((l.lo[i] & 0x0f0f0f0fu) | (((hb.lo[i] >> s1) & 0x03030303u) << 4u));
-        r.q[i + 4u] = b4f((l.hi[i] & 0x0f0f0f0fu) | (((hb.hi[i] >> s1) & 0x03030303u) << 4u));
-        r.q[i + 8u] = b4f(((l.lo[i] >> 4u) & 0x0f0f0f0fu) | (((hb.lo[i] >> s2) & 0x03030303u) << 4u));
-        r.q[i + 12u] = b4f(((l.hi[i] >> 4u) & 0x0f0f0f0fu) | (((hb.hi[i] >> s2) & 0x03030303u) << 4u));
     }
 #endif
     return r;
 }
 
+#ifndef Q8X
 // Chunk c of every weight row of the workgroup: x's CH elements (and
 // their quarter sums, for the m terms) are loaded once for all RPW rows.
 fn accw(acc: ptr<function, array<f32, NV>>, rb: array<u32, RPW>, xr: array<u32, M>, c: u32) {
@@ -234,3 +265,75 @@ fn accw(acc: ptr<function, array<f32, NV>>, rb: array<u32, RPW>, xr: array<u32, 
         }
     }
 }
+#endif
+
+#ifdef Q8X
+// ---- The integer path (Q8X): x quantised to 8 bits a 32-element block
+// (matvec_xq.wgsl: code words, then a (d, sum) f32 pair a block), each
+// code word met by a weight code word in one dot4I8Packed (4 multiply-adds
+// an instruction, against ~5 instructions an element to decode and scale
+// floats on the wide path: an H100 ran q4_K there at ~20 issued
+// instructions an element, 0.26 of the copy bandwidth).  Per quarter of a
+// chunk: sum w x = d_w d_x (codes . codes) + m_w sum x, the integer sum
+// exact (|sum| <= 32 * 127 * 127 < 2^24).
+
+// Eight code words of x at word a (a multiple of 4).
+fn xq8(a: u32) -> W8 {
+    return W8(xq[a >> 2u], xq[(a >> 2u) + 1u]);
+}
+
+// (d, sum) of x block blk of the row at word xr.
+fn xqds(xr: u32, blk: u32) -> vec2<f32> {
+    let h = xq[(xr + p.k / 4u) / 4u + blk / 2u];
+    return bitcast<vec2<f32>>(select(h.xy, h.zw, (blk & 1u) != 0u));
+}
+
+// Chunk c of every weight row of the workgroup against x's code words.
+fn accq(acc: ptr<function, array<f32, NV>>, rb: array<u32, RPW>, xr: array<u32, M>, c: u32) {
+    let blk = c / CPB;
+    let j = c - blk * CPB;
+    let e = chunk_e(j) + vec2<u32>(blk * WQK);
+    // the x blocks of the chunk's two runs: CH 64, one each; CH 32, both
+    // runs in one block (b1 == b0)
+    let b0 = e.x / 32u;
+    let b1 = e.y / 32u;
+    var xw = array<u32, M * XN>();
+    var h0 = array<vec2<f32>, M>();
+    var h1 = array<vec2<f32>, M>();
+    for (var r = 0u; r < M; r++) {
+        let a = xq8(xr[r] + 8u * b0);
+        let z = xq8(xr[r] + 8u * b1);
+        for (var i = 0u; i < 4u; i++) {
+            xw[r * XN + i] = a.lo[i];
+            xw[r * XN + 4u + i] = a.hi[i];
+            if (CH == 64u) {
+                xw[r * XN + 8u + i] = z.lo[i];
+                xw[r * XN + 12u + i] = z.hi[i];
+            }
+        }
+        h0[r] = xqds(xr[r], b0);
+        h1[r] = xqds(xr[r], b1);
+    }
+    for (var rr = 0u; rr < RPW; rr++) {
+        var cw = codes(rb[rr] + blk * WBB, j);
+#if QT_Q6_K
+        // codes less 32, signed bytes (v + 96 stays in its byte; its top
+        // bit flipped is v - 32 in two's complement): no m term
+        for (var i = 0u; i < XN; i++) {
+            cw.w[i] = (cw.w[i] + 0x60606060u) ^ 0x80808080u;
+        }
+        cw.m = vec4<f32>(0.0);
+#endif
+        for (var r = 0u; r < M; r++) {
+            var t = vec4<i32>(0);
+            for (var i = 0u; i < XN; i++) {
+                t[i / XQ] += dot4I8Packed(cw.w[i], xw[r * XN + i]);
+            }
+            let dx = vec4<f32>(h0[r].x, h0[r].x, h1[r].x, h1[r].x);
+            // q4_K's m is one per run (quarters 0-1, 2-3); q4_0's one per chunk
+            let mt = select(cw.m.x * h0[r].y, cw.m.x * h0[r].y + cw.m.z * h1[r].y, CH == 64u);
+            (*acc)[rr * M + r] += dot(vec4<f32>(t), cw.d * dx) + mt;
+        }
+    }
+}
+#endif

@@ -223,7 +223,20 @@ uint64_t wg_sc_linear(const wg_op_params *p, const wg_desc *const *in, int nin, 
         if (qdeq_path(rows, known, false) != 0)
             deq = wg_align_up((uint64_t)w->shape[0] * (uint64_t)w->shape[1] * 4u, 256);
     }
-    return deq + wg_gemm_scratch_bytes(plain_bytes(in[0]), plain_bytes(in[1]), bt, m, n, wg_is_sym(k) ? 0 : k);
+    /* the integer mat-vec path's quantised x (an upper bound: the table may
+     * take the float path on this device) */
+    uint64_t q8 = 0;
+    if (!wg_is_sym(w->shape[1])) {
+        int64_t rows = 1;
+        bool sym = false;
+        for (int i = 0; i < in[0]->ndim - 1; i++) {
+            sym = sym || wg_is_sym(in[0]->shape[i]);
+            rows *= wg_is_sym(in[0]->shape[i]) ? 1 : in[0]->shape[i];
+        }
+        /* a symbolic row count may bind to any count the path takes */
+        q8 = wg_matvec_q8_scratch(w->dtype, sym ? 2 : rows, w->shape[1]);
+    }
+    return deq + q8 + wg_gemm_scratch_bytes(plain_bytes(in[0]), plain_bytes(in[1]), bt, m, n, wg_is_sym(k) ? 0 : k);
 }
 
 /* ------------------------------------------------------------ encode */

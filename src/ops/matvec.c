@@ -62,17 +62,19 @@ typedef struct mv_type {
     const char *group;
     uint32_t qk, bb;     /* elements and bytes per block (plain: units of 8) */
     uint32_t ch;         /* wide path: elements per chunk (0: the unit path only) */
+    bool q8;             /* the integer path (codes(), CODES) */
 } mv_type;
 
 static const mv_type types[] = {
-    {WGML_F32, "QT_F32", "PLAIN", 8, 32, 32},     {WGML_F16, "QT_F16", "PLAIN", 8, 16, 32},
-    {WGML_BF16, "QT_BF16", "PLAIN", 8, 16, 32},   {WGML_Q4_0, "QT_Q4_0", "NIB16", 32, 18, 32},
-    {WGML_Q4_1, "QT_Q4_1", "NIB16", 32, 20, 0},   {WGML_Q5_0, "QT_Q5_0", "NIB16", 32, 22, 0},
-    {WGML_Q5_1, "QT_Q5_1", "NIB16", 32, 24, 0},   {WGML_Q8_0, "QT_Q8_0", "Q8", 32, 34, 32},
-    {WGML_Q2_K, "QT_Q2_K", "KQUANT", 256, 84, 0}, {WGML_Q3_K, "QT_Q3_K", "KQUANT", 256, 110, 0},
-    {WGML_Q4_K, "QT_Q4_K", "KQUANT;K45", 256, 144, 64}, {WGML_Q5_K, "QT_Q5_K", "KQUANT;K45", 256, 176, 0},
-    {WGML_Q6_K, "QT_Q6_K", "KQUANT", 256, 210, 64}, {WGML_IQ4_NL, "QT_IQ4_NL", "NIB16", 32, 18, 0},
-    {WGML_MXFP4, "QT_MXFP4", "NIB16", 32, 17, 0},
+    {WGML_F32, "QT_F32", "PLAIN", 8, 32, 32, false},     {WGML_F16, "QT_F16", "PLAIN", 8, 16, 32, false},
+    {WGML_BF16, "QT_BF16", "PLAIN", 8, 16, 32, false},   {WGML_Q4_0, "QT_Q4_0;CODES", "NIB16", 32, 18, 32, true},
+    {WGML_Q4_1, "QT_Q4_1", "NIB16", 32, 20, 0, false},   {WGML_Q5_0, "QT_Q5_0", "NIB16", 32, 22, 0, false},
+    {WGML_Q5_1, "QT_Q5_1", "NIB16", 32, 24, 0, false},   {WGML_Q8_0, "QT_Q8_0;CODES", "Q8", 32, 34, 32, true},
+    {WGML_Q2_K, "QT_Q2_K", "KQUANT", 256, 84, 0, false}, {WGML_Q3_K, "QT_Q3_K", "KQUANT", 256, 110, 0, false},
+    {WGML_Q4_K, "QT_Q4_K;CODES", "KQUANT;K45", 256, 144, 64, true},
+    {WGML_Q5_K, "QT_Q5_K", "KQUANT;K45", 256, 176, 0, false},
+    {WGML_Q6_K, "QT_Q6_K;CODES", "KQUANT", 256, 210, 64, true}, {WGML_IQ4_NL, "QT_IQ4_NL", "NIB16", 32, 18, 0, false},
+    {WGML_MXFP4, "QT_MXFP4", "NIB16", 32, 17, 0, false},
 };
 
 static const mv_type *type_of(wgml_dtype dt)
@@ -89,19 +91,32 @@ typedef struct mv_variant {
     bool sg;
     int upt;   /* units (wide: chunks) a thread issues per step with one activation row (halved per doubling of rows) */
     bool wide; /* the wide path where the weight dtype has one (else the unit path, same shape) */
+    bool q8;   /* the integer path where the weight dtype has one (else the wide path, same shape) */
 } mv_variant;
 
-/* The first twelve are the table's; the rest exist to be forced and timed
- * against them (bench/NOTES.md). */
+/* The first eighteen are the table's; the rest exist to be forced and
+ * timed against them (bench/NOTES.md). */
 static const mv_variant variants[] = {
-    {"sg_r1", 1, 128, true, 4, false},  {"sg_r2", 2, 64, true, 4, false},  {"sg_r4", 4, 64, true, 2, false},
-    {"wg_r1", 1, 128, false, 4, false}, {"wg_r2", 2, 64, false, 4, false}, {"wg_r4", 4, 64, false, 2, false},
-    {"sgw_r1", 1, 128, true, 1, true},  {"sgw_r2", 2, 64, true, 1, true},  {"sgw_r4", 4, 64, true, 1, true},
-    {"wgw_r1", 1, 128, false, 1, true}, {"wgw_r2", 2, 64, false, 1, true}, {"wgw_r4", 4, 64, false, 1, true},
-    {"sg_r4u1", 4, 64, true, 1, false}, {"sg_r4u4", 4, 64, true, 4, false}, {"sg_r2u8", 2, 64, true, 8, false},
-    {"sg_r8u2", 8, 32, true, 2, false}, {"sgw_r4u2", 4, 64, true, 2, true}, {"sgw_r8", 8, 32, true, 1, true},
+    {"sg_r1", 1, 128, true, 4, false, false},  {"sg_r2", 2, 64, true, 4, false, false},
+    {"sg_r4", 4, 64, true, 2, false, false},   {"wg_r1", 1, 128, false, 4, false, false},
+    {"wg_r2", 2, 64, false, 4, false, false},  {"wg_r4", 4, 64, false, 2, false, false},
+    {"sgw_r1", 1, 128, true, 1, true, false},  {"sgw_r2", 2, 64, true, 1, true, false},
+    {"sgw_r4", 4, 64, true, 1, true, false},   {"wgw_r1", 1, 128, false, 1, true, false},
+    {"wgw_r2", 2, 64, false, 1, true, false},  {"wgw_r4", 4, 64, false, 1, true, false},
+    {"sgq_r1", 1, 128, true, 1, true, true},   {"sgq_r2", 2, 64, true, 1, true, true},
+    {"sgq_r4", 4, 64, true, 1, true, true},    {"wgq_r1", 1, 128, false, 1, true, true},
+    {"wgq_r2", 2, 64, false, 1, true, true},   {"wgq_r4", 4, 64, false, 1, true, true},
+    {"sg_r4u1", 4, 64, true, 1, false, false}, {"sg_r4u4", 4, 64, true, 4, false, false},
+    {"sg_r2u8", 2, 64, true, 8, false, false}, {"sg_r8u2", 8, 32, true, 2, false, false},
+    {"sgw_r4u2", 4, 64, true, 2, true, false}, {"sgw_r8", 8, 32, true, 1, true, false},
+    {"sgq_r4u2", 4, 64, true, 2, true, true},  {"sgq_r8", 8, 32, true, 1, true, true},
+    {"sgq_r2u2", 2, 64, true, 2, true, true},
 };
-#define NTABLE 12 /* variants the table picks from */
+#define NTABLE 18 /* variants the table picks from */
+
+/* 1: the table takes the integer path (sgq_ / wgq_) on GPUs for one
+ * activation row of q4_0, q8_0, q4_K and q6_K; 0: the wide float path. */
+#define Q8_TABLE 1
 
 /* The table's variant (unless WGML_FORCE names one): wide on GPUs for
  * one activation row of a dtype that has the wide path (block() still
@@ -119,9 +134,10 @@ static wgml_status pick(wgml_ctx *ctx, const char *op, int64_t n, const mv_type 
          * (nor an L1 that the load count matters to). */
         bool cpu = wg_is_cpu(ctx);
         bool wide = !cpu && ty->ch && rows == 1;
+        bool q8 = wide && ty->q8 && Q8_TABLE;
         int rpw = n >= 4096 ? 4 : n >= 1024 ? 2 : 1;
         for (size_t i = 0; i < NTABLE; i++)
-            if (variants[i].rpw == rpw && variants[i].sg == sg && variants[i].wide == wide)
+            if (variants[i].rpw == rpw && variants[i].sg == sg && variants[i].wide == wide && variants[i].q8 == q8)
                 *out = &variants[i];
         *upt = cpu ? 1 : (*out)->upt;
         return WGML_OK;
@@ -156,6 +172,10 @@ _Static_assert(sizeof(mv_params) == 256, "mv_params and matvec.wgsl's Params dif
  * pieces holding its bytes. */
 #define WIDE_SLACK 15
 
+/* Activation rows the integer path takes (the wide path's limit: x's
+ * code words are 16 registers a row a chunk). */
+#define Q8_MAX_ROWS 2
+
 /* Window-binder operands, in binding order. */
 enum { SW, SX, SO, SB, SC, SI, NS };
 
@@ -167,6 +187,7 @@ typedef struct mv_job {
     int upt;                   /* the variant's units per step, or 1 (pick) */
     const wgml_tensor *t[NS];  /* w, x, out, bias, c, ids (NULL: absent) */
     int m;                     /* activation rows per workgroup */
+    bool q8;                   /* the integer path: t[SX] is x quantised (xquant()) */
     uint64_t row[4][8];        /* x, out, bias, c: rows' first elements, less the window's offset */
     mv_params p;               /* everything but the window's offsets */
 } mv_job;
@@ -211,8 +232,9 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
      * window (win()'s tail asks 15 bytes more; a binding cut short at its
      * buffer's end falls back).  ALIGN16: every chunk on 16 bytes. */
     int mk = j->m <= 1 ? 1 : j->m <= 2 ? 2 : j->m <= 4 ? 4 : 8;
+    bool covered = b[SW].size / 16 * 16 >= (off[SW] + wg_win_bytes(&w[SW], it) - WIDE_SLACK + 15) / 16 * 16;
     bool wide = j->var->wide && j->ty->ch && mk <= 2 && p.rowb % 2 == 0 && p.w_off % 2 == 0 && p.eb % 2 == 0 &&
-                b[SW].size / 16 * 16 >= (off[SW] + wg_win_bytes(&w[SW], it) - WIDE_SLACK + 15) / 16 * 16;
+                (covered || j->q8);
     uint32_t wqk = j->ty->qk > 8 ? j->ty->qk : j->ty->ch, wbb = j->ty->qk > 8 ? j->ty->bb : j->ty->ch * j->ty->bb / 8;
     bool align16 = wbb % 16 == 0 && p.rowb % 16 == 0 && p.w_off % 16 == 0 && p.eb % 16 == 0;
     const char *xm = shares(j->t[SX], out) ? "rw" : "r";
@@ -226,8 +248,8 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
                      shares(j->t[SW], out) ? "read_write" : "read", j->var->sg ? ";SG" : "",
                      xv4 ? ";XV4" : "", align4 ? ";ALIGN4" : "");
     if (wide)
-        n += snprintf(defs + n, sizeof defs - (size_t)n, ";WIDE;CH=%u;WQK=%u;WBB=%u%s", j->ty->ch, wqk, wbb,
-                      align16 ? ";ALIGN16" : "");
+        n += snprintf(defs + n, sizeof defs - (size_t)n, ";WIDE;CH=%u;WQK=%u;WBB=%u;ACCW=%s%s%s", j->ty->ch, wqk,
+                      wbb, j->q8 ? "accq;Q8X" : "accw", align16 ? ";ALIGN16" : "", covered ? "" : ";PIECE32");
     unsigned ro = 1u << 4;
     ro |= shares(j->t[SW], out) ? 0u : 1u << 0;
     ro |= shares(j->t[SX], out) ? 0u : 1u << 1;
@@ -243,8 +265,8 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
     ro |= shares(s3, out) ? 0u : 1u << 3;
     if (shares(j->t[SC], out) && !j->t[SI])
         ro &= ~(1u << 4);
-    if (n >= (int)sizeof defs)
-        return wg_fail(WGML_ERR_INTERNAL, "%s: kernel defines too long", j->op);
+    if (n >= (int)sizeof defs || (j->q8 && !wide))
+        return wg_fail(WGML_ERR_INTERNAL, "%s: kernel defines too long, or the integer path without its loads", j->op);
     wg_kernel_ref ref = {"matvec.wgsl", "main", defs, 5, ro};
     wgml_kernel *k;
     wgml_status st = wg_kernel_get(j->ctx, &ref, &k);
@@ -255,6 +277,66 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
     uint32_t g[3];
     wg_split_grid(65535, groups, g);
     return wg_dispatch(j->ctx, k, b, 5, &p, sizeof p, g[0], g[1], g[2]);
+}
+
+/* ------------------------------------------------------------ the integer path */
+
+/* Words a quantised row of x takes (matvec_xq.wgsl): k / 4 code words and
+ * a (d, sum) pair a 32-element block, padded to 16 bytes. */
+static uint64_t q8_row_words(int64_t k) { return ((uint64_t)k / 4 + (uint64_t)k / 16 + 3) / 4 * 4; }
+
+static bool q8_ok(const mv_type *ty, int64_t rows, int64_t k, uint64_t rowb, uint64_t w_offset)
+{
+    return ty && ty->q8 && rows <= Q8_MAX_ROWS && k > 0 && k % 32 == 0 && rowb % 2 == 0 && w_offset % 2 == 0;
+}
+
+/* The first pass: x's rows (j->row[0], less xmin; xext elements from xmin
+ * reach the last one read) quantised into scratch *xq. */
+static wgml_status xquant(mv_job *j, const wgml_tensor *x, uint64_t xmin, uint64_t xext, wgml_tensor **xq)
+{
+    wgml_ctx *ctx = j->ctx;
+    uint64_t rw = q8_row_words(j->p.k), esz = wg_dtype(x->dtype)->block_bytes, xrem, qrem;
+    wgml_status st = wg_scratch_tensor_raw(ctx, WGML_U32, 1, (int64_t[]){(int64_t)(rw * (uint64_t)j->m)}, xq);
+    if (st != WGML_OK)
+        return st;
+    wg_binding b[2] = {wg_bind_from((*xq)->st->buf, (*xq)->offset, rw * (uint64_t)j->m * 4, &qrem),
+                       wg_bind_from(x->st->buf, xmin * esz, (xext + 1) * esz, &xrem)};
+    if (b[1].size < xrem + (xext + 1) * esz)
+        return wg_fail_window(ctx, (xext + 1) * esz, "%s: the rows of x", j->op);
+    mv_params p = j->p;
+    bool v4 = p.xs == 1 && p.k % 4 == 0 && wg_vec4_dtype(ctx, x->dtype);
+    for (int r = 0; r < 8; r++) {
+        p.xo[r] = (uint32_t)(xrem / esz + j->row[0][r < j->m ? r : 0]);
+        p.oo[r] = (uint32_t)(qrem / 4 + (uint64_t)(r < j->m ? r : 0) * rw);
+        v4 = v4 && p.xo[r] % 4 == 0;
+    }
+    char defs[160];
+    snprintf(defs, sizeof defs, "XQUANT;M=1;RPW=1;WG=64;UPT=1;QK=32;BB=34;X_DT=%s;X_MODE=r%s%s", dt_name(x),
+             v4 ? "4" : "", v4 ? ";XV4" : "");
+    wg_kernel_ref ref = {"matvec.wgsl", "xquant", defs, 2, 1u << 1};
+    wgml_kernel *k;
+    if ((st = wg_kernel_get(ctx, &ref, &k)) != WGML_OK)
+        return st;
+    uint32_t g[3];
+    wg_split_grid(65535, ((uint64_t)p.k / 32 * (uint64_t)j->m + 63) / 64, g);
+    return wg_dispatch(ctx, k, b, 2, &p, sizeof p, g[0], g[1], g[2]);
+}
+
+uint64_t wg_matvec_q8_scratch(wgml_dtype w, int64_t rows, int64_t k)
+{
+    const mv_type *ty = type_of(w);
+    if (!ty || !ty->q8 || rows > Q8_MAX_ROWS || k <= 0 || k % 32)
+        return 0;
+    return wg_align_up(q8_row_words(k) * 4 * (uint64_t)(rows < 1 ? 1 : rows), 256);
+}
+
+bool wg_matvec_int8(wgml_ctx *ctx, wgml_dtype w, int64_t rows, int64_t n, int64_t k)
+{
+    const mv_type *ty = type_of(w);
+    const mv_variant *var;
+    int upt;
+    return ty && q8_ok(ty, rows, k, 0, 0) && pick(ctx, "wg_matvec_int8", n, ty, rows, &var, &upt) == WGML_OK &&
+           var->q8;
 }
 
 /* Window operand of a tensor at element offset `first` (esz-byte
@@ -384,7 +466,7 @@ wgml_status wg_matvec(const wgml_tensor *x, const wgml_tensor *w, const wgml_ten
     if ((st = pick(x->ctx, op, n, ty, rows, &var, &upt)) != WGML_OK)
         return st;
 
-    mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, bias, c, NULL}, (int)rows, {{0}}, {0}};
+    mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, bias, c, NULL}, (int)rows, false, {{0}}, {0}};
     uint64_t xspan, ospan, bspan = 0, cspan = 0, bmin = 0, cmin = 0;
     uint64_t xmin = row_starts(&xv, (int)rows, j.row[0], &xspan);
     uint64_t omin = row_starts(&ov, (int)rows, j.row[1], &ospan);
@@ -406,16 +488,32 @@ wgml_status wg_matvec(const wgml_tensor *x, const wgml_tensor *w, const wgml_ten
     p->act = (uint32_t)prm.act;
     uint64_t kx = k ? (uint64_t)(k - 1) * (uint64_t)xv.strides[3] : 0;
     uint64_t wbytes = (uint64_t)k / ty->qk * ty->bb + (ty->qk == 8 ? (uint64_t)(k % 8) * (ty->bb / 8) : 0);
+    wg_win xw = win(x, xmin, 0, 0, xspan + kx, wg_dtype(x->dtype)->block_bytes, "x");
+    wgml_tensor *xq = NULL;
+    if (var->q8 && q8_ok(ty, rows, k, rowb, w->offset)) {
+        /* x quantised once; the product reads its codes in place of x */
+        if ((st = xquant(&j, x, xmin, xspan + kx, &xq)) != WGML_OK) {
+            wgml_tensor_free(xq);
+            return st;
+        }
+        j.q8 = true;
+        j.t[SX] = xq;
+        for (int r = 0; r < 8; r++)
+            j.row[0][r] = (uint64_t)(r < rows ? r : 0) * q8_row_words(k);
+        xw = win(xq, xq->offset / 4, 0, 0, q8_row_words(k) * (uint64_t)rows - 1, 4, "x");
+    }
     wg_win ws[NS] = {
         win(w, w->offset, 0, (int64_t)rowb, wbytes ? wbytes - 1 + WIDE_SLACK : 0, 1, "w"),
-        win(x, xmin, 0, 0, xspan + kx, wg_dtype(x->dtype)->block_bytes, "x"),
+        xw,
         win(out, omin, 0, ov.strides[3], ospan, wg_dtype(out->dtype)->block_bytes, "out"),
         win(bias, bmin, 0, bv.strides[3], bspan, bias ? wg_dtype(bias->dtype)->block_bytes : 1, "bias"),
         win(c, cmin, 0, cv.strides[3], cspan, c ? wg_dtype(c->dtype)->block_bytes : 1, "c"),
         win(NULL, 0, 0, 0, 0, 1, "ids"),
     };
     const int64_t it[4] = {1, 1, n, 1};
-    return wg_win_split(x->ctx, ws, NS, it, 3, UINT32_MAX, op, block, &j);
+    st = wg_win_split(x->ctx, ws, NS, it, 3, UINT32_MAX, op, block, &j);
+    wgml_tensor_free(xq);
+    return st;
 }
 
 
@@ -491,7 +589,7 @@ static wgml_status linear_id(const wgml_tensor *x, const wgml_tensor *w, const w
     int upt = 1;
     if ((st = pick(x->ctx, op, n, ty, 1, &var, &upt)) != WGML_OK)
         return st;
-    mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, NULL, NULL, ids}, 1, {{0}}, {0}};
+    mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, NULL, NULL, ids}, 1, false, {{0}}, {0}};
     mv_params *p = &j.p;
     p->units = (uint32_t)((k + 7) / 8);
     p->k = (uint32_t)k;

@@ -58,6 +58,12 @@ wgml_status wg_matvec(const wgml_tensor *x, const wgml_tensor *w, const wgml_ten
 /* Registry rows for `wgml ops` (registry.c). */
 wg_op_table wg_matmul_ops(void);
 wg_op_table wg_matvec_ops(void);
+/* The integer mat-vec path (x quantised to 8 bits, dot4I8Packed): the
+ * scratch its first pass takes for `rows` rows of k (0 where the weight
+ * dtype has no integer path), and whether wg_matvec takes it on ctx for
+ * these operands (the table, or WGML_FORCE). */
+uint64_t wg_matvec_q8_scratch(wgml_dtype w, int64_t rows, int64_t k);
+bool wg_matvec_int8(wgml_ctx *ctx, wgml_dtype w, int64_t rows, int64_t n, int64_t k);
 wg_op_table wg_attention_ops(void);
 
 #endif
