@@ -115,7 +115,7 @@ for s in $sections; do
       echo $! > /tmp/llmbuild.pid ;;
     mv) # mat-vec: the table's choice and every timing variant, in one process each
       python3 bench/torch_copy.py 2>&1 | tail -n 1
-      for v in "" sg_r4 sg_r2u8 sgw_r4 sgw_r2 sgw_r1 sgw_r4u2 sgw_r8; do
+      for v in "" sgw_r4 sgw_r8 sgq_r4 sgq_r2 sgq_r1 sgq_r8 sgq_r4u2 sgq_r2u2; do
         echo "-- matvec ${v:-table}"
         WGML_FORCE=${v:+matvec=$v} $B/wgml bench matvec 2>&1 | tail -n 6
       done ;;
@@ -142,13 +142,13 @@ for s in $sections; do
       done ;;
     mvshapes) # a decoder's mat-vec shapes for the table: n x k per variant, the q4_K model's dtypes
       for nk in 4096x4096 6144x4096 28672x4096 4096x14336; do
-        for v in "" sgw_r4 sgw_r8 sgw_r4u2; do
+        for v in "" sgw_r4 sgq_r8 sgq_r2; do
           WGML_FORCE=${v:+matvec=$v} $B/wgml bench matvec --nk $nk --dtype q4_K,q6_K --json 2>&1 |
             python3 -c "import json,sys; d=json.load(sys.stdin); print('$nk', '${v:-table}'.ljust(9), ' '.join('%s %.2f' % (r['dtype'], r['of_copy']) for r in d['results']))"
         done
       done ;;
     llmvar) # the whole 8B decode with each mat-vec variant forced (tg only)
-      for v in "" sg_r4 sgw_r4 sgw_r8 sgw_r4u2; do
+      for v in "" sgw_r4 sgq_r8; do
         echo "-- ${v:-table}: $(WGML_FORCE=${v:+matvec=$v} $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 512 -n 128 -r 1 2>&1 | grep tg128)"
       done ;;
     attnkpt) # the decode kernel's keys per thread (registers vs loads in flight), bench and the 8B decode
