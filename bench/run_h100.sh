@@ -147,8 +147,15 @@ for s in $sections; do
             python3 -c "import json,sys; d=json.load(sys.stdin); print('$nk', '${v:-table}'.ljust(9), ' '.join('%s %.2f' % (r['dtype'], r['of_copy']) for r in d['results']))"
         done
       done ;;
+    mvsweep) # mat-vec workgroup shapes (rows, threads, chunks a step) on the 8B decoder's q4_K / q6_K shapes
+      for v in sgw_r4 sgw_r8 sgw_r4t32 sgw_r8u2 sgq_r4 sgq_r4u2 sgq_r4t32 sgq_r2t32 sgq_r8u2 sgq_r8t64 sgq_r16; do
+        for nk in 14336x4096 4096x14336 4096x4096; do
+          WGML_FORCE=matvec=$v $B/wgml bench matvec --nk $nk --dtype q4_K,q6_K,q8_0 --json 2>&1 |
+            python3 -c "import json,sys; d=json.load(sys.stdin); print('$nk'.ljust(11), '$v'.ljust(10), ' '.join('%s %.2f' % (r['dtype'], r['of_copy']) for r in d['results']))" 2>&1 | tail -n 1
+        done
+      done ;;
     llmvar) # the whole 8B decode with each mat-vec variant forced (tg only)
-      for v in "" sgw_r4 sgq_r8; do
+      for v in "" sgq_r4 sgq_r4t32 sgw_r8; do
         echo "-- ${v:-table}: $(WGML_FORCE=${v:+matvec=$v} $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 512 -n 128 -r 1 2>&1 | grep tg128)"
       done ;;
     attnkpt) # the decode kernel's keys per thread (registers vs loads in flight), bench and the 8B decode

@@ -131,7 +131,7 @@ fn word(i: u32) -> u32 {
 #endif
 #ifdef Q8X
 // x quantised by the XQUANT pass (matvec_xq.wgsl says the layout)
-@group(0) @binding(2) var<storage, read> xq: array<vec4<u32>>;
+@group(0) @binding(2) var<storage, {{XQ_ACC}}> xq: array<vec4<u32>>;
 #else
 #tensor x 2 X_DT X_MODE
 

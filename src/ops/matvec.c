@@ -110,13 +110,16 @@ static const mv_variant variants[] = {
     {"sg_r2u8", 2, 64, true, 8, false, false}, {"sg_r8u2", 8, 32, true, 2, false, false},
     {"sgw_r4u2", 4, 64, true, 2, true, false}, {"sgw_r8", 8, 32, true, 1, true, false},
     {"sgq_r4u2", 4, 64, true, 2, true, true},  {"sgq_r8", 8, 32, true, 1, true, true},
-    {"sgq_r2u2", 2, 64, true, 2, true, true},
+    {"sgq_r2u2", 2, 64, true, 2, true, true},  {"sgq_r4t32", 4, 32, true, 2, true, true},
+    {"sgq_r2t32", 2, 32, true, 2, true, true}, {"sgq_r8u2", 8, 32, true, 2, true, true},
+    {"sgq_r8t64", 8, 64, true, 1, true, true}, {"sgw_r4t32", 4, 32, true, 2, true, false},
+    {"sgw_r8u2", 8, 32, true, 2, true, false},  {"sgq_r16", 16, 32, true, 1, true, true},
 };
 #define NTABLE 18 /* variants the table picks from */
 
 /* 1: the table takes the integer path (sgq_ / wgq_) on GPUs for one
  * activation row of q4_0, q8_0, q4_K and q6_K; 0: the wide float path. */
-#define Q8_TABLE 1
+#define Q8_TABLE 0
 
 /* The table's variant (unless WGML_FORCE names one): wide on GPUs for
  * one activation row of a dtype that has the wide path (block() still
@@ -250,6 +253,8 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
     if (wide)
         n += snprintf(defs + n, sizeof defs - (size_t)n, ";WIDE;CH=%u;WQK=%u;WBB=%u;ACCW=%s%s%s", j->ty->ch, wqk,
                       wbb, j->q8 ? "accq;Q8X" : "accw", align16 ? ";ALIGN16" : "", covered ? "" : ";PIECE32");
+    if (j->q8)
+        n += snprintf(defs + n, sizeof defs - (size_t)n, ";XQ_ACC=%s", shares(j->t[SX], out) ? "read_write" : "read");
     unsigned ro = 1u << 4;
     ro |= shares(j->t[SW], out) ? 0u : 1u << 0;
     ro |= shares(j->t[SX], out) ? 0u : 1u << 1;
@@ -310,10 +315,13 @@ static wgml_status xquant(mv_job *j, const wgml_tensor *x, uint64_t xmin, uint64
         p.oo[r] = (uint32_t)(qrem / 4 + (uint64_t)(r < j->m ? r : 0) * rw);
         v4 = v4 && p.xo[r] % 4 == 0;
     }
+    /* a graph's arena may hold x and the scratch in one buffer: one
+     * buffer is bound writable or not at all in a dispatch */
+    bool one = x->st->buf == (*xq)->st->buf;
     char defs[160];
-    snprintf(defs, sizeof defs, "XQUANT;M=1;RPW=1;WG=64;UPT=1;QK=32;BB=34;X_DT=%s;X_MODE=r%s%s", dt_name(x),
-             v4 ? "4" : "", v4 ? ";XV4" : "");
-    wg_kernel_ref ref = {"matvec.wgsl", "xquant", defs, 2, 1u << 1};
+    snprintf(defs, sizeof defs, "XQUANT;M=1;RPW=1;WG=64;UPT=1;QK=32;BB=34;X_DT=%s;X_MODE=%s%s%s", dt_name(x),
+             one ? "rw" : "r", v4 ? "4" : "", v4 ? ";XV4" : "");
+    wg_kernel_ref ref = {"matvec.wgsl", "xquant", defs, 2, one ? 0u : 1u << 1};
     wgml_kernel *k;
     if ((st = wg_kernel_get(ctx, &ref, &k)) != WGML_OK)
         return st;
