@@ -118,8 +118,11 @@ static const mv_variant variants[] = {
 #define NTABLE 18 /* variants the table picks from */
 
 /* 1: the table takes the integer path (sgq_ / wgq_) on GPUs for one
- * activation row of q4_0, q8_0, q4_K and q6_K; 0: the wide float path. */
-#define Q8_TABLE 0
+ * activation row of q4_0, q8_0, q4_K and q6_K; 0: the wide float path.
+ * H100, Llama-3-8B-shaped q4_K decode (tg128, bench/NOTES.md): sgw_r4
+ * 138.8 tokens/s, sgq_r4 176.2 (+27%), though `wgml bench matvec` (eager
+ * calls: two dispatches and a scratch request each) shows it no faster. */
+#define Q8_TABLE 1
 
 /* The table's variant (unless WGML_FORCE names one): wide on GPUs for
  * one activation row of a dtype that has the wide path (block() still
