@@ -206,8 +206,10 @@ static void test_variants(void)
      * counts are the ones tested here and through the unit path) run only
      * with WGML_TEST_FULL=1 (make soak) or on a GPU. */
     bool some = !strcmp(in.device_type, "cpu") && !getenv("WGML_TEST_FULL");
-    static const char *const ci_set[] = {"sg_r1", "sg_r2", "sg_r4", "wg_r1",  "wg_r2",
-                                         "wg_r4", "sgw_r1", "sgw_r4", "sgq_r4", "wgq_r4"};
+    /* wgq_r4: the integer path's workgroup-memory reduction (test_int8 takes
+     * sgq_r1; sgq_r4 differs from both only in what sg_r4 / sgw_r4 test) */
+    static const char *const ci_set[] = {"sg_r1", "sg_r2", "sg_r4", "wg_r1", "wg_r2",
+                                         "wg_r4", "sgw_r1", "sgw_r4", "wgq_r4"};
     char env[64];
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         if (names[i][0] == 's' && !(in.features & WGML_FEATURE_SUBGROUPS))
