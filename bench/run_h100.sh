@@ -115,9 +115,13 @@ for s in $sections; do
       echo $! > /tmp/llmbuild.pid ;;
     mv) # mat-vec: the table's choice and every timing variant, in one process each
       python3 bench/torch_copy.py 2>&1 | tail -n 1
-      for v in "" sgw_r4 sgw_r8 sgq_r4 sgq_r2 sgq_r1 sgq_r8 sgq_r4u2 sgq_r2u2; do
-        echo "-- matvec ${v:-table}"
+      for v in "" sgw_r4 sgw_r8 sgq_r4 sgq_r2u2 sgq_r4u2 sgq_r8t64; do
+        echo "-- matvec ${v:-table} (graph replay)"
         WGML_FORCE=${v:+matvec=$v} $B/wgml bench matvec 2>&1 | tail -n 6
+      done
+      for v in "" sgw_r4; do
+        echo "-- matvec ${v:-table} --eager"
+        WGML_FORCE=${v:+matvec=$v} $B/wgml bench matvec --eager 2>&1 | tail -n 6
       done ;;
     llm) # wgml bench llm next to llama-bench on the same files
       [ -f /tmp/llmbuild.pid ] && { while kill -0 "$(cat /tmp/llmbuild.pid)" 2>/dev/null; do sleep 2; done; tail -n 8 $OUTDIR/llmbuild.log; }
