@@ -211,7 +211,7 @@ static const char *slot_dt(const char *kind, const wgml_tensor *t, const wgml_te
  * COPY, ADD, ONE_HOT (with w: only winners write). */
 static wgml_status launch(ix_job *j, const char *kind, ix_slot s[NSLOT], const int64_t it[4])
 {
-    bool check = strcmp(kind, "CHECK") == 0, claim = strcmp(kind, "CLAIM") == 0;
+    bool check = strncmp(kind, "CHECK", 5) == 0, claim = strcmp(kind, "CLAIM") == 0;
     const wgml_tensor *w = s[SO].t;
     for (int k = SA; k < SO && w; k++)
         if (s[k].t && overlaps(w, s[k].t))
@@ -283,7 +283,13 @@ static wgml_status check_idx(const char *op, const char *what, const wgml_tensor
     wgml_ctx *ctx = idx->ctx;
     if (wgml_tensor_nelem(idx) == 0)
         return WGML_OK;
-    wgml_status st = wg_errword_arm(ctx);
+    /* up to IX_THREADS indices in one binding (their span within 64 KiB,
+     * the smallest window): one workgroup, one dispatch, writes the verdict
+     * whole and nothing is armed (indexing.wgsl, ONE_WG) */
+    uint64_t i0, i1;
+    byte_range(idx, &i0, &i1);
+    bool one = wgml_tensor_nelem(idx) <= IX_THREADS && i1 - i0 <= 65536;
+    wgml_status st = one ? WGML_OK : wg_errword_arm(ctx);
     if (st != WGML_OK)
         return st;
     ix_job j = {op, NULL, limit, true, wg_errword_op(ctx, op, what), (uint32_t)idx->ndim, {0}};
@@ -297,7 +303,7 @@ static wgml_status check_idx(const char *op, const char *what, const wgml_tensor
         s[SJ].st[d] = step;
         step *= it[d];
     }
-    return launch(&j, "CHECK", s, it);
+    return launch(&j, one ? "CHECK;ONE_WG" : "CHECK", s, it);
 }
 
 /* A writing pass (after check_idx) over index rows [0, limit). */
