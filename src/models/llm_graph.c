@@ -118,21 +118,36 @@ static wgml_status layer(builder *b, int il, wgml_node *x, wgml_node **out)
     int64_t Q = (int64_t)hp->n_head * hp->head_dim, KVD = (int64_t)hp->n_head_kv * hp->head_dim;
     wgml_node *h, *q, *k, *v, *K, *V, *a, *o;
     TRY(rms(b, x, w_an, &h));
+    bool roped = false;
     if (L->wqkv) { /* one product, three column slices */
         wgml_node *wqkv, *bqkv, *qkv;
         TRY(leaf(b, L->wqkv, "attn_qkv", il, &wqkv));
         TRY(leaf(b, L->bqkv, "attn_qkv.bias", il, &bqkv));
         TRY(proj(b, h, wqkv, bqkv, &qkv));
-        TRY(wgml_g_slice(b->g, qkv, 1, 0, Q, 1, &q));
-        TRY(wgml_g_slice(b->g, qkv, 1, Q, Q + KVD, 1, &k));
+        if (!qn && !kn) {
+            /* q and k are adjacent columns with the same rope: one rope over
+             * their H + Hkv heads, then head slices (a decode layer's
+             * dispatches: one fewer) */
+            wgml_node *qk;
+            TRY(wgml_g_slice(b->g, qkv, 1, 0, Q + KVD, 1, &qk));
+            TRY(heads(b, qk, hp->n_head + hp->n_head_kv, NULL, true, base, &qk));
+            TRY(wgml_g_slice(b->g, qk, 1, 0, hp->n_head, 1, &q));
+            TRY(wgml_g_slice(b->g, qk, 1, hp->n_head, hp->n_head + hp->n_head_kv, 1, &k));
+            roped = true;
+        } else {
+            TRY(wgml_g_slice(b->g, qkv, 1, 0, Q, 1, &q));
+            TRY(wgml_g_slice(b->g, qkv, 1, Q, Q + KVD, 1, &k));
+        }
         TRY(wgml_g_slice(b->g, qkv, 1, Q + KVD, Q + 2 * KVD, 1, &v));
     } else {
         TRY(proj(b, h, wq, bq, &q));
         TRY(proj(b, h, wk, bk, &k));
         TRY(proj(b, h, wv, bv, &v));
     }
-    TRY(heads(b, q, hp->n_head, qn, true, base, &q));
-    TRY(heads(b, k, hp->n_head_kv, kn, true, base, &k));
+    if (!roped) {
+        TRY(heads(b, q, hp->n_head, qn, true, base, &q));
+        TRY(heads(b, k, hp->n_head_kv, kn, true, base, &k));
+    }
     TRY(heads(b, v, hp->n_head_kv, NULL, false, base, &v));
     TRY(cache_view(b, kc, k, &K));
     TRY(cache_view(b, vc, v, &V));
