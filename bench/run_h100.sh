@@ -4,7 +4,8 @@
 # git-ignored folders .gl (Vulkan loader debs), third_party (wgpu-native)
 # and .devbuild (a Release build made here) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph profile variants
-#     mm mmtests mv mvshapes llmvar attnkpt mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm gemmq llmprof (the case below says what each runs)
+#     mm mmtests mv mvshapes llmvar attnkpt mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm gemmq llmprof
+#     sample (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -90,6 +91,21 @@ for s in $sections; do
       python3 bench/torch_gemm.py > $OUTDIR/torch_gemm.json 2> $OUTDIR/torch_gemm.err
       python3 bench/torch_attn.py > $OUTDIR/torch_attn.json 2> $OUTDIR/torch_attn.err
       python3 bench/compare_mm.py $OUTDIR ;;
+    sample) # one decode step's sampling, 1 and 8 rows of 128,256 logits: the one-pass kernel
+      # against the split path (bench_sample.c), GPU time per kernel, and the sampling tests
+      $B/wgml bench sample 2>&1 | tail -n 7
+      $B/wgml bench sample --rows 8 2>&1 | tail -n 7
+      WGML_PROFILE=1 $B/wgml bench sample 2>&1 | grep -E "sample:|total" | head -n 8
+      for t in test_op_sample_split test_op_glu_sample test_op_glu_sample_seed test_op_limits_rows; do
+        for m in native nof16 fold; do
+          unset WGML_DISABLE WGML_FOLD_GRID
+          [ $m = nof16 ] && export WGML_DISABLE=f16
+          [ $m = fold ] && export WGML_FOLD_GRID=7
+          echo "--- $t ($m): $($B/tests/$t 2>&1 | tee "$OUTDIR/$t.$m.log" | tail -n 1)"
+          grep -E "check failed" "$OUTDIR/$t.$m.log" | head -8
+        done
+      done
+      unset WGML_DISABLE WGML_FOLD_GRID ;;
     attn) # attention alone, next to torch SDPA
       $B/wgml bench attn --json > $OUTDIR/attn.json 2> $OUTDIR/attn.err; tail -n 3 $OUTDIR/attn.err; cat $OUTDIR/attn.json
       python3 bench/torch_attn.py 2>&1 | tail -n 12 ;;

@@ -9,8 +9,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int t_failed_checks;
+
+/* Set by op tests (op_harness.h t_setup): t_run then also reports the
+ * pipelines each case compiled, so a slow case shows whether its time went
+ * to lavapipe's compiles or to running kernels. */
+static wgml_ctx *t_stats_ctx;
+/* wgml_ctx_stats_get, through a pointer: the *_asan tests link harness
+ * users without the library. */
+static wgml_status (*t_stats_get)(wgml_ctx *, wgml_ctx_stats *);
 
 #define CHECK(cond, ...)                                                        \
     do {                                                                        \
@@ -34,6 +43,16 @@ typedef struct t_case {
     void (*fn)(void);
 } t_case;
 
+static inline double t_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Runs the cases (those whose name contains `only`, when given); each
+ * result line ends with the case's wall time and, on op tests, the
+ * pipelines it compiled (CI time: see tests/CMakeLists.txt). */
 static inline int t_run(const t_case *cases, size_t n, const char *only)
 {
     int passed = 0, failed = 0;
@@ -43,13 +62,22 @@ static inline int t_run(const t_case *cases, size_t n, const char *only)
         int before = t_failed_checks;
         printf("[ RUN  ] %s\n", cases[i].name);
         fflush(stdout);
+        wgml_ctx_stats s0 = {0}, s1 = {0};
+        if (t_stats_ctx && t_stats_get)
+            t_stats_get(t_stats_ctx, &s0);
+        double t0 = t_now();
         cases[i].fn();
+        double dt = t_now() - t0;
+        char extra[64] = "";
+        if (t_stats_ctx && t_stats_get && t_stats_get(t_stats_ctx, &s1) == WGML_OK)
+            snprintf(extra, sizeof extra, ", %llu compiles",
+                     (unsigned long long)(s1.pipelines_compiled - s0.pipelines_compiled));
         if (t_failed_checks == before) {
             passed++;
-            printf("[  OK  ] %s\n", cases[i].name);
+            printf("[  OK  ] %s (%.2f s%s)\n", cases[i].name, dt, extra);
         } else {
             failed++;
-            printf("[ FAIL ] %s\n", cases[i].name);
+            printf("[ FAIL ] %s (%.2f s%s)\n", cases[i].name, dt, extra);
         }
         fflush(stdout);
     }

@@ -159,6 +159,8 @@ static inline int t_setup(int argc, char **argv)
     (void)argv;
     if (t_open_ctx(&t_ctx))
         return 1;
+    t_stats_ctx = t_ctx;
+    t_stats_get = wgml_ctx_stats_get;
     wgml_device_info in;
     if (wgml_device_info_get(t_ctx, &in) == WGML_OK) {
         char f[128];

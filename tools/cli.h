@@ -17,6 +17,7 @@ int bench_gemm(wgml_ctx *ctx, int argc, char **argv);
 int bench_matvec(wgml_ctx *ctx, int argc, char **argv);
 int bench_attn(wgml_ctx *ctx, int argc, char **argv);
 int bench_llm(wgml_ctx *ctx, int argc, char **argv);
+int bench_sample(wgml_ctx *ctx, int argc, char **argv);
 int cmd_generate(int argc, char **argv);
 int cmd_perplexity(int argc, char **argv);
 

@@ -4,11 +4,13 @@
 // binary search over keys with workgroup reductions: no sorting, no scratch
 // memory, any vocabulary size.
 //
-// CHUNKED (rows longer than one binding window, sample_long in sample.c):
-// the same steps, but each reduction runs per chunk of the row in
-// sample_part (one workgroup, one chunk window, stage P.e.y), writing
-// partials to pt[], and sample_step (one thread) merges them and moves the
-// search, whose state lives in sv[] between dispatches.  The search
+// CHUNKED (sample_chunked in sample.c; sample_chunked.wgsl): the same
+// steps, but each reduction runs per chunk of the row in sample_part (one
+// workgroup a chunk, stage P.e.y), writing partials to pt[], and
+// sample_step (one workgroup a row) merges them and moves the search,
+// whose state lives in sv[] between dispatches: for rows longer than one
+// binding window (a dispatch a chunk) and for few rows of a large
+// vocabulary (every chunk of every row in one dispatch).  The search
 // itself (search_next / search_update) is shared with the one-pass kernel.
 //
 // SEED_IN (wgml_sample_seeded): one more read-only binding, the seed
@@ -26,9 +28,10 @@ struct SampleParams {
     e: vec4<u32>,   // WG / 2: where the reduction trees start.  A uniform, not a
                     // constant, so the tree loops are not unrolled: each
                     // unrolled barrier made lavapipe's compile much slower.
-                    // CHUNKED: .y stage, .z chunk, .w chunks; a.w is then the
-                    // chunk's first index (a launch is one row).
+                    // CHUNKED: .y stage, .z the launch's first chunk, .w chunks a row.
     g: vec4<u32>,   // SEED_IN: the seed's element in its binding, 1 when i32 (sign-extended)
+    h: vec4<u32>,   // CHUNKED: chunk length, candidate list words a chunk (0: no
+                    // lists), chunks a row in this launch
 }
 
 @group(0) @binding(0) var<uniform> P: SampleParams;
@@ -125,20 +128,25 @@ fn rand_bits(row: u32, ctr: u32) -> u32 {
 }
 
 fn logit(rb: u32, i: u32) -> f32 {
+#ifdef STEP
+    return bitcast<f32>(l_ld(rb + i * P.b.x));   // never called: logits bound as raw words
+#else
     return l_ld(rb + i * P.b.x);
+#endif
 }
 
 // Over the tokens with key >= t: mass (weights when `weigh`) and count of
 // those with key >= u, the smallest key >= u and the largest key < u (0
-// when none).  Every thread gets the result (uniform); the trailing
-// barrier keeps the next reduction from overwriting sh_* early.
-fn stats(li: u32, rb: u32, t: u32, u: u32, m: f32, weigh: bool) -> Stats {
+// when none), over the n logits from rb.  Every thread gets the result
+// (uniform); the trailing barrier keeps the next reduction from
+// overwriting sh_* early.
+fn stats(li: u32, rb: u32, n: u32, t: u32, u: u32, m: f32, weigh: bool) -> Stats {
     var f = 0.0;
     var fc = 0.0;   // Kahan compensation: f32 sums of ~1000 terms per thread
     var c = 0u;
     var above = NONE;
     var below = 0u;
-    for (var i = li; i < P.a.y; i += WG) {
+    for (var i = li; i < n; i += WG) {
         let v = logit(rb, i);
         let k = skey(v);
         if (k >= u) {
@@ -156,10 +164,15 @@ fn stats(li: u32, rb: u32, t: u32, u: u32, m: f32, weigh: bool) -> Stats {
             below = max(below, k);
         }
     }
-    sh_f[li] = f;
-    sh_c[li] = c;
-    sh_a[li] = above;
-    sh_b[li] = below;
+    return stats_tree(li, Stats(f, c, above, below));
+}
+
+// The workgroup's Stats merged (sums, min of above, max of below).
+fn stats_tree(li: u32, x: Stats) -> Stats {
+    sh_f[li] = x.mass;
+    sh_c[li] = x.count;
+    sh_a[li] = x.above;
+    sh_b[li] = x.below;
     workgroupBarrier();
     for (var s = P.e.x; s > 0u; s = s >> 1u) {
         if (li < s) {
@@ -178,17 +191,24 @@ fn stats(li: u32, rb: u32, t: u32, u: u32, m: f32, weigh: bool) -> Stats {
     return r;
 }
 
-// The largest key of the range and its first index (NONE: empty range).
-fn range_max(li: u32, rb: u32) -> vec2<u32> {
+// The largest key of the n logits from rb and its first index (NONE:
+// empty range).
+fn range_max(li: u32, rb: u32, n: u32) -> vec2<u32> {
     var bk = 0u;
     var bi = NONE;
-    for (var i = li; i < P.a.y; i += WG) {
+    for (var i = li; i < n; i += WG) {
         let k = skey(logit(rb, i));
         if (bi == NONE || k > bk) {
             bk = k;
             bi = i;
         }
     }
+    return argmax_tree(li, bk, bi);
+}
+
+// The workgroup's (key, index) pairs merged: the largest key, the lowest
+// index among its holders (NONE: no thread had one).
+fn argmax_tree(li: u32, bk: u32, bi: u32) -> vec2<u32> {
     sh_a[li] = bk;
     sh_b[li] = bi;
     workgroupBarrier();
@@ -287,21 +307,37 @@ fn minp_threshold(t: u32, m: f32) -> u32 {
     return t;
 }
 
-// Categorical draw in index order: each thread owns a contiguous block of
-// the range, thread 0 scans the block sums serially (so the intervals tile
-// [0, total) exactly and only non-empty blocks own one).  Returns the
-// range's total; sh_f holds the inclusive block sums.
-fn block_sums(li: u32, rb: u32, t: u32, m: f32) -> f32 {
-    let V = P.a.y;
-    let C = (V + WG - 1u) / WG;
-    let b0 = min(li * C, V);
-    let b1 = min(b0 + C, V);
+// The weight of item i of a draw's range: (src 0) a logit's
+// exp((v - m) / T) when its key is >= t, -1 when it is not kept; (src 1,
+// CHUNKED) the kept mass of chunk i, from the partials at rb.
+fn draw_w(src: u32, rb: u32, i: u32, t: u32, m: f32) -> f32 {
+#if CHUNKED
+    if (src == 1u) {
+        return bitcast<f32>(pt[rb + 4u * i]);
+    }
+#endif
+    let v = logit(rb, i);
+    if (skey(v) >= t) {
+        return exp((v - m) * P.f.x);
+    }
+    return -1.0;
+}
+
+// Categorical draw in index order over n items: each thread owns a
+// contiguous block of the range, and the block sums are scanned in index
+// order (so the intervals tile [0, total) exactly and only non-empty
+// blocks own one).  Returns the range's total; sh_f holds the inclusive
+// block sums.
+fn block_sums(li: u32, src: u32, rb: u32, n: u32, t: u32, m: f32) -> f32 {
+    let C = (n + WG - 1u) / WG;
+    let b0 = min(li * C, n);
+    let b1 = min(b0 + C, n);
     var s = 0.0;
     var sc = 0.0;   // Kahan, as in the walk below (same operations, same sums)
     for (var i = b0; i < b1; i++) {
-        let v = logit(rb, i);
-        if (skey(v) >= t) {
-            let y = exp((v - m) * P.f.x) - sc;
+        let w = draw_w(src, rb, i, t, m);
+        if (w >= 0.0) {
+            let y = w - sc;
             let ns = s + y;
             sc = (ns - s) - y;
             s = ns;
@@ -309,6 +345,10 @@ fn block_sums(li: u32, rb: u32, t: u32, m: f32) -> f32 {
     }
     sh_f[li] = s;
     workgroupBarrier();
+#if CHUNKED
+    return scan_16x16(li);
+#else
+    // thread 0 scans serially
     if (li == 0u) {
         var acc = 0.0;
         for (var j = 0u; j < WG; j++) {
@@ -318,48 +358,57 @@ fn block_sums(li: u32, rb: u32, t: u32, m: f32) -> f32 {
         res_f = acc;
     }
     return workgroupUniformLoad(&res_f);
+#endif
 }
 
-// The token at `goal` (< total) of the range after block_sums: its owner
-// thread walks its block; NONE for the other threads.
-fn walk(li: u32, rb: u32, t: u32, m: f32, goal: f32) -> u32 {
-    let V = P.a.y;
-    let C = (V + WG - 1u) / WG;
-    let b0 = min(li * C, V);
-    let b1 = min(b0 + C, V);
+// The item at `goal` (< total) of the range after block_sums, and the
+// goal's offset within that item's weight (as f32 bits; the item's whole
+// weight where rounding left the walk short); NONE for the threads that do
+// not own it.
+fn walk(li: u32, src: u32, rb: u32, n: u32, t: u32, m: f32, goal: f32) -> vec2<u32> {
+    let C = (n + WG - 1u) / WG;
+    let b0 = min(li * C, n);
+    let b1 = min(b0 + C, n);
     let incl = sh_f[li];
     var excl = 0.0;
     if (li > 0u) {
         excl = sh_f[li - 1u];
     }
     if (!(excl <= goal && goal < incl)) {
-        return NONE;
+        return vec2<u32>(NONE, 0u);
     }
     let rel = goal - excl;
     var acc = 0.0;
     var ac = 0.0;
     var pick = NONE;
+    var at = 0.0;
     var last = b0;
+    var lastw = 0.0;
     for (var i = b0; i < b1; i++) {
-        let v = logit(rb, i);
-        if (skey(v) >= t) {
-            let w = exp((v - m) * P.f.x);
+        let w = draw_w(src, rb, i, t, m);
+        if (w >= 0.0) {
             if (w > 0.0) {
                 last = i;
+                lastw = w;
             }
+            let before = acc;
             let y = w - ac;
             let na = acc + y;
             ac = (na - acc) - y;
             acc = na;
             if (acc > rel) {
                 pick = i;
+                at = rel - before;
                 break;
             }
         }
     }
-    // Rounding can leave acc just short of rel: the block's last token
+    // Rounding can leave acc just short of rel: the block's last item
     // with weight is then the one.
-    return select(pick, last, pick == NONE);
+    if (pick == NONE) {
+        return vec2<u32>(last, bitcast<u32>(lastw));
+    }
+    return vec2<u32>(pick, bitcast<u32>(at));
 }
 
 // u * total for the row's draw, kept below total (u < 1, but the product
@@ -381,7 +430,7 @@ fn sample(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
     let oi = P.b.y + r * P.b.z;
 
     // Largest key, first occurrence.
-    let best = range_max(li, rb);
+    let best = range_max(li, rb, P.a.y);
     let mk = best.x;
     let m = unkey(mk);
     if ((P.c.y & F_GREEDY) != 0u || (bitcast<u32>(m) & 0x7f800000u) == 0x7f800000u) {
@@ -397,155 +446,15 @@ fn sample(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
         if (s.phase == 3u) {
             break;
         }
-        s = search_update(s, stats(li, rb, s.t, s.mid, m, s.phase != 0u), mk);
+        s = search_update(s, stats(li, rb, P.a.y, s.t, s.mid, m, s.phase != 0u), mk);
     }
     let t = minp_threshold(s.t, m);
-    let total = block_sums(li, rb, t, m);
-    let pick = walk(li, rb, t, m, draw_goal(P.b.w + r, total));
+    let total = block_sums(li, 0u, rb, P.a.y, t, m);
+    let pick = walk(li, 0u, rb, P.a.y, t, m, draw_goal(P.b.w + r, total)).x;
     if (pick != NONE) {
         o_st(oi, i32(pick));
     }
 }
 #else
-// The search state of the row (words of sv).
-const SV_MK: u32 = 0u;      // largest key
-const SV_PHASE: u32 = 1u;   // Search.phase; 4: chunk picked, 5: written (greedy)
-const SV_T: u32 = 2u;
-const SV_LO: u32 = 3u;
-const SV_HI: u32 = 4u;
-const SV_MID: u32 = 5u;
-const SV_WANT: u32 = 6u;
-const SV_CHUNK: u32 = 7u;   // the chunk holding the draw
-const SV_GOAL: u32 = 8u;    // the draw's offset within that chunk's mass
-
-fn sv_search() -> Search {
-    return Search(sv[SV_PHASE], sv[SV_T], sv[SV_LO], sv[SV_HI], sv[SV_MID], bitcast<f32>(sv[SV_WANT]));
-}
-
-fn sv_store(s: Search) {
-    sv[SV_PHASE] = s.phase;
-    sv[SV_T] = s.t;
-    sv[SV_LO] = s.lo;
-    sv[SV_HI] = s.hi;
-    sv[SV_MID] = s.mid;
-    sv[SV_WANT] = bitcast<u32>(s.want);
-}
-
-// Stages, one chunk each (pt: 4 words per chunk):
-//   0 range_max -> (key, index)      1 stats at (t, mid) -> Stats
-//   2 block_sums at the final t -> mass
-//   3 the picked chunk draws at SV_GOAL and writes out
-@compute @workgroup_size({{WG}})
-fn sample_part(@builtin(local_invocation_index) li: u32) {
-    let c = P.e.z;
-    let rb = P.a.z;
-    let mk = sv[SV_MK];
-    let m = unkey(mk);
-    if (P.e.y == 0u) {
-        let best = range_max(li, rb);
-        if (li == 0u) {
-            pt[4u * c] = best.x;
-            pt[4u * c + 1u] = select(best.y + P.a.w, NONE, best.y == NONE);
-        }
-    } else if (P.e.y == 1u) {
-        // every thread reads the same state words; stats' barriers stay
-        // in uniform control flow because the stage is uniform
-        let s = sv_search();
-        let st = stats(li, rb, s.t, s.mid, m, s.phase != 0u);
-        if (li == 0u) {
-            pt[4u * c] = bitcast<u32>(st.mass);
-            pt[4u * c + 1u] = st.count;
-            pt[4u * c + 2u] = st.above;
-            pt[4u * c + 3u] = st.below;
-        }
-    } else {
-        let t = minp_threshold(sv[SV_T], m);
-        let total = block_sums(li, rb, t, m);
-        if (P.e.y == 2u) {
-            if (li == 0u) {
-                pt[4u * c] = bitcast<u32>(total);
-            }
-        } else if (sv[SV_PHASE] == 4u && sv[SV_CHUNK] == c && total > 0.0) {
-            let goal = min(bitcast<f32>(sv[SV_GOAL]), bitcast<f32>(bitcast<u32>(total) - 1u));
-            let pick = walk(li, rb, t, m, goal);
-            if (pick != NONE) {
-                o_st(P.b.y, i32(pick + P.a.w));
-            }
-        }
-    }
-}
-
-// Stages over the chunks' partials: 0 the row's largest key (greedy rows
-// are written here), 1 one search step, 2 the chunk holding the draw.
-@compute @workgroup_size(1)
-fn sample_step() {
-    let K = P.e.w;
-    if (P.e.y == 0u) {
-        var bk = 0u;
-        var bi = NONE;
-        for (var c = 0u; c < K; c++) { // chunks in index order: ties keep the first
-            let i2 = pt[4u * c + 1u];
-            if (i2 != NONE && (bi == NONE || pt[4u * c] > bk)) {
-                bk = pt[4u * c];
-                bi = i2;
-            }
-        }
-        sv[SV_MK] = bk;
-        let m = unkey(bk);
-        if ((P.c.y & F_GREEDY) != 0u || (bitcast<u32>(m) & 0x7f800000u) == 0x7f800000u) {
-            o_st(P.b.y, i32(bi));
-            sv[SV_PHASE] = 5u;
-            return;
-        }
-        sv_store(search_start(bk));
-        return;
-    }
-    let phase = sv[SV_PHASE];
-    if (P.e.y == 1u) {
-        if (phase >= 3u) {
-            return;
-        }
-        var st = Stats(0.0, 0u, NONE, 0u);
-        for (var c = 0u; c < K; c++) {
-            st.mass = st.mass + bitcast<f32>(pt[4u * c]);
-            st.count = st.count + pt[4u * c + 1u];
-            st.above = min(st.above, pt[4u * c + 2u]);
-            st.below = max(st.below, pt[4u * c + 3u]);
-        }
-        sv_store(search_update(sv_search(), st, sv[SV_MK]));
-        return;
-    }
-    if (phase != 3u) {
-        return;
-    }
-    var total = 0.0;
-    for (var c = 0u; c < K; c++) {
-        total = total + bitcast<f32>(pt[4u * c]);
-    }
-    let goal = draw_goal(P.b.w, total);
-    // the chunk whose mass interval holds goal; rounding may leave none,
-    // then the last chunk with mass
-    var pick = NONE;
-    var last = 0u;
-    var excl = 0.0;
-    var at = 0.0;
-    for (var c = 0u; c < K; c++) {
-        let mc = bitcast<f32>(pt[4u * c]);
-        if (mc > 0.0) {
-            last = c;
-            if (pick == NONE && excl <= goal && goal < excl + mc) {
-                pick = c;
-                at = goal - excl;
-            }
-        }
-        excl = excl + mc;
-    }
-    if (pick == NONE) {
-        pick = last;
-        at = bitcast<f32>(pt[4u * last]);
-    }
-    sv[SV_CHUNK] = pick;
-    sv[SV_GOAL] = bitcast<u32>(at);
-    sv[SV_PHASE] = 4u;
-}
+#include "sample_chunked.wgsl"
 #endif

@@ -38,7 +38,9 @@
  *   rope          NEOX / M-RoPE rows past one window: a piece's halves in
  *                 x's and out's dtype, <= rows x n_dims each
  *   sample        a row past one binding: state 64 bytes + 16 bytes a
- *                 chunk, <= vocab chunks (sample.c)
+ *                 chunk, <= vocab chunks; or <= 8 rows split: 64 bytes a
+ *                 row + (16 + 4 (top_k + 3)) bytes a 2048-logit chunk
+ *                 (sample.c, the larger of the two)
  *   matmul, linear, linear_id, attention: optable_mm.c.
  */
 #include "optable.h"

@@ -1,6 +1,8 @@
 /*
  * Sampling token ids from logits [rows, vocab] (f32, f16 or bf16; any
- * strides) into out [rows] i32, one workgroup per row (sample.wgsl).
+ * strides) into out [rows] i32: one workgroup per row (sample.wgsl), or
+ * for few rows of a large vocabulary one per chunk of a row
+ * (sample_chunked.wgsl, sample_chunked below).
  *
  * Per row, in this order:
  *   1. Greedy (temperature 0, top_k 1, or a temperature so small that
@@ -29,11 +31,12 @@
  * any vocabulary size works.  top_k and min_p decisions are exact; top_p
  * and the draw compare f32 sums (f64 in the reference), so a row whose
  * boundary lies within the sums' rounding may differ from the reference.
- * Rows longer than one binding window run the same steps per chunk
- * (sample_long).
+ * Rows longer than one binding window, and few rows of a large vocabulary,
+ * run the same steps per chunk (sample_chunked).
  */
 #include "rope.h"
 #include "optable.h"
+#include "mm.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -106,6 +109,7 @@ typedef struct sample_params {
     float f[4];
     uint32_t e[4];
     uint32_t g[4]; /* the seed's element in its binding, 1 for i32 */
+    uint32_t h[4]; /* chunked: chunk length, list words a chunk, chunks a launch */
 } sample_params;
 
 /* The seed tensor's first element as one 4-byte binding (sp->g). */
@@ -135,12 +139,18 @@ static void read_modes(const wgml_buffer *lb, const wgml_buffer *sb, const wgml_
 }
 
 /* Defines and the read-only mask: logits binding 1 (bit 0), the seed the
- * last binding (bit nb - 1) when there is one. */
+ * last binding (bit nb - 1) when there is one.  kind: "" (the one-pass
+ * kernel), "CHUNKED" or "CHUNKED;STEP": sample_step reads no logit, so it
+ * binds them as raw words whatever their dtype and one compiled step
+ * serves f32, f16 and bf16 logits, with ShaderF16 or without (lavapipe
+ * took ~2 s to compile one). */
 static unsigned kernel_defs(char *defs, size_t n, const wgml_tensor *logits, const wgml_tensor *seed, bool lrw,
-                            bool srw, int wg, bool chunked, int nb)
+                            bool srw, int wg, const char *kind, int nb)
 {
-    snprintf(defs, n, "L_DT=%s;L_MODE=%s;WG=%d%s%s%s", wg_dtype(logits->dtype)->wgsl, lrw ? "rw" : "r", wg,
-             chunked ? ";CHUNKED" : "", seed ? ";SEED_IN;S_MODE=" : "", seed ? (srw ? "rw" : "r") : "");
+    bool step = strstr(kind, "STEP") != NULL;
+    snprintf(defs, n, "L_DT=%s;L_MODE=%s;WG=%d%s%s%s%s", step ? "u32" : wg_dtype(logits->dtype)->wgsl,
+             lrw ? "rw" : "r", wg, *kind ? ";" : "", kind, seed ? ";SEED_IN;S_MODE=" : "",
+             seed ? (srw ? "rw" : "r") : "");
     return (lrw ? 0u : 1u) | (seed && !srw ? 1u << (nb - 1) : 0u);
 }
 
@@ -160,74 +170,159 @@ static void row_params(sample_params *sp, const wgml_sample_params *p, const sam
     sp->e[0] = 128;
 }
 
-/* Rows longer than one binding window (sample.wgsl CHUNKED): one row at a
- * time, in K chunks that fit.  Each reduction of the one-pass kernel is a
- * sample_part dispatch per chunk (partials in pt) and a sample_step that
- * merges them and moves the search, whose state (sv) stays on the device:
- * the largest logit, then up to 32 probes per threshold search (the host
- * records them all; steps after the search ends do nothing), the chunks'
- * kept masses, the chunk holding the draw and its walk.  Results equal
- * the one-pass kernel's but for f32 sums taken in another order. */
-static wgml_status sample_long(const wgml_tensor *logits, const wgml_tensor *seed, const wgml_sample_params *p,
-                               const sample_k *k, wgml_tensor *out)
+/* The chunked kernels (sample_chunked.wgsl) serve two paths:
+ *
+ *   long rows: a row longer than one binding window runs one row at a
+ *     time in K chunks that fit, a sample_part launch per chunk (each
+ *     binding its own window);
+ *   split (GPUs): up to SAMPLE_SPLIT_ROWS rows of at least
+ *     SAMPLE_SPLIT_VOCAB logits whose windows fit one binding run every
+ *     chunk of every row in one launch of K x rows workgroups.  One workgroup walking a
+ *     128,256-logit row took ~210 us on an H100 for the argmax alone (its
+ *     256 threads wait on ~500 loads each, one after another), and every
+ *     probe of a threshold search is another such pass.
+ *
+ * Each reduction of the one-pass kernel is a sample_part launch (partials
+ * in pt) and a sample_step launch that merges them and moves the search,
+ * whose state (sv) stays on the device: the largest logit, then up to 32
+ * probes per threshold search (the host records them all; probes after
+ * the search ends exit at once), the chunks' kept masses, the chunk
+ * holding the draw and its walk.  On the split path with 1 <= top_k <=
+ * SAMPLE_KMAX, stage 0 also lists each chunk's candidates (its k-th
+ * largest key kc, that key's count, the keys above it) and the step
+ * finds the top-k and top-p thresholds from the lists alone: greedy is 2
+ * launches, top-k with or without top-p / min-p 5 (where the probes took
+ * 5 + 2 x 65).  Results equal the one-pass kernel's but for f32 sums
+ * taken in another order (top-p's masses, the draw's running mass).
+ *
+ * Scratch, reused by every row of a long-rows call: the search state (16
+ * words a row), the chunks' partials (4 words a chunk) and, with
+ * candidates, each chunk's list (top_k + 3 words). */
+#define SAMPLE_KMAX 256        /* sample_chunked.wgsl KMAX */
+#define SAMPLE_SPLIT_ROWS 8
+#define SAMPLE_SPLIT_VOCAB 8192
+
+/* Split path chunks: 2048 logits (8 a thread: the candidates' radix
+ * passes read them from cache; 63 chunks for 128,256, so the step's lists
+ * stay ~10 keys a thread at top_k 40), more when a row would need more
+ * than 1024 (the step's merges then do <= 4 chunks a thread). */
+static uint64_t split_chunk(uint64_t vocab)
+{
+    uint64_t c = (vocab + 1023) / 1024;
+    return c > 2048 ? c : 2048;
+}
+
+static bool split_cands(const wgml_sample_params *p, const sample_k *k)
+{
+    return !(k->flags & F_GREEDY) && p->top_k >= 1 && p->top_k <= SAMPLE_KMAX;
+}
+
+/* Bytes of the split path's scratch (each request rounded to 256). */
+static uint64_t split_scratch(const wgml_sample_params *p, const sample_k *k, uint64_t rows, uint64_t vocab)
+{
+    uint64_t C = split_chunk(vocab), K = (vocab + C - 1) / C;
+    uint64_t ls = split_cands(p, k) ? (uint64_t)p->top_k + 3 : 0;
+    return wg_align_up(rows * 64, 256) + wg_align_up(rows * K * (4 + ls) * 4, 256);
+}
+
+/* WGML_FORCE=sample=split|single: the split path for any vocabulary on
+ * any device (up to SAMPLE_SPLIT_ROWS rows), or the one-pass kernel for
+ * any row that fits a window (timing old against new; tests run the split
+ * path on lavapipe); 0 on a bad name, after failing. */
+static int forced_path(bool *split, bool *single)
+{
+    char buf[16];
+    const char *f = wg_forced_variant("sample", buf, sizeof buf);
+    *split = f && !strcmp(f, "split");
+    *single = f && !strcmp(f, "single");
+    if (f && !*split && !*single) {
+        wg_fail(WGML_ERR_INVALID_ARG, "WGML_FORCE: sample=%s is not a path; sample paths: split, single", f);
+        return 0;
+    }
+    return 1;
+}
+
+static wgml_status sample_chunked(const wgml_tensor *logits, const wgml_tensor *seed, const wgml_sample_params *p,
+                                  const sample_k *k, wgml_tensor *out, bool split)
 {
     wgml_ctx *ctx = logits->ctx;
     int64_t rows = logits->shape[0], vocab = logits->shape[1];
     uint64_t esz = wg_dtype(logits->dtype)->block_bytes, cap = wg_window_cap(ctx);
     uint64_t rs = (uint64_t)logits->strides[0], cs = (uint64_t)logits->strides[1];
-    if (esz > cap)
-        return wg_fail_window(ctx, esz, "wgml_sample: one logit");
-    uint64_t most = (cap / esz - 1) / cs + 1, K = ((uint64_t)vocab + most - 1) / most;
-    uint64_t C = ((uint64_t)vocab + K - 1) / K;
+    uint64_t C, K, R = split ? (uint64_t)rows : 1; /* R: rows of one launch */
+    if (split) {
+        C = split_chunk((uint64_t)vocab);
+    } else {
+        if (esz > cap)
+            return wg_fail_window(ctx, esz, "wgml_sample: one logit");
+        uint64_t most = (cap / esz - 1) / cs + 1;
+        K = ((uint64_t)vocab + most - 1) / most;
+        C = ((uint64_t)vocab + K - 1) / K;
+    }
     K = ((uint64_t)vocab + C - 1) / C;
-    if (K * 16 > cap)
+    if (!split && K * 16 > cap)
         return wg_fail_window(ctx, K * 16, "wgml_sample: the partials of %llu chunks of a row of %lld logits",
                               (unsigned long long)K, (long long)vocab);
-    /* The search state (16 words) and the chunks' partials (4 words each),
-     * in scratch that every row reuses (wg_sc_sample: K <= vocab).  Zeroed
-     * as the pool's buffers were; step 0 writes what later stages read. */
+    bool cands = split && split_cands(p, k);
+    uint64_t ls = cands ? (uint64_t)p->top_k + 3 : 0;
+    /* Not zeroed (a graph's arena would record a fill): part 0 writes the
+     * partials and lists step 0 reads, step 0 the state later stages read,
+     * and every later stage writes what its step reads. */
     wgml_tensor *sv = NULL, *pt = NULL;
-    const int64_t nsv[1] = {16}, npt[1] = {(int64_t)K * 4};
-    wgml_status st = wg_scratch_tensor(ctx, WGML_U32, 1, nsv, &sv);
+    const int64_t nsv[1] = {(int64_t)R * 16}, npt[1] = {(int64_t)(R * K * (4 + ls))};
+    wgml_status st = wg_scratch_tensor_raw(ctx, WGML_U32, 1, nsv, &sv);
     if (st == WGML_OK)
-        st = wg_scratch_tensor(ctx, WGML_U32, 1, npt, &pt);
+        st = wg_scratch_tensor_raw(ctx, WGML_U32, 1, npt, &pt);
     wg_binding bsv = {0}, bpt = {0};
     uint64_t rem;
     if (st == WGML_OK) { /* 256-aligned starts: the kernels index both from 0 */
-        bsv = wg_bind_from(sv->st->buf, wg_view4_of(sv).offset * 4, 64, &rem);
-        bpt = wg_bind_from(pt->st->buf, wg_view4_of(pt).offset * 4, K * 16, &rem);
+        bsv = wg_bind_from(sv->st->buf, wg_view4_of(sv).offset * 4, R * 64, &rem);
+        bpt = wg_bind_from(pt->st->buf, wg_view4_of(pt).offset * 4, R * K * (4 + ls) * 4, &rem);
     }
     /* logits and seed bind read_write when a written binding shares their
      * buffer (out, or the scratch in a graph's arena) */
     const wgml_buffer *w[3] = {out->st->buf, sv ? sv->st->buf : NULL, pt ? pt->st->buf : NULL};
     bool lrw, srw;
     read_modes(logits->st->buf, seed ? seed->st->buf : NULL, w, 3, &lrw, &srw);
-    char defs[96];
+    char defs[96], sdefs[96];
     int nb = seed ? 5 : 4; /* logits, out, sv, pt (+ seed) */
-    unsigned ro = kernel_defs(defs, sizeof defs, logits, seed, lrw, srw, 256, true, nb);
+    unsigned ro = kernel_defs(defs, sizeof defs, logits, seed, lrw, srw, 256, "CHUNKED", nb);
+    kernel_defs(sdefs, sizeof sdefs, logits, seed, lrw, srw, 256, "CHUNKED;STEP", nb);
     wg_kernel_ref rpart = {"sample.wgsl", "sample_part", defs, nb, ro};
-    wg_kernel_ref rstep = {"sample.wgsl", "sample_step", defs, nb, ro};
+    wg_kernel_ref rstep = {"sample.wgsl", "sample_step", sdefs, nb, ro};
     wgml_kernel *kpart = NULL, *kstep = NULL;
     if (st == WGML_OK)
         st = wg_kernel_get(ctx, &rpart, &kpart);
     if (st == WGML_OK)
         st = wg_kernel_get(ctx, &rstep, &kstep);
     /* Probes: 32 at most per search (each halves a u32 key range), one
-     * more for top-p's total. */
-    int rounds = (k->flags & F_GREEDY) ? 0 : (p->top_k > 0 ? 32 : 0) + ((k->flags & F_TOPP) ? 33 : 0);
-    uint64_t l0 = wg_view4_of(logits).offset, o0 = wg_view4_of(out).offset;
-    for (int64_t r = 0; r < rows && st == WGML_OK; r++) {
+     * more for top-p's total; none when the candidates give both. */
+    int rounds = (k->flags & F_GREEDY) || cands ? 0 : (p->top_k > 0 ? 32 : 0) + ((k->flags & F_TOPP) ? 33 : 0);
+    uint64_t l0 = wg_view4_of(logits).offset, o0 = wg_view4_of(out).offset, ost = (uint64_t)out->strides[0];
+    uint64_t row_span = ((uint64_t)vocab - 1) * cs + 1;
+    for (uint64_t r = 0; r < (uint64_t)rows && st == WGML_OK; r += R) {
         sample_params sp;
         row_params(&sp, p, k, vocab);
+        sp.a[0] = (uint32_t)R;
+        sp.a[3] = (uint32_t)rs;
+        sp.b[0] = (uint32_t)cs;
+        sp.b[2] = (uint32_t)ost;
         sp.b[3] = (uint32_t)r;
         sp.e[3] = (uint32_t)K;
+        sp.h[0] = (uint32_t)C;
+        sp.h[1] = (uint32_t)ls;
+        sp.h[2] = split ? (uint32_t)K : 1;
         wg_binding b[5];
         if (seed) /* only sample_step's draw reads it */
             b[4] = seed_binding(seed, &sp);
-        b[1] = wg_bind_from(out->st->buf, (o0 + (uint64_t)r * (uint64_t)out->strides[0]) * 4, 4, &rem);
+        b[1] = wg_bind_from(out->st->buf, (o0 + r * ost) * 4, ((R - 1) * ost + 1) * 4, &rem);
         sp.b[1] = (uint32_t)(rem / 4);
         b[2] = bsv;
         b[3] = bpt;
+        if (split) {
+            b[0] = wg_bind_from(logits->st->buf, l0 * esz, ((R - 1) * rs + row_span) * esz, &rem);
+            sp.a[2] = (uint32_t)(rem / esz);
+        }
         /* stage, with the parts' stage first: 0 max, then the rounds of
          * stats (1), the masses (2) and the draw (3, no step after it) */
         for (int stage = 0; stage < 3 + rounds && st == WGML_OK; stage++) {
@@ -235,19 +330,18 @@ static wgml_status sample_long(const wgml_tensor *logits, const wgml_tensor *see
             if (ps == 2 && (k->flags & F_GREEDY))
                 break; /* greedy rows were written by step 0 */
             sp.e[1] = ps;
-            for (uint64_t c = 0; c < K && st == WGML_OK; c++) {
-                uint64_t n = (uint64_t)vocab - c * C < C ? (uint64_t)vocab - c * C : C;
-                b[0] = wg_bind_from(logits->st->buf, (l0 + (uint64_t)r * rs + c * C * cs) * esz,
-                                    ((n - 1) * cs + 1) * esz, &rem);
-                sp.a[1] = (uint32_t)n;
-                sp.a[2] = (uint32_t)(rem / esz);
-                sp.a[3] = (uint32_t)(c * C);
-                sp.b[0] = (uint32_t)cs;
-                sp.e[2] = (uint32_t)c;
-                st = wg_dispatch(ctx, kpart, b, nb, &sp, sizeof sp, 1, 1, 1);
+            for (uint64_t c = 0; c < (split ? 1 : K) && st == WGML_OK; c++) {
+                if (!split) {
+                    uint64_t n = (uint64_t)vocab - c * C < C ? (uint64_t)vocab - c * C : C;
+                    b[0] = wg_bind_from(logits->st->buf, (l0 + r * rs + c * C * cs) * esz,
+                                        ((n - 1) * cs + 1) * esz, &rem);
+                    sp.a[2] = (uint32_t)(rem / esz);
+                    sp.e[2] = (uint32_t)c;
+                }
+                st = wg_dispatch(ctx, kpart, b, nb, &sp, sizeof sp, (uint32_t)(split ? K * R : 1), 1, 1);
             }
             if (st == WGML_OK && ps < 3)
-                st = wg_dispatch(ctx, kstep, b, nb, &sp, sizeof sp, 1, 1, 1);
+                st = wg_dispatch(ctx, kstep, b, nb, &sp, sizeof sp, (uint32_t)R, 1, 1);
         }
     }
     wgml_tensor_free(sv);
@@ -255,18 +349,25 @@ static wgml_status sample_long(const wgml_tensor *logits, const wgml_tensor *see
     return st;
 }
 
-/* Scratch: only sample_long's state (64 bytes) and partials (16 bytes a
- * chunk), reused by every row.  It runs when a row's window exceeds one
+/* Scratch: the long-rows path (64 bytes of state and 16 bytes a chunk,
+ * reused by every row), which runs when a row's window exceeds one
  * binding, which a description cannot tell (strides, WGML_MAX_BINDING),
  * so it always counts, with K <= vocab (a row strided past a binding has
- * a chunk per logit). */
+ * a chunk per logit); or the split path's, for as many rows as it takes. */
 uint64_t wg_sc_sample(const wg_op_params *p, const wg_desc *const *in, int nin, const wg_desc *out)
 {
-    (void)p, (void)nin, (void)out;
+    (void)nin, (void)out;
     const wg_desc *l = in[0];
     if (l->ndim != 2 || l->shape[0] <= 0 || l->shape[1] <= 0)
         return 0;
-    return wg_align_up(64, 256) + wg_align_up((uint64_t)l->shape[1] * 16, 256);
+    uint64_t rows = (uint64_t)l->shape[0], vocab = (uint64_t)l->shape[1];
+    uint64_t most = wg_align_up(64, 256) + wg_align_up(vocab * 16, 256);
+    sample_k k;
+    if (rows <= SAMPLE_SPLIT_ROWS && sample_consts(&p->sample, &k) == WGML_OK) {
+        uint64_t sp = split_scratch(&p->sample, &k, rows, vocab);
+        most = sp > most ? sp : most;
+    }
+    return most;
 }
 
 /* The optional seed tensor: i32 or u32 with an element to read, on
@@ -325,7 +426,20 @@ wgml_status wg_sample_impl(const wgml_tensor *logits, const wgml_tensor *seed, c
     uint64_t rs = (uint64_t)logits->strides[0], cs = (uint64_t)logits->strides[1];
     uint64_t row_span = (uint64_t)(vocab - 1) * cs + 1; /* elements of one row's window */
     if (row_span * esz > cap)
-        return sample_long(logits, seed, p, &k, out);
+        return sample_chunked(logits, seed, p, &k, out, false);
+    bool fsplit, fsingle;
+    if (!forced_path(&fsplit, &fsingle))
+        return WGML_ERR_INVALID_ARG;
+    /* the split path on GPUs (CPU drivers run a workgroup's barriers as
+     * coroutine switches: lavapipe took 2.1 ms where one workgroup took
+     * 0.55 for a greedy 128,256-logit row, 11.5 against 8.9 with top-k
+     * 40), when its rows' windows fit one binding each (all rows and all
+     * ids) */
+    bool split = fsplit || (!fsingle && !wg_is_cpu(logits->ctx) && vocab >= SAMPLE_SPLIT_VOCAB);
+    if (rows <= SAMPLE_SPLIT_ROWS && split &&
+        ((uint64_t)(rows - 1) * rs + row_span) * esz <= cap &&
+        ((uint64_t)(rows - 1) * (uint64_t)out->strides[0] + 1) * 4 <= cap)
+        return sample_chunked(logits, seed, p, &k, out, true);
     const wgml_buffer *w[1] = {out->st->buf};
     bool lrw, srw;
     read_modes(logits->st->buf, seed ? seed->st->buf : NULL, w, 1, &lrw, &srw);
@@ -333,7 +447,7 @@ wgml_status wg_sample_impl(const wgml_tensor *logits, const wgml_tensor *seed, c
     int nb = seed ? 3 : 2; /* logits, out (+ seed) */
     /* Small vocabularies leave most of a 256-wide workgroup idle at every
      * barrier of the searches: 64 threads serve them. */
-    unsigned ro = kernel_defs(defs, sizeof defs, logits, seed, lrw, srw, vocab <= 4096 ? 64 : 256, false, nb);
+    unsigned ro = kernel_defs(defs, sizeof defs, logits, seed, lrw, srw, vocab <= 4096 ? 64 : 256, "", nb);
     wg_kernel_ref ref = {"sample.wgsl", "sample", defs, nb, ro};
     wgml_kernel *kern = NULL;
     if ((st = wg_kernel_get(ctx, &ref, &kern)) != WGML_OK)
