@@ -83,17 +83,19 @@ fn pf() -> bool {
 }
 
 var<workgroup> slots: atomic<u32>;
-var<workgroup> Qs: array<f32, 32u * LPK>;      // q [dim][row]
-var<workgroup> Ri: array<u32, 16>;             // [field][row]: ok, i, mask element of key 0, slope
+var<workgroup> Qs: array<f32, 32u * LPK>;      // CPU drivers: q [dim][row]
+var<workgroup> Ri: array<u32, 20>;             // [field][row]: ok, i, mask element of key 0, slope, q
 var<workgroup> Mw: array<vec4<f32>, NKG>;      // key groups' max per row
 var<workgroup> Lw: array<vec4<f32>, NKG>;      // and sum
 var<workgroup> Aw: array<vec4<f32>, 8u * WG>;  // acc [dim % 8][key group][dim / 8] x rows
 
 // The block's rows (up to 4, one per vector lane) and what scoring needs
 // of each: valid, absolute query index, mask element of key 0, ALiBi
-// slope.  Thread r < 4 stages row r's in Ri and the threads stage q in Qs
-// before the first barrier (per thread, four rows of them took lavapipe
-// seconds more to compile).
+// slope.  Thread r < 4 stages row r's in Ri (with its q's first element)
+// before the first barrier, and on CPU drivers the threads stage q in Qs
+// (per thread, four rows of them took lavapipe seconds more to compile);
+// GPUs load each lane's q octets into registers after it, with the first
+// tile's K and V (one memory round trip for both, not two).
 struct Rows4 {
     ok: vec4<bool>,
     ia: vec4<u32>,
@@ -120,7 +122,9 @@ fn stage_rows(b: u32, hk: u32, rb: u32, li: u32) {
         Ri[4u + li] = p.org.w + rw.i;
         Ri[8u + li] = b * p.ms.x + hk * p.ms.y + rw.g * p.ms.z + rw.i * p.ms.w;
         Ri[12u + li] = bitcast<u32>(row_slope(hk, rw));
+        Ri[16u + li] = p.offs.x + b * p.qs.x + hk * p.qs.y + rw.g * p.qs.z + rw.i * p.qs.w;
     }
+#ifdef ROLLED
     for (var e = li; e < 32u * LPK; e += WG) {
         let r = e % 4u;
         let d = e / 4u;
@@ -131,6 +135,22 @@ fn stage_rows(b: u32, hk: u32, rb: u32, li: u32) {
         }
         Qs[e] = x;
     }
+#endif
+}
+
+// Dims d0 .. d0 + 7 of the q row at qo (zeros past D; all zero unless ok).
+fn q_row(qo: u32, ok: bool, d0: u32) -> Oct {
+    var a = vec4<f32>(0.0);
+    var c = vec4<f32>(0.0);
+    for (var x = 0u; x < 8u; x++) {
+        var v = 0.0;
+        if (ok && d0 + x < d_k()) {
+            v = f32(q_ld(qo + (d0 + x) * p.in1.x));
+        }
+        a = select(a, vec4<f32>(v), at4(x));
+        c = select(c, vec4<f32>(v), at4(x - 4u));
+    }
+    return Oct(a, c);
 }
 
 // Lane x of a vector built in a loop: where the loop counter x lands
@@ -207,16 +227,21 @@ fn oct_ld(v: bool, kind: u32, base: u32, e: u32, st: u32, n: u32, vec: bool) -> 
     return r;
 }
 
-// This lane's octet: first K and V elements of key 0, dims of each.
+// This lane's octet: first K and V elements of key 0, dims of each; the
+// mask element of key 0 of row 0.
 struct Lane {
     kb: u32,
     vb: u32,
     nkd: u32,
     nvd: u32,
+    mb: u32,
 }
+// A key's octets and, with F_MROW, its mask addend for every row (loaded
+// with the octets: otherwise an L2 round trip of its own in each tile).
 struct KV {
     k: Raw,
     v: Raw,
+    mv: f32,
 }
 // A tile's keys for one key group (KPT of them; the rest stay zero and
 // unused): named fields, not an array.
@@ -229,10 +254,14 @@ struct Tile {
 
 fn ld_kv(ln: Lane, j: u32, kend: u32) -> KV {
     let ok = j < kend;
+    var mv = 0.0;
+    if (flag(F_MASK) && flag(F_MROW)) {
+        mv = mask_val(ln.mb + j * p.in2.y, ok);
+    }
 #ifdef ROLLED
     // CPU drivers: K and V through one copy of the loads (lavapipe took
     // ~0.7 s of CPU to compile each)
-    var r = KV(Raw(vec4<u32>(0u), vec4<u32>(0u)), Raw(vec4<u32>(0u), vec4<u32>(0u)));
+    var r = KV(Raw(vec4<u32>(0u), vec4<u32>(0u)), Raw(vec4<u32>(0u), vec4<u32>(0u)), mv);
     for (var w = 0u; w < 2u; w++) {
         let v = w == 1u;
         let o = oct_ld(v, select(k_kind(), v_kind(), v), select(p.offs.y, p.offs.z, v),
@@ -247,7 +276,7 @@ fn ld_kv(ln: Lane, j: u32, kend: u32) -> KV {
     return r;
 #else
     return KV(oct_ld(false, k_kind(), p.offs.y, ln.kb + j * p.in1.y, p.in1.z, select(0u, ln.nkd, ok), flag(F_KVEC)),
-              oct_ld(true, v_kind(), p.offs.z, ln.vb + j * p.in1.w, p.in2.x, select(0u, ln.nvd, ok), flag(F_VVEC)));
+              oct_ld(true, v_kind(), p.offs.z, ln.vb + j * p.in1.w, p.in2.x, select(0u, ln.nvd, ok), flag(F_VVEC)), mv);
 #endif
 }
 
@@ -289,8 +318,8 @@ fn mask_val(e: u32, k: bool) -> f32 {
     return select(mv, NEG, is_ninf(mv));
 }
 
-// score_of for the 4 rows at once (dispatch-local key j).
-fn score4(qk: vec4<f32>, rs: Rows4, j: u32, kend: u32) -> vec4<f32> {
+// score_of for the 4 rows at once (dispatch-local key j; mv1: its KV.mv).
+fn score4(qk: vec4<f32>, rs: Rows4, j: u32, kend: u32, mv1: f32) -> vec4<f32> {
     var s = qk * p.fp.x;
     if (flag(F_SOFTCAP)) {
         s = p.fp.y * tanh4(s / p.fp.y);
@@ -306,14 +335,13 @@ fn score4(qk: vec4<f32>, rs: Rows4, j: u32, kend: u32) -> vec4<f32> {
     }
     if (flag(F_MASK)) {
         let me = rs.mb + vec4<u32>(j * p.in2.y);
-        // F_MROW: row 0's element serves all (row 0 exists in every block)
-        let mrow = flag(F_MROW);
-        var mv = vec4<f32>(NEG);
-        for (var r = 0u; r < select(4u, 1u, mrow); r++) {
-            let m = at4(r);
-            let e = dot(select(vec4<u32>(0u), me, m), vec4<u32>(1u));  // me[r]
-            let k = select(any(keep & m), j < kend, mrow);
-            mv = select(mv, vec4<f32>(mask_val(e, k)), m | vec4<bool>(mrow));
+        var mv = vec4<f32>(mv1);  // F_MROW: row 0's element serves all
+        if (!flag(F_MROW)) {
+            for (var r = 0u; r < 4u; r++) {
+                let m = at4(r);
+                let e = dot(select(vec4<u32>(0u), me, m), vec4<u32>(1u));  // me[r]
+                mv = select(mv, vec4<f32>(mask_val(e, any(keep & m))), m);
+            }
         }
         keep = keep & (mv != vec4<f32>(NEG));
         s = s + rs.slope * mv;
@@ -355,15 +383,15 @@ fn add_key(st: ptr<function, St>, s: vec4<f32>, vr: Raw) {
 // One tile of a key group: its keys' scores, one max and rescale, then
 // p * v.  j: the group's first key.
 fn tile_step(st: ptr<function, St>, qa: mat4x4<f32>, qb: mat4x4<f32>, rs: Rows4, t: Tile, j: u32, kend: u32) {
-    let s0 = score4(key_dot(qa, qb, t.c0.k), rs, j, kend);
+    let s0 = score4(key_dot(qa, qb, t.c0.k), rs, j, kend, t.c0.mv);
     var mt = max((*st).m, s0);
 #if KPT2
-    let s1 = score4(key_dot(qa, qb, t.c1.k), rs, j + NKG, kend);
+    let s1 = score4(key_dot(qa, qb, t.c1.k), rs, j + NKG, kend, t.c1.mv);
     mt = max(mt, s1);
 #endif
 #if KPT4
-    let s2 = score4(key_dot(qa, qb, t.c2.k), rs, j + 2u * NKG, kend);
-    let s3 = score4(key_dot(qa, qb, t.c3.k), rs, j + 3u * NKG, kend);
+    let s2 = score4(key_dot(qa, qb, t.c2.k), rs, j + 2u * NKG, kend, t.c2.mv);
+    let s3 = score4(key_dot(qa, qb, t.c3.k), rs, j + 3u * NKG, kend, t.c3.mv);
     mt = max(mt, max(s2, s3));
 #endif
     rescale(st, mt);
@@ -436,13 +464,24 @@ fn attn_dsg(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
     let ol = lane % LPK;
     let d0 = ol * 8u;
     let rs = Rows4(ri4(0u) != vec4<u32>(0u), ri4(1u), ri4(2u), bitcast<vec4<f32>>(ri4(3u)));
+#ifdef ROLLED
     let qa = q_cols(d0);
     let qb = q_cols(d0 + 4u);
+#else
+    // q as columns of dims over rows: the transposes of rows over dims
+    let qo = ri4(4u);
+    let q0 = q_row(qo.x, rs.ok.x, d0);
+    let q1 = q_row(qo.y, rs.ok.y, d0);
+    let q2 = q_row(qo.z, rs.ok.z, d0);
+    let q3 = q_row(qo.w, rs.ok.w, d0);
+    let qa = transpose(mat4x4<f32>(q0.a, q1.a, q2.a, q3.a));
+    let qb = transpose(mat4x4<f32>(q0.b, q1.b, q2.b, q3.b));
+#endif
     let kr = key_range(sp, rb);
     let kbeg = kr.x;
     let kend = kr.y;
     let ln = Lane(b * p.kv.x + hk * p.kv.y + d0 * p.in1.z, b * p.kv.z + hk * p.kv.w + d0 * p.in2.x,
-                  select(0u, min(8u, D - d0), d0 < D), select(0u, min(8u, Dv - d0), d0 < Dv));
+                  select(0u, min(8u, D - d0), d0 < D), select(0u, min(8u, Dv - d0), d0 < Dv), rs.mb.x);
     var st = St(vec4<f32>(NEG), vec4<f32>(0.0), mat4x4<f32>(), mat4x4<f32>());
     // One load site and one compute site (lavapipe compiles each copy):
     // with pf() tile kt is loaded and the one before computed (an
@@ -464,9 +503,10 @@ fn attn_dsg(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
 
     // Merge the key groups: their (max, sum) to Mw / Lw and acc to Aw (a
     // warp's stores: consecutive vec4s); then thread li serves row li % 4
-    // (row_merge, once a thread) and its dims li / 4, li / 4 + WG / 4, ...
-    // The carried values are read before the last barrier and the row's
-    // new (max, sum) written after it.
+    // (row_merge, once a thread) and the dims d = 8 ol + x for n = li / 4,
+    // li / 4 + WG / 4, ... (ol = n % LPK, x = n / LPK: a warp's loads of Aw
+    // are 32 consecutive words).  The carried values are read before the
+    // last barrier and the row's new (max, sum) written after it.
     if (ol == 0u) {
         Mw[kg] = st.m;
         Lw[kg] = st.l;
@@ -487,8 +527,12 @@ fn attn_dsg(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
     var run = vec4<f32>(0.0);
     if (live) {
         run = row_merge(b, hk, rw, sp, r);
-        for (var d = li / 4u; d < Dv; d += WG / 4u) {
-            let a0 = (d % 8u) * WG + d / 8u;
+        for (var n = li / 4u; n < 8u * LPK; n += WG / 4u) {
+            let d = 8u * (n % LPK) + n / LPK;
+            if (d >= Dv) {
+                continue;
+            }
+            let a0 = (n / LPK) * WG + n % LPK;
             var v = 0.0;
             for (var g = 0u; g < NKG; g++) {
                 let mg = Mw[g][r];
