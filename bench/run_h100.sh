@@ -166,7 +166,7 @@ for s in $sections; do
         WGML_FORCE=attn=$v WGML_PROFILE=1 $B/wgml bench attn --decode --skv 768 2>&1 | grep -E 'attn_|total'
         echo "   8B: $(WGML_FORCE=attn=$v $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 512 -n 128 -r 1 2>&1 | grep tg128)"
       done
-      for kc in "1 0" "2 0" "4 0" "4 16" "4 32" "4 128"; do  # dsg: keys a tile, chunks (0: the table's)
+      for kc in "1 0" "2 0" "4 0" "4 1" "4 8" "4 16" "4 32"; do  # dsg: keys a tile, chunks a row (0: the table's)
         set -- $kc
         echo "-- dsg WGML_ATTN_KPT=$1 WGML_ATTN_CHUNKS=$2: $(WGML_FORCE=attn=dsg WGML_ATTN_KPT=$1 WGML_ATTN_CHUNKS=$2 $B/wgml bench attn --decode --json 2>/dev/null | python3 -c "import json,sys; d=json.load(sys.stdin); print(' '.join('skv %d: %.1f us;' % (r['skv'], r['batch_us']) for r in d['results']))")"
       done ;;
