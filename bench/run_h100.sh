@@ -4,8 +4,8 @@
 # git-ignored folders .gl (Vulkan loader debs), third_party (wgpu-native)
 # and .devbuild (a Release build made here) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph profile variants
-#     mm mmtests mv mvshapes llmvar attnkpt mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm gemmq llmprof
-#     sample (the case below says what each runs)
+#     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
+#     gemmq llmprof sample (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -184,6 +184,18 @@ for s in $sections; do
         WGML_ATTN_KPT=$kpt $B/wgml bench attn --json 2>/dev/null | python3 -c "import json,sys; d=json.load(sys.stdin); print(' '.join('skv %d: %.1f us a call (batch), %.2f of copy' % (r['skv'], r['batch_us'], r['batch_roofline']) for r in d['results'] if r['kind'] == 'decode'))"
         [ -x $B/tests/test_op_attention ] && echo "   test: $(WGML_ATTN_KPT=$kpt $B/tests/test_op_attention 2>&1 | tail -n 2 | head -n 1)"
         echo "   8B: $(WGML_ATTN_KPT=$kpt $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 512 -n 128 -r 1 2>&1 | grep tg128)"
+      done ;;
+    attndsg) # the decode kernels side by side: splitkv (old) vs dsg / dsg_np (subgroup), the 8B shape's GPU time, the 8B decode
+      [ -x $B/tests/test_op_attention ] && echo "test_op_attention: $($B/tests/test_op_attention 2>&1 | tail -n 2 | head -n 1)"
+      for v in splitkv dsg dsg_np; do
+        echo "-- attn=$v"
+        WGML_FORCE=attn=$v $B/wgml bench attn --decode --json 2>/dev/null | python3 -c "import json,sys; d=json.load(sys.stdin); print(' '.join('skv %d: %.1f us a call (batch), %.2f of copy;' % (r['skv'], r['batch_us'], r['batch_roofline']) for r in d['results']))"
+        WGML_FORCE=attn=$v WGML_PROFILE=1 $B/wgml bench attn --decode --skv 768 2>&1 | grep -E 'attn_|total'
+        echo "   8B: $(WGML_FORCE=attn=$v $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 512 -n 128 -r 1 2>&1 | grep tg128)"
+      done
+      for kc in "1 0" "2 0" "4 0" "4 1" "4 8" "4 16" "4 32"; do  # dsg: keys a tile, chunks a row (0: the table's)
+        set -- $kc
+        echo "-- dsg WGML_ATTN_KPT=$1 WGML_ATTN_CHUNKS=$2: $(WGML_FORCE=attn=dsg WGML_ATTN_KPT=$1 WGML_ATTN_CHUNKS=$2 $B/wgml bench attn --decode --json 2>/dev/null | python3 -c "import json,sys; d=json.load(sys.stdin); print(' '.join('skv %d: %.1f us;' % (r['skv'], r['batch_us']) for r in d['results']))")"
       done ;;
     mvtests) # the mat-vec, attention and decoder-graph tests in CI's modes
       for t in test_op_matvec test_op_attention test_llm_graph; do

@@ -337,6 +337,67 @@ static void t_variants(void)
     run_case("splitkv D=96 f32 K, q8_0 V, window", &c);
 }
 
+/* The subgroup decode kernel (dsg, dsg_np) forced, where the device has
+ * subgroups wide enough (on lavapipe, 8 lanes: D <= 64, head dim class
+ * 64, one kernel per variant for every K/V dtype; q and out f32 so the
+ * cases share it; its merge pass is one more).  Covered: 16-byte and
+ * element loads (D 60), f16 / f32 / q8_0 K/V, several chunks and the merge
+ * pass, one chunk writing the output itself (sinks joined there), a mask
+ * shared by the rows (F_MROW) and one per row, two row blocks (8 rows), 2
+ * queries, causal, window, softcap, ALiBi, sinks; under 64 KiB windows
+ * the 600-key case runs in 3 pieces (CARRY). */
+static void t_dsg(void)
+{
+    wgml_device_info info;
+    CHECK_OK(wgml_device_info_get(t_ctx, &info));
+    if (info.subgroup_size < 8) {
+        printf("  (dsg skipped: subgroups of %u lanes)\n", info.subgroup_size);
+        return;
+    }
+    /* GQA decode as an LLM binds it: a bool [1, Skv] mask, [B, S, H, D]
+     * cache layout, several chunks (lavapipe: 5 of 64 keys) + attn_merge */
+    at_case c = basic(1, 8, 2, 1, 300, 64);
+    c.kdt = c.vdt = F16;
+    c.bshd = true;
+    c.mdt = WGML_BOOL;
+    c.mndim = 2;
+    set_shape(c.mshape, (int64_t[4]){1, 300});
+    c.masked = 0.3;
+    c.sinks = true;
+    c.p.causal = 1;
+    c.force = "attn=dsg";
+    c.expect_var = "attn_merge";
+    run_case("dsg GQA decode, bool mask, sinks, chunks", &c);
+    c.force = "attn=dsg_np";
+    run_case("dsg_np GQA decode, bool mask, sinks, chunks", &c);
+    /* one chunk (30 keys, below WG_ATTN_DSG_MIN_CHUNK): the output
+     * written by attn_dsg, sinks there; 8 rows (two blocks), D 60
+     * (element loads, a 4-element octet), a per-row f16 mask with ALiBi,
+     * softcap, window */
+    c = basic(1, 8, 1, 1, 30, 60);
+    c.kdt = c.vdt = F16;
+    c.mdt = F16;
+    c.mndim = 4;
+    set_shape(c.mshape, (int64_t[4]){1, 8, 1, 30});
+    c.masked = 0.2;
+    c.p.max_bias = 8;
+    c.p.softcap = 3;
+    c.p.window = 20;
+    c.p.causal = 1;
+    c.sinks = true;
+    c.force = "attn=dsg";
+    c.expect_var = "attn_dsg";
+    run_case("dsg one chunk D=60, per-row f16 mask, ALiBi, softcap, window, sinks", &c);
+    /* f32 K, q8_0 V, 2 queries x 4 heads, 600 keys (3 pieces of 64 KiB) */
+    c = basic(1, 4, 1, 2, 600, 64);
+    c.vdt = Q8;
+    c.p.causal = 1;
+    c.p.window = 450;
+    c.force = "attn=dsg";
+    c.expect_var = "attn_merge";
+    run_case("dsg f32 K, q8_0 V, 2 queries, window", &c);
+}
+
 static void t_errors(void)
 {
     wgml_tensor *q = NULL, *k = NULL, *v = NULL, *o = NULL, *bad = NULL, *i32 = NULL;
@@ -424,6 +485,7 @@ int main(int argc, char **argv)
         {"shapes_dtypes_layouts", t_shapes_dtypes},
         {"masks_window_sinks_softcap_alibi", t_masks_features},
         {"variants_splitkv", t_variants},
+        {"decode_dsg", t_dsg},
         {"invalid_calls", t_errors},
         {"graph", t_graph},
         {"registry", t_registry},

@@ -1,14 +1,18 @@
-/* `wgml bench attn [--quick] [--json]`: flash attention prefill and
- * split-KV decode.  Median wall time of synced runs after 0.3 s of
- * warm-up (an H100 lowers its clock when mostly idle, README hazards);
- * prefill reports TFLOP/s (4 B H Sq Skv D, halved when causal), decode
- * GB/s of K + V bytes; the roofline fraction is against an H100's
- * 67 TFLOP/s FP32 and 2.95 TB/s copy when the adapter is one, else "-".
- * Decode also runs batched: 16 calls per sync, cycling over enough
- * distinct K/V sets that a set is out of an H100's 50 MB L2 when it comes
- * back (>= 256 MB in all, at most 8 sets), so the time per call is the
- * GPU's, not the ~50 us of a submit and wait (README, WGML_SPIN_US); its
- * fields are batch_us / batch_gb_s.
+/* `wgml bench attn [--quick] [--json] [--decode] [--skv N]`: flash
+ * attention prefill and split-KV decode.  Median wall time of synced runs
+ * after 0.3 s of warm-up (an H100 lowers its clock when mostly idle,
+ * README hazards); prefill reports TFLOP/s (4 B H Sq Skv D, halved when
+ * causal), decode GB/s of the K + V bytes bound; the roofline fraction is
+ * against an H100's 67 TFLOP/s FP32 and 2.95 TB/s copy when the adapter
+ * is one, else "-".  Decode also runs batched: 16 calls per sync, cycling
+ * over enough distinct K/V sets that a set is out of an H100's 50 MB L2
+ * when it comes back (>= 256 MB in all, at most 96 sets), so the time per
+ * call is the GPU's, not the ~50 us of a submit and wait (README,
+ * WGML_SPIN_US); its fields are batch_us / batch_gb_s.  Small shapes
+ * (the 8B's KV 768) may still be bound by the host's ~2 us a dispatch:
+ * time them with WGML_PROFILE=1 (GPU timestamps per kernel) and --skv.
+ * --decode: the decode shapes only; --skv N: only shapes of N keys.
+ * WGML_FORCE=attn=<variant> (and WGML_ATTN_KPT, WGML_ATTN_CHUNKS) apply.
  * bench/torch_attn.py runs the same shapes with torch SDPA. */
 #include "cli.h"
 
@@ -20,19 +24,26 @@
 typedef struct shape {
     const char *name;
     int64_t b, hq, hkv, sq, skv, d;
-    wgml_dtype dt;   /* q, k, v and out */
+    wgml_dtype dt;   /* k and v; q and out too unless qf32 */
     int causal;
+    /* The LLM front-end's decode (llm_graph.c): K/V views of [n_ctx, Hkv *
+     * D] caches ([B, S, H, D] permuted), KV bound in buckets of 256 rows
+     * with a bool [1, skv] mask keeping the first `valid`, q and out f32. */
+    int64_t valid;   /* 0: no mask */
+    bool llm;
 } shape;
 
 static const shape full_shapes[] = {
-    {"decode", 1, 32, 8, 1, 8192, 128, WGML_F16, 0},
-    {"decode", 1, 32, 8, 1, 32768, 128, WGML_F16, 0},
-    {"prefill", 1, 32, 32, 4096, 4096, 128, WGML_F32, 1},
-    {"prefill", 1, 32, 32, 4096, 4096, 128, WGML_F16, 1},
+    {"decode", 1, 32, 8, 1, 768, 128, WGML_F16, 0, 550, true}, /* Llama-3-8B at KV 550 */
+    {"decode", 1, 32, 8, 1, 8192, 128, WGML_F16, 0, 0, false},
+    {"decode", 1, 32, 8, 1, 32768, 128, WGML_F16, 0, 0, false},
+    {"prefill", 1, 32, 32, 4096, 4096, 128, WGML_F32, 1, 0, false},
+    {"prefill", 1, 32, 32, 4096, 4096, 128, WGML_F16, 1, 0, false},
 };
 static const shape quick_shapes[] = {
-    {"decode", 1, 4, 2, 1, 1024, 64, WGML_F16, 0},
-    {"prefill", 1, 2, 2, 128, 128, 64, WGML_F32, 1},
+    {"decode", 1, 4, 2, 1, 1024, 64, WGML_F16, 0, 0, false},
+    {"decode", 1, 4, 2, 1, 256, 64, WGML_F16, 0, 200, true},
+    {"prefill", 1, 2, 2, 128, 128, 64, WGML_F32, 1, 0, false},
 };
 
 static int cmp_d(const void *a, const void *b)
@@ -42,7 +53,7 @@ static int cmp_d(const void *a, const void *b)
 }
 
 #define BATCH 16
-#define MAX_SETS 8
+#define MAX_SETS 96
 
 /* Median microseconds per decode call in batches of BATCH calls per sync
  * over nset distinct K/V sets (q and out shared). */
@@ -56,19 +67,58 @@ static wgml_status make(wgml_ctx *ctx, wgml_dtype dt, int64_t b, int64_t h, int6
     return st;
 }
 
+/* The operands of shape s: q and out, or one K/V set (an LLM shape's as
+ * permuted views of [B, S, Hkv, D] storage, which *own keeps). */
+static wgml_status make_q(wgml_ctx *ctx, const shape *s, wgml_tensor **t)
+{
+    return make(ctx, s->llm ? WGML_F32 : s->dt, s->b, s->hq, s->sq, s->d, t);
+}
+
+static wgml_status make_kv(wgml_ctx *ctx, const shape *s, wgml_tensor **own, wgml_tensor **t)
+{
+    if (!s->llm) {
+        *own = NULL;
+        return make(ctx, s->dt, s->b, s->hkv, s->skv, s->d, t);
+    }
+    wgml_status st = make(ctx, s->dt, s->b, s->skv, s->hkv, s->d, own);
+    if (st == WGML_OK)
+        st = wgml_view_permute(*own, (const int[]){0, 2, 1, 3}, t);
+    return st;
+}
+
+/* The bool [1, skv] mask keeping the first `valid` keys (NULL: none). */
+static wgml_status make_mask(wgml_ctx *ctx, const shape *s, wgml_tensor **t)
+{
+    *t = NULL;
+    if (!s->valid)
+        return WGML_OK;
+    unsigned char *m = calloc((size_t)s->skv, 1);
+    if (!m)
+        return WGML_ERR_OOM;
+    memset(m, 1, (size_t)s->valid);
+    wgml_status st = wgml_tensor_new(ctx, WGML_BOOL, 2, (int64_t[]){1, s->skv}, t);
+    if (st == WGML_OK)
+        st = wgml_tensor_upload(*t, m, (uint64_t)s->skv);
+    free(m);
+    return st;
+}
+
 static wgml_status batched(wgml_ctx *ctx, const shape *s, int reps, bool quick, double *us)
 {
     double kv = 2.0 * (double)(s->b * s->hkv * s->skv * s->d) * (s->dt == WGML_F16 ? 2 : 4);
     int nset = (int)(256e6 / kv) + 1;
     nset = nset > MAX_SETS ? MAX_SETS : nset < 2 ? 2 : nset;
-    wgml_tensor *q = NULL, *o = NULL, *k[MAX_SETS] = {0}, *v[MAX_SETS] = {0};
-    wgml_status st = make(ctx, s->dt, s->b, s->hq, s->sq, s->d, &q);
+    wgml_tensor *q = NULL, *o = NULL, *m = NULL, *k[MAX_SETS] = {0}, *v[MAX_SETS] = {0};
+    wgml_tensor *ko[MAX_SETS] = {0}, *vo[MAX_SETS] = {0};
+    wgml_status st = make_q(ctx, s, &q);
     if (st == WGML_OK)
-        st = make(ctx, s->dt, s->b, s->hq, s->sq, s->d, &o);
+        st = make_q(ctx, s, &o);
+    if (st == WGML_OK)
+        st = make_mask(ctx, s, &m);
     for (int i = 0; i < nset && st == WGML_OK; i++) {
-        st = make(ctx, s->dt, s->b, s->hkv, s->skv, s->d, &k[i]);
+        st = make_kv(ctx, s, &ko[i], &k[i]);
         if (st == WGML_OK)
-            st = make(ctx, s->dt, s->b, s->hkv, s->skv, s->d, &v[i]);
+            st = make_kv(ctx, s, &vo[i], &v[i]);
     }
     wgml_attn_params p = {0};
     double times[64];
@@ -77,7 +127,7 @@ static wgml_status batched(wgml_ctx *ctx, const shape *s, int reps, bool quick, 
     for (int r = -1; r < reps && st == WGML_OK; r++) { /* r = -1: warm-up, 0.3 s at least */
         double t0 = cli_now();
         for (int c = 0; c < BATCH && st == WGML_OK; c++)
-            st = wgml_attention(q, k[c % nset], v[c % nset], NULL, NULL, &p, o);
+            st = wgml_attention(q, k[c % nset], v[c % nset], m, NULL, &p, o);
         if (st == WGML_OK)
             st = wgml_ctx_sync(ctx);
         if (r >= 0)
@@ -88,9 +138,12 @@ static wgml_status batched(wgml_ctx *ctx, const shape *s, int reps, bool quick, 
     for (int i = 0; i < nset; i++) {
         wgml_tensor_free(k[i]);
         wgml_tensor_free(v[i]);
+        wgml_tensor_free(ko[i]);
+        wgml_tensor_free(vo[i]);
     }
     wgml_tensor_free(q);
     wgml_tensor_free(o);
+    wgml_tensor_free(m);
     if (st == WGML_OK) {
         qsort(times, (size_t)n, sizeof *times, cmp_d);
         *us = times[n / 2] * 1e6;
@@ -100,10 +153,14 @@ static wgml_status batched(wgml_ctx *ctx, const shape *s, int reps, bool quick, 
 
 int bench_attn(wgml_ctx *ctx, int argc, char **argv)
 {
-    bool quick = false, json = false;
+    bool quick = false, json = false, decode_only = false;
+    int64_t only_skv = 0;
     for (int i = 0; i < argc; i++) {
         quick |= !strcmp(argv[i], "--quick");
         json |= !strcmp(argv[i], "--json");
+        decode_only |= !strcmp(argv[i], "--decode");
+        if (!strcmp(argv[i], "--skv") && i + 1 < argc)
+            only_skv = atoll(argv[++i]);
     }
     wgml_device_info info;
     wgml_status st = wgml_device_info_get(ctx, &info);
@@ -118,32 +175,38 @@ int bench_attn(wgml_ctx *ctx, int argc, char **argv)
     else
         printf("%-8s %-30s %-5s %10s %12s %8s\n", "kind", "shape [B,Hq/Hkv,Sq,Skv,D]", "dtype", "median ms",
                "rate", "roofline");
+    bool first = true;
     for (size_t i = 0; i < n; i++) {
         const shape *s = &sh[i];
-        wgml_tensor *q = NULL, *k = NULL, *v = NULL, *o = NULL;
-        st = make(ctx, s->dt, s->b, s->hq, s->sq, s->d, &q);
+        bool decode = !strcmp(s->name, "decode");
+        if ((decode_only && !decode) || (only_skv && s->skv != only_skv))
+            continue;
+        wgml_tensor *q = NULL, *k = NULL, *v = NULL, *o = NULL, *m = NULL, *ko = NULL, *vo = NULL;
+        st = make_q(ctx, s, &q);
         if (st == WGML_OK)
-            st = make(ctx, s->dt, s->b, s->hkv, s->skv, s->d, &k);
+            st = make_kv(ctx, s, &ko, &k);
         if (st == WGML_OK)
-            st = make(ctx, s->dt, s->b, s->hkv, s->skv, s->d, &v);
+            st = make_kv(ctx, s, &vo, &v);
         if (st == WGML_OK)
-            st = make(ctx, s->dt, s->b, s->hq, s->sq, s->d, &o);
+            st = make_q(ctx, s, &o);
+        if (st == WGML_OK)
+            st = make_mask(ctx, s, &m);
         wgml_attn_params p = {0};
         p.causal = s->causal;
         double times[64];
         if (st == WGML_OK) { /* warm-up: the compile, then 0.3 s of work */
             double w0 = cli_now();
             while (st == WGML_OK && cli_now() - w0 < (quick ? 0.0 : 0.3)) {
-                st = wgml_attention(q, k, v, NULL, NULL, &p, o);
+                st = wgml_attention(q, k, v, m, NULL, &p, o);
                 if (st == WGML_OK)
                     st = wgml_ctx_sync(ctx);
             }
-            if (st == WGML_OK && quick && (st = wgml_attention(q, k, v, NULL, NULL, &p, o)) == WGML_OK)
+            if (st == WGML_OK && quick && (st = wgml_attention(q, k, v, m, NULL, &p, o)) == WGML_OK)
                 st = wgml_ctx_sync(ctx);
         }
         for (int r = 0; r < reps && st == WGML_OK; r++) {
             double t0 = cli_now();
-            st = wgml_attention(q, k, v, NULL, NULL, &p, o);
+            st = wgml_attention(q, k, v, m, NULL, &p, o);
             if (st == WGML_OK)
                 st = wgml_ctx_sync(ctx);
             times[r] = cli_now() - t0;
@@ -152,6 +215,9 @@ int bench_attn(wgml_ctx *ctx, int argc, char **argv)
         wgml_tensor_free(k);
         wgml_tensor_free(v);
         wgml_tensor_free(o);
+        wgml_tensor_free(m);
+        wgml_tensor_free(ko);
+        wgml_tensor_free(vo);
         if (st != WGML_OK) {
             if (json)
                 printf("]}\n");
@@ -159,7 +225,6 @@ int bench_attn(wgml_ctx *ctx, int argc, char **argv)
         }
         qsort(times, (size_t)reps, sizeof *times, cmp_d);
         double t = times[reps / 2], bus = 0;
-        bool decode = !strcmp(s->name, "decode");
         if (decode && (st = batched(ctx, s, reps, quick, &bus)) != WGML_OK) {
             if (json)
                 printf("]}\n");
@@ -173,21 +238,26 @@ int bench_attn(wgml_ctx *ctx, int argc, char **argv)
         char roof[16] = "-", shp[64];
         if (h100)
             snprintf(roof, sizeof roof, "%.2f", rate / peak);
-        snprintf(shp, sizeof shp, "[%lld,%lld/%lld,%lld,%lld,%lld]%s", (long long)s->b, (long long)s->hq,
-                 (long long)s->hkv, (long long)s->sq, (long long)s->skv, (long long)s->d, s->causal ? " causal" : "");
+        char extra[32] = "";
+        if (s->llm)
+            snprintf(extra, sizeof extra, " %lld valid", (long long)s->valid);
+        snprintf(shp, sizeof shp, "[%lld,%lld/%lld,%lld,%lld,%lld]%s%s", (long long)s->b, (long long)s->hq,
+                 (long long)s->hkv, (long long)s->sq, (long long)s->skv, (long long)s->d, s->causal ? " causal" : "",
+                 extra);
         double brate = decode ? work / (bus * 1e-6) / 1e9 : 0;
         char broof[16] = "null";
         if (h100)
             snprintf(broof, sizeof broof, "%.2f", brate / peak);
         if (json) {
             printf("%s{\"kind\": \"%s\", \"b\": %lld, \"hq\": %lld, \"hkv\": %lld, \"sq\": %lld, \"skv\": %lld, "
-                   "\"d\": %lld, \"dtype\": \"%s\", \"causal\": %d, \"median_ms\": %.4f, \"%s\": %.3f, "
-                   "\"roofline\": %s", i ? ", " : "", s->name, (long long)s->b, (long long)s->hq, (long long)s->hkv,
-                   (long long)s->sq, (long long)s->skv, (long long)s->d, wgml_dtype_name(s->dt), s->causal, t * 1e3,
-                   decode ? "gb_s" : "tflop_s", rate, h100 ? roof : "null");
+                   "\"valid\": %lld, \"d\": %lld, \"dtype\": \"%s\", \"causal\": %d, \"median_ms\": %.4f, "
+                   "\"%s\": %.3f, \"roofline\": %s", first ? "" : ", ", s->name, (long long)s->b, (long long)s->hq,
+                   (long long)s->hkv, (long long)s->sq, (long long)s->skv, (long long)s->valid, (long long)s->d,
+                   wgml_dtype_name(s->dt), s->causal, t * 1e3, decode ? "gb_s" : "tflop_s", rate, h100 ? roof : "null");
             if (decode)
                 printf(", \"batch_us\": %.2f, \"batch_gb_s\": %.1f, \"batch_roofline\": %s", bus, brate, broof);
             printf("}");
+            first = false;
         } else {
             printf("%-8s %-30s %-5s %10.3f %8.2f %s %8s\n", s->name, shp, wgml_dtype_name(s->dt), t * 1e3, rate,
                    decode ? "GB/s " : "TF/s ", roof);

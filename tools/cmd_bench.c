@@ -6,7 +6,9 @@
  *                        of one dispatch + flush + wait (us per round).
  *   bench graph [--quick] [--json]   graph replay against eager (bench_graph.c)
  *   bench gemm | matvec | attn [--quick] [--json]   matrix products and
- *                        attention (bench_gemm.c, bench_matvec.c, bench_attn.c)
+ *                        attention (bench_gemm.c, bench_matvec.c, bench_attn.c;
+ *                        attn also takes --decode and --skv N; matvec
+ *                        --eager)
  *   bench sample [--quick] [--json] [--vocab N] [--rows N]   a decode
  *                        step's sampling, one-pass kernel against the
  *                        table's path (bench_sample.c) */
@@ -112,7 +114,7 @@ static const struct {
     {"graph", bench_graph, "[--quick] [--json] [--dot]"},
     {"gemm", bench_gemm, "[--quick] [--json]"},
     {"matvec", bench_matvec, "[--quick] [--json]"},
-    {"attn", bench_attn, "[--quick] [--json]"},
+    {"attn", bench_attn, "[--quick] [--json] [--decode] [--skv N]"},
     {"llm", bench_llm, "-m FILE.gguf [-p 512] [-n 128] [-r 3] [--json]"},
     {"sample", bench_sample, "[--quick] [--json] [--vocab N] [--rows N]"},
 };

@@ -23,9 +23,11 @@
 // run; flag CARRY merges into what an earlier dispatch (a previous piece
 // of a KV cache too long for one binding) left there.  Entry attn_reduce
 // (define REDUCE) merges a row's runs, adds the sink, normalises, writes.
-// Entry attn_dec (define DECODE, attention_decode.wgsl: variant splitkv)
-// is the decode kernel: it always writes partial runs, for attn_reduce;
-// it shares the mask, score and row helpers below with the tiled attn.
+// Entries attn_dec (define DECODE, attention_decode.wgsl: variant splitkv)
+// and attn_dsg (DECODE and DSG, attention_dsg.wgsl: dsg, dsg_np) are the
+// decode kernels: attn_dec always writes partial runs, for attn_reduce;
+// attn_dsg writes runs for attn_merge, or with one chunk the output.
+// They share the mask, score and row helpers below with the tiled attn.
 #include "prelude.wgsl"
 #include "dtype.wgsl"
 
@@ -196,6 +198,107 @@ fn attn_reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
         o_st(ob + d * p.in2.z, acc * inv);
     }
 }
+
+// attn_merge: the subgroup decode kernel's reduce (attn_dsg's runs, at
+// most WG_ATTN_DSG_MAX_CHUNKS = 64 a row).  One workgroup per (row, MDS
+// value dims): run lane sl merges runs sl, sl + MRL, ... four at a time
+// (all loads of a round in flight: 64 runs are one L2 round trip), then
+// one barrier and MDS threads merge the MRL lanes.  attn_reduce's chain
+// is ~3 dependent round trips and 7 barriers (its reductions come before
+// its loads).
+const MRL: u32 = 16u;  // run lanes
+const MDS: u32 = 16u;  // value dims per workgroup (MRL x MDS = WGR threads)
+
+var<workgroup> Wm: array<f32, MRL>;
+var<workgroup> Wl: array<f32, MRL>;
+var<workgroup> Wa: array<f32, WGR>;
+
+// Run s of the row at pb: (max, sum, acc[d]); past the runs: empty.
+fn run_at(pb: u32, s: u32, d: u32) -> vec3<f32> {
+    if (s >= p.ss.y) {
+        return vec3<f32>(NEG, 0.0, 0.0);
+    }
+    let rb = pb + s * (p.dims.w + 2u);
+    var a = 0.0;
+    if (d < p.dims.w) {
+        a = part_ld(rb + 2u + d);
+    }
+    return vec3<f32>(part_ld(rb), part_ld(rb + 1u), a);
+}
+
+// Weight of a run of max m under max mx (0 for an empty run).
+fn run_w(m: f32, mx: f32) -> f32 {
+    return select(exp(m - mx), 0.0, m == NEG);
+}
+
+@compute @workgroup_size(256)
+fn attn_merge(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+              @builtin(local_invocation_index) li: u32) {
+    let dv = p.dims.w;
+    let nds = (dv + MDS - 1u) / MDS;
+    var t = wg_linear(wid, nwg);
+    if (t >= p.blk.x * p.blk.y * p.blk.z * p.blk.w * nds) {
+        return;
+    }
+    let ds = t % nds;
+    t = t / nds;
+    let i = t % p.blk.w;
+    t = t / p.blk.w;
+    let g = t % p.blk.z;
+    t = t / p.blk.z;
+    let hk = t % p.blk.y;
+    let b = t / p.blk.y;
+    let pb = p.offs2.y + b * p.os.x + hk * p.os.y + g * p.os.z + i * p.os.w;
+    let dd = li % MDS;
+    let sl = li / MDS;
+    let d = ds * MDS + dd;
+    var m = NEG;
+    var l = 0.0;
+    var a = 0.0;
+    for (var s = sl; s < p.ss.y; s += 4u * MRL) {
+        let r0 = run_at(pb, s, d);
+        let r1 = run_at(pb, s + MRL, d);
+        let r2 = run_at(pb, s + 2u * MRL, d);
+        let r3 = run_at(pb, s + 3u * MRL, d);
+        let mn = max(max(m, max(r0.x, r1.x)), max(r2.x, r3.x));
+        let w = vec4<f32>(run_w(r0.x, mn), run_w(r1.x, mn), run_w(r2.x, mn), run_w(r3.x, mn));
+        let wo = run_w(m, mn);
+        l = l * wo + dot(w, vec4<f32>(r0.y, r1.y, r2.y, r3.y));
+        a = a * wo + dot(w, vec4<f32>(r0.z, r1.z, r2.z, r3.z));
+        m = mn;
+    }
+    if (dd == 0u) {  // every dim lane of a run lane holds the same max and sum
+        Wm[sl] = m;
+        Wl[sl] = l;
+    }
+    Wa[li] = a;
+    workgroupBarrier();
+    if (li >= MDS || d >= dv) {
+        return;
+    }
+    var mx = NEG;
+    for (var k = 0u; k < MRL; k++) {
+        mx = max(mx, Wm[k]);
+    }
+    var sum = 0.0;
+    var acc = 0.0;
+    for (var k = 0u; k < MRL; k++) {
+        let w = run_w(Wm[k], mx);
+        sum = sum + Wl[k] * w;
+        acc = acc + Wa[k * MDS + li] * w;
+    }
+    var fin = 1.0;
+    if (flag(F_SINKS)) {
+        let sk = s_ld(p.offs2.x + hk * p.hq.y + g * p.hq.z);
+        if (!is_ninf(sk)) {
+            let m2 = max(mx, sk);
+            fin = select(exp(mx - m2), 0.0, mx == NEG);
+            sum = sum * fin + exp(sk - m2);
+        }
+    }
+    let ob = p.offs.w + b * p.ms.x + hk * p.ms.y + g * p.ms.z + i * p.ms.w;
+    o_st(ob + d * p.in2.z, acc * select(fin / sum, 0.0, sum == 0.0));
+}
 #else
 // ---------------------------------------------------------------- attention
 #tensor q 1 Q_DT Q_MODE
@@ -308,15 +411,17 @@ fn d_v() -> u32 {
 
 // tanh without the builtin (README hazards: lavapipe's has no relative
 // accuracy near 0, NVIDIA's does not reach +-1): a series below 0.125,
-// else from exp(-2|x|).
-fn tanh_(x: f32) -> f32 {
+// else from exp(-2|x|).  Four at once (the subgroup decode kernel's rows);
+// tanh_ takes one.
+fn tanh4(x: vec4<f32>) -> vec4<f32> {
     let a = abs(x);
-    if (a < 0.125) {
-        let x2 = x * x;
-        return x * (1.0 + x2 * (-1.0 / 3.0 + x2 * (2.0 / 15.0 + x2 * (-17.0 / 315.0))));
-    }
+    let x2 = x * x;
+    let ser = x * (1.0 + x2 * (-1.0 / 3.0 + x2 * (2.0 / 15.0 + x2 * (-17.0 / 315.0))));
     let e = exp(-2.0 * a);
-    return sign(x) * (1.0 - e) / (1.0 + e);
+    return select(sign(x) * (1.0 - e) / (1.0 + e), ser, a < vec4<f32>(0.125));
+}
+fn tanh_(x: f32) -> f32 {
+    return tanh4(vec4<f32>(x)).x;
 }
 
 struct Row {

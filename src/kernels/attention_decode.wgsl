@@ -1,6 +1,12 @@
-// Split-KV decode (entry attn_dec, variant splitkv; included by
-// attention.wgsl with DECODE, host: src/ops/attention_run.c).
+// Split-KV decode: two kernels (included by attention.wgsl with DECODE,
+// host: src/ops/attention_run.c).  This file holds what both use (the K/V
+// dtype kinds, raw octet loads and their f32 conversion) and the first
+// kernel, entry attn_dec (variant splitkv, the old one: workgroup
+// barriers per key tile); with DSG it includes attention_dsg.wgsl instead
+// (entry attn_dsg, variants dsg and dsg_np: subgroup reductions, no
+// barrier in the key loop).
 //
+// attn_dec:
 // A workgroup owns one KV head's BQ rows (its grouped query heads x
 // queries: decode's 4 heads of a GQA group read each K/V byte once) and
 // one chunk of p.ss.z keys.  D is cut into octets of 8 elements, one per
@@ -27,10 +33,12 @@
 // tile is reread after the second, and the next tile's first writes come
 // after it.
 
+#ifndef DSG
 const KPT: u32 = {{KPT}}u;   // keys per thread per tile
 const KLM: u32 = 16u;        // key lanes at most (D <= 56 leaves threads idle)
 const SPN: u32 = {{SPN}}u;   // Sp floats: max(BQ KPT WG + 1024, RPR 8 WG)
 const RPR: u32 = {{RPR}}u;   // rows per round of the final merge (divides BQ)
+#endif
 
 const F_KVEC: u32 = 1024u;   // K octets are whole aligned 16-byte vectors
 const F_VVEC: u32 = 2048u;   // V octets are
@@ -60,11 +68,13 @@ struct Raw {
     b: vec4<u32>,
 }
 
+#ifndef DSG
 var<workgroup> Sp: array<f32, SPN>;             // partial dots [ol][row][key]; final merge
 var<workgroup> Ss: array<f32, BQ * KLM * KPT>;  // scores [row][key]
 var<workgroup> Ml: array<f32, 2u * KLM * BQ>;   // key lanes' (max, sum) per row
 var<workgroup> Rs: array<f32, 6u * BQ>;         // per row: ALiBi slope; merged max, sum;
                                                 // lanes' max, carry factors (see the end)
+#endif
 
 fn kv_word(v: bool, w: u32) -> u32 {
     if (v) {
@@ -85,6 +95,7 @@ fn kv_q8(v: bool, e: u32) -> f32 {
     return k_q8(e);
 }
 
+#ifndef DSG
 // Octet of K (v false) or V (v true): elements e, e + st, ... (n of them,
 // zeros after; n = 0: no load) from byte `base`, the binding's first.
 fn oct_raw(v: bool, kind: u32, base: u32, e: u32, st: u32, n: u32, vec: bool) -> Raw {
@@ -127,6 +138,8 @@ fn oct_raw(v: bool, kind: u32, base: u32, e: u32, st: u32, n: u32, vec: bool) ->
     return r;
 }
 
+#endif
+
 // f16 -> f32 is exact (unpack2x16float: subnormal halves are normal f32).
 fn oct_f32(kind: u32, r: Raw) -> Oct {
     if (kind == KIND_F16) {
@@ -136,6 +149,9 @@ fn oct_f32(kind: u32, r: Raw) -> Oct {
     return Oct(bitcast<vec4<f32>>(r.a), bitcast<vec4<f32>>(r.b));
 }
 
+#ifdef DSG
+#include "attention_dsg.wgsl"
+#else
 // Block row r's q over dims d0 .. d0 + n - 1 (zeros past them and the rows).
 fn q_oct(b: u32, hk: u32, rb: u32, r: u32, d0: u32, n: u32) -> Oct {
     let rw = row_of(rb, r);
@@ -395,3 +411,4 @@ fn attn_dec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
         }
     }
 }
+#endif

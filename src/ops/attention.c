@@ -29,21 +29,34 @@
  *   t16  16 queries, 1 per thread: 17.6 KiB at D 128 (lavapipe's 32 KiB),
  *        34 KiB at D 256;
  *   t8   8 queries, 8 threads along keys: 25 KiB at D 256;
- *   splitkv  decode (attention_decode.wgsl): up to 8 rows (a KV head's
- *        grouped queries), 128 threads, up to 8 keys per thread per tile,
- *        the keys cut into chunks across workgroups (partials in scratch,
- *        then attn_reduce); its workgroup memory does not grow with D
- *        (23.2 KiB at 8 rows x 4 keys a thread, 9.7 KiB at 1).
+ *   splitkv  the old decode kernel (attention_decode.wgsl): up to 8 rows
+ *        (a KV head's grouped queries), 128 threads, up to 8 keys per
+ *        thread per tile, the keys cut into chunks across workgroups
+ *        (partials in scratch, then attn_reduce); its workgroup memory
+ *        does not grow with D (23.2 KiB at 8 rows x 4 keys a thread, 9.7
+ *        KiB at 1).  The CPU drivers' decode kernel; on GPUs forced only;
+ *   dsg  the subgroup decode kernel (attention_dsg.wgsl): 4 rows a
+ *        workgroup, 128 threads, key groups of wg_attn_lpk lanes, up to 4
+ *        keys a group per tile, the next tile's K/V loaded before this
+ *        one is computed; runs merged by attn_merge, or with one chunk
+ *        written as the output (17.1 KiB at D 128);
+ *   dsg_np  dsg loading each tile after the last (~40 fewer registers,
+ *        no load in flight during the arithmetic), for timing against it.
  * Any variant runs split when the keys of one head do not fit a storage
  * binding (pieces merged through the partials, CARRY). */
 static const wg_attn_variant variants[] = {
-    {"t64", 64, 4, 16, 16, false},
-    {"t32", 32, 2, 32, 16, false},
-    {"t16", 16, 1, 16, 16, false},
-    {"t8", 8, 1, 16, 8, false},
-    {"splitkv", 8, 1, 8, 128, true},
+    {"t64", 64, 4, 16, 16, false, false},
+    {"t32", 32, 2, 32, 16, false, false},
+    {"t16", 16, 1, 16, 16, false, false},
+    {"t8", 8, 1, 16, 8, false, false},
+    {"splitkv", 8, 1, 8, 128, true, false},
+    {"dsg", 4, 1, 4, 128, true, true},
+    {"dsg_np", 4, 0, 4, 128, true, true},
 };
-#define NVAR 5
+#define NVAR 7
+#define V_SPLITKV 4
+#define V_DSG 5
+#define VAR_NAMES "t64, t32, t16, t8, splitkv, dsg, dsg_np"
 
 const wg_attn_variant *wg_attn_variant_at(int i) { return i >= 0 && i < NVAR ? &variants[i] : NULL; }
 
@@ -66,8 +79,19 @@ wg_attn_dec_mem wg_attn_dec_smem(int64_t r, int64_t kpt, int64_t wg)
     return m;
 }
 
+int wg_attn_lpk(int64_t dk, int64_t dv)
+{
+    int64_t o = ((dk > dv ? dk : dv) + 7) / 8;
+    int l = 4;
+    while (l < o)
+        l *= 2;
+    return l;
+}
+
 uint64_t wg_attn_smem(const wg_attn_variant *v, int64_t dk, int64_t dv)
 {
+    if (v->sg) /* attention_dsg.wgsl: Aw (8 vec4 a thread), Mw and Lw (a vec4 a key group), Fw, slots */
+        return 16u * (8u * (uint64_t)v->tn + 2u * (uint64_t)(v->tn / wg_attn_lpk(dk, dv)) + 4u) + 4u;
     if (v->split) /* at its smallest tile: one key a thread */
         return wg_attn_dec_smem(v->bq, 1, v->tn).bytes;
     int64_t kvw = dk > dv ? dk : dv;
@@ -92,21 +116,36 @@ wgml_status wg_attn_choose(const wg_attn_facts *f, int64_t rows, int64_t skv, in
     char buf[32];
     const char *force = wg_forced_variant("attn", buf, sizeof buf);
     *out = NULL;
+    int lpk = wg_attn_lpk(dk, dv);
     if (force) {
         for (int i = 0; i < NVAR; i++)
             if (!strcmp(force, variants[i].name))
                 *out = &variants[i];
         if (!*out)
-            return wg_fail(WGML_ERR_INVALID_ARG, "WGML_FORCE: attn=%s is not a variant; attn variants: t64, t32, "
-                           "t16, t8, splitkv", force);
+            return wg_fail(WGML_ERR_INVALID_ARG, "WGML_FORCE: attn=%s is not a variant; attn variants: " VAR_NAMES,
+                           force);
+        if ((*out)->sg && (uint32_t)lpk > f->subgroup)
+            return wg_fail(WGML_ERR_UNSUPPORTED, "wgml_attention: variant %s needs subgroups of %d lanes for head "
+                           "dims %lld/%lld; the device's are %u (0: none)", force, lpk, (long long)dk, (long long)dv,
+                           f->subgroup);
         if (fits(*out, dk, dv, f->smem, f->max_inv))
             return WGML_OK;
         return wg_fail(WGML_ERR_UNSUPPORTED, "wgml_attention: variant %s needs %llu bytes of workgroup memory for "
                        "head dims %lld/%lld, the device has %u", force,
                        (unsigned long long)wg_attn_smem(*out, dk, dv), (long long)dk, (long long)dv, f->smem);
     }
-    if (rows <= DECODE_ROWS && skv >= DECODE_MIN_KEYS && fits(&variants[4], dk, dv, f->smem, f->max_inv)) {
-        *out = &variants[4];
+    /* Decode on GPUs: dsg at any length (attention_dsg.wgsl says why; the
+     * tiled t8 took 69 us a call at KV 88 on an H100, one workgroup a KV
+     * head).  CPU drivers keep splitkv: one compiled kernel for every
+     * head dim and K/V dtype there (dsg needs LPK <= lavapipe's 8 lanes,
+     * D <= 64). */
+    if (rows <= DECODE_ROWS && !f->cpu && (uint32_t)lpk <= f->subgroup &&
+        fits(&variants[V_DSG], dk, dv, f->smem, f->max_inv)) {
+        *out = &variants[V_DSG];
+        return WGML_OK;
+    }
+    if (rows <= DECODE_ROWS && skv >= DECODE_MIN_KEYS && fits(&variants[V_SPLITKV], dk, dv, f->smem, f->max_inv)) {
+        *out = &variants[V_SPLITKV];
         return WGML_OK;
     }
     /* Prefill: the biggest tile that fits and that the rows fill at least
@@ -213,6 +252,12 @@ int64_t wg_attn_max_splits(int64_t skv)
     return n < 1 ? 1 : n > WG_ATTN_MAX_SPLITS ? WG_ATTN_MAX_SPLITS : n;
 }
 
+int64_t wg_attn_dsg_max_chunks(int64_t skv)
+{
+    int64_t n = (skv + WG_ATTN_DSG_MIN_CHUNK - 1) / WG_ATTN_DSG_MIN_CHUNK;
+    return n < 1 ? 1 : n > WG_ATTN_DSG_MAX_CHUNKS ? WG_ATTN_DSG_MAX_CHUNKS : n;
+}
+
 uint64_t wg_sc_attention(const wg_op_params *p, const wg_desc *const *in, int nin, const wg_desc *out)
 {
     (void)p, (void)nin;
@@ -223,9 +268,10 @@ uint64_t wg_sc_attention(const wg_op_params *p, const wg_desc *const *in, int ni
     int64_t g = k->shape[1] ? q->shape[1] / k->shape[1] : 0;
     char buf[32];
     const char *f = wg_forced_variant("attn", buf, sizeof buf);
-    bool decode = (f && !strcmp(f, "splitkv")) || (!f && g * q->shape[2] <= DECODE_ROWS);
-    return wg_attn_scratch_bytes(q->shape[0], q->shape[1], q->shape[2], out->shape[3],
-                                 decode ? wg_attn_max_splits(k->shape[2]) : 1);
+    bool decode = (f && (!strcmp(f, "splitkv") || !strncmp(f, "dsg", 3))) || (!f && g * q->shape[2] <= DECODE_ROWS);
+    /* either decode kernel: the table's pick depends on the device */
+    int64_t a = wg_attn_max_splits(k->shape[2]), b = wg_attn_dsg_max_chunks(k->shape[2]);
+    return wg_attn_scratch_bytes(q->shape[0], q->shape[1], q->shape[2], out->shape[3], decode ? (a > b ? a : b) : 1);
 }
 
 wgml_status wg_en_attention(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out,

@@ -17,13 +17,22 @@
  * workgroup's fixed steps outweigh the keys). */
 #define WG_ATTN_MIN_CHUNK 64
 
+/* The subgroup decode kernel (attention_dsg.wgsl): at most this many key
+ * chunks a row (attn_merge reads 64 runs in one round of loads) and at
+ * least this many keys a chunk (the scratch bound below assumes it). */
+#define WG_ATTN_DSG_MAX_CHUNKS 64
+#define WG_ATTN_DSG_MIN_CHUNK 32
+
 typedef struct wg_attn_variant {
     const char *name;
     /* tiles: attention.wgsl's BQ, RQ, BK, TN; splitkv (attention_decode.wgsl):
      * bq the most rows a workgroup, bk the most keys per thread per tile
-     * (KPT), tn the threads, rq unused */
+     * (KPT), tn the threads, rq unused; dsg (attention_dsg.wgsl): bq the
+     * most rows a workgroup (a vec4's lanes), bk the most keys per key
+     * group per tile, tn the threads, rq 1 when it prefetches (PF) */
     int bq, rq, bk, tn;
-    bool split;           /* key chunks across workgroups + attn_reduce */
+    bool split;           /* key chunks across workgroups + attn_reduce / attn_merge */
+    bool sg;              /* the subgroup decode kernel (needs subgroups of >= wg_attn_lpk lanes) */
 } wg_attn_variant;
 
 /* The device facts the table is keyed by. */
@@ -55,6 +64,11 @@ wgml_status wg_attn_choose(const wg_attn_facts *f, int64_t rows, int64_t skv, in
 uint64_t wg_attn_scratch_bytes(int64_t b, int64_t hq, int64_t sq, int64_t dv, int64_t splits);
 /* The most splits a splitkv dispatch over skv keys takes. */
 int64_t wg_attn_max_splits(int64_t skv);
+/* The most chunks a dsg dispatch over skv keys takes. */
+int64_t wg_attn_dsg_max_chunks(int64_t skv);
+/* dsg's lanes per key for head dims dk, dv: octets of 8, rounded up to a
+ * power of 2 (at least 4). */
+int wg_attn_lpk(int64_t dk, int64_t dv);
 
 wgml_status wg_attention_impl(const wgml_tensor *q, const wgml_tensor *k, const wgml_tensor *v,
                               const wgml_tensor *mask, const wgml_tensor *sinks, const wgml_attn_params *p,

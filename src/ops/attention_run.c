@@ -18,6 +18,8 @@ enum {
     F_MASK16 = 128, F_MASK8 = 256, /* the mask's dtype (f32 without either): it is read raw, see below */
     F_SPLIT = 512,                 /* partial runs to the scratch: a flag, so split and whole runs share a kernel */
     F_KVEC = 1024, F_VVEC = 2048,  /* decode: K / V octets are aligned 16-byte vectors (attention_decode.wgsl) */
+    F_MROW = 4096,                 /* dsg: one mask element serves every row of a block (attention_dsg.wgsl) */
+    F_PF = 8192,                   /* dsg: prefetch, on CPU drivers (a define on GPUs) */
 };
 
 /* attention.wgsl's Params. */
@@ -34,6 +36,15 @@ _Static_assert(sizeof(attn_params) <= WG_PARAMS_MAX, "attention params exceed th
  * full.  Decode at 8192 keys x 8 KV heads: 128 chunks of 64 keys. */
 #define SPLIT_TARGET_GROUPS 1024
 
+/* Threads a dsg dispatch aims at: 64K = 512 workgroups of 128, ~16 warps
+ * on each of an H100's 132 SMs (3-4 workgroups of ~110-150 registers fit
+ * one), enough loads in flight to stream (an SM needs ~35 KB in flight at
+ * 2.95 TB/s and ~1.5 us loaded latency: 12 warps x 32 lanes x 4 keys x 32
+ * bytes = 49 KB).  Fewer where the keys run out first: chunks take at
+ * least one tile and WG_ATTN_DSG_MIN_CHUNK keys (8B decode at KV 768: 24
+ * chunks of 32 keys, 192 workgroups, a single DRAM round trip each). */
+#define DSG_TARGET_THREADS 65536
+
 enum { O_Q, O_K, O_V, O_M, O_S, O_O, NOPS };
 
 typedef struct attn_job {
@@ -43,8 +54,9 @@ typedef struct attn_job {
     attn_params base;
     bool raw[NOPS];       /* operand bound as raw bytes (q8_0 K/V, the mask; every K/V of the decode kernel) */
     bool vec16;           /* decode: K/V bound as 16-byte vectors */
-    int64_t nsp;          /* splits per dispatch (1 unless splitkv) */
+    int64_t nsp;          /* splits per dispatch (1 unless splitkv or dsg) */
     int64_t bq;           /* rows per workgroup */
+    int64_t rds;          /* reduce pass: value dims per workgroup */
 } attn_job;
 
 static wg_binding bind(const wg_win *w, const int64_t iter[4], bool raw, bool vec16, uint32_t *off)
@@ -99,7 +111,7 @@ static wgml_status reduce_block(void *user, const wg_win *w, const int64_t iter[
     p.offs2[1] = off[0];
     p.offs2[0] = off[1];
     p.offs[3] = off[2];
-    uint64_t nds = (uint64_t)(j->base.dims[3] + 31) / 32; /* attn_reduce: 32 value dims a workgroup */
+    uint64_t nds = (uint64_t)(j->base.dims[3] + j->rds - 1) / (uint64_t)j->rds;
     return wg_dispatch(j->ctx, j->k, b, 3, &p, sizeof p, (uint32_t)((uint64_t)(iter[0] * iter[1] * iter[2] * iter[3]) * nds),
                        1, 1);
 }
@@ -145,6 +157,47 @@ static wg_win win(const wgml_tensor *t, uint64_t offset, const int64_t st[4], ui
         w.tail /= d->block_elems;
     }
     return w;
+}
+
+/* dsg's launch (attention_dsg.wgsl): keys per key group per tile, lanes
+ * per key, chunks and keys a chunk, for B x Hkv x nrb row blocks over a
+ * piece of `piece` keys. */
+typedef struct dsg_plan {
+    int64_t kpt, lpk, nsp, L;
+} dsg_plan;
+
+static int env_int(const char *name)
+{
+    const char *e = getenv(name);
+    return e ? atoi(e) : 0;
+}
+
+static dsg_plan plan_dsg(const wg_attn_variant *var, int64_t nblk, int64_t piece, int64_t dk, int64_t dv, bool f16kv,
+                         bool cpu)
+{
+    dsg_plan d;
+    d.lpk = wg_attn_lpk(dk, dv);
+    /* 4 keys for f16 K/V (8 loads of 16 bytes in flight a lane, 16 with
+     * prefetch), else 2: f32 octets take 8 registers, not 4.  CPU
+     * drivers: 1, one kernel for every dtype (lavapipe took ~5, 10 and 25
+     * s of CPU to compile 1, 2 and 4).  WGML_ATTN_KPT=1|2|4 forces it (8
+     * is taken as 4: splitkv's 8 spilled on the H100). */
+    int kf = env_int("WGML_ATTN_KPT");
+    d.kpt = kf == 1 || kf == 2 ? kf : kf >= 4 ? 4 : cpu ? 1 : f16kv ? 4 : 2;
+    int64_t tile = var->tn / d.lpk * d.kpt;
+    int64_t minc = tile > WG_ATTN_DSG_MIN_CHUNK ? tile : WG_ATTN_DSG_MIN_CHUNK;
+    int64_t most = (piece + minc - 1) / minc;
+    most = most > WG_ATTN_DSG_MAX_CHUNKS ? WG_ATTN_DSG_MAX_CHUNKS : most; /* <= wg_attn_dsg_max_chunks(piece) */
+    int64_t n = (DSG_TARGET_THREADS + nblk * var->tn - 1) / (nblk * var->tn);
+    /* WGML_ATTN_CHUNKS=n: chunks a row forced (1: no merge pass), for timing */
+    int cf = env_int("WGML_ATTN_CHUNKS");
+    if (cf > 0)
+        n = cf;
+    n = n < 1 ? 1 : n > most ? most : n;
+    /* whole tiles a chunk, so only a row's last chunk ends in a part tile */
+    d.L = ((piece + n - 1) / n + tile - 1) / tile * tile;
+    d.nsp = (piece + d.L - 1) / d.L;
+    return d;
 }
 
 typedef struct attn_ops {
@@ -259,14 +312,13 @@ wgml_status wg_attention_impl(const wgml_tensor *q, const wgml_tensor *k, const 
     if (piece == 0)
         return wg_fail_window(ctx, wg_win_bytes(&kw[0], (const int64_t[4]){1, 1, 1, 1}),
                               "wgml_attention: one key of k (head dim %lld)", (long long)D);
-    bool split = var->split || piece < Skv;
     /* Decode rows per workgroup: the rows a KV head serves, rounded up to
      * 1, 2, 4 or 8 on GPUs (registers hold BQ rows of q and acc).  CPU
      * drivers take 4 rows and 1 key per thread per tile always: one
      * compiled kernel, and lavapipe's compile time grows with the arrays
      * that live across barriers (8 rows x 4 keys took it ~6 s, 4 x 1 ~1.5). */
     int64_t bq = var->bq, kpt = 0;
-    if (var->split) {
+    if (var->split && !var->sg) {
         int64_t rows = G * Sq < var->bq ? G * Sq : var->bq;
         bq = 1;
         while (bq < rows)
@@ -291,35 +343,58 @@ wgml_status wg_attention_impl(const wgml_tensor *q, const wgml_tensor *k, const 
             kpt /= 2;
     }
     int64_t nrb = (G * Sq + bq - 1) / bq, nsp = 1, L = piece;
-    if (var->split) {
+    dsg_plan dp = {0};
+    if (var->sg) {
+        /* 4 rows a workgroup whatever the rows (they are a vec4's lanes) */
+        dp = plan_dsg(var, B * Hkv * nrb, piece, dk, dvp, k->dtype == WGML_F16 && v->dtype == WGML_F16, facts.cpu);
+        nsp = dp.nsp;
+        L = dp.L;
+    } else if (var->split) {
         nsp = (SPLIT_TARGET_GROUPS + B * Hkv * nrb - 1) / (B * Hkv * nrb);
         int64_t most = wg_attn_max_splits(piece); /* <= what wg_sc_attention declares */
         nsp = nsp < 1 ? 1 : nsp > most ? most : nsp;
         L = (piece + nsp - 1) / nsp;
         nsp = (piece + L - 1) / L;
     }
+    /* Partial runs and a reduce pass: splitkv always, dsg with more than
+     * one chunk, any variant whose keys come in pieces. */
+    bool split = (var->split && (!var->sg || nsp > 1)) || piece < Skv;
 
     /* Kernel defines. */
     wgml_tensor *part = NULL;
     if (split) {
+        /* dsg writes every run its merge reads (empty chunks too), so its
+         * scratch skips the zero fill (a graph replays that fill as one
+         * more dependent dispatch per layer) */
         const int64_t n[1] = {B * Hq * Sq * nsp * (Dv + 2)};
-        if ((st = wg_scratch_tensor(ctx, WGML_F32, 1, n, &part)) != WGML_OK)
+        st = var->sg ? wg_scratch_tensor_raw(ctx, WGML_F32, 1, n, &part) : wg_scratch_tensor(ctx, WGML_F32, 1, n, &part);
+        if (st != WGML_OK)
             return st;
     }
     wgml_buffer *wbuf = split ? part->st->buf : out->st->buf;
     char defs[768];
     size_t u;
     if (var->split) {
-        wg_attn_dec_mem dm = wg_attn_dec_smem(bq, kpt, var->tn);
         char kk[24] = "(p.ss.w & 3u)", vk[24] = "((p.ss.w >> 2u) & 3u)"; /* CPU: uniforms (one kernel) */
         if (!facts.cpu) {
             snprintf(kk, sizeof kk, "%du", kv_kind(k->dtype));
             snprintf(vk, sizeof vk, "%du", kv_kind(v->dtype));
         }
-        u = (size_t)snprintf(defs, sizeof defs, "DECODE;KRAW;VRAW;BQ=%lld;WG=%d;KPT=%lld;SPN=%lld;RPR=%lld;DK=%lld;"
-                             "DV=%lld;K_KIND=%s;V_KIND=%s;%s%s", (long long)bq, var->tn, (long long)kpt,
-                             (long long)dm.spn, (long long)dm.rpr, (long long)dk, (long long)dvp, kk, vk,
-                             exact ? "DEXACT;" : "", facts.cpu ? "ROLLED;" : "");
+        if (var->sg) {
+            /* prefetch: a define on GPUs, a flag on CPU drivers (dsg and
+             * dsg_np then share one compiled kernel) */
+            u = (size_t)snprintf(defs, sizeof defs, "DECODE;DSG;KRAW;VRAW;BQ=%lld;WG=%d;LPK=%lld;KPT=%lld;KPT2=%d;"
+                                 "KPT4=%d;DK=%lld;DV=%lld;K_KIND=%s;V_KIND=%s;PF=%s;%s", (long long)bq, var->tn,
+                                 (long long)dp.lpk, (long long)dp.kpt, dp.kpt >= 2, dp.kpt >= 4, (long long)dk,
+                                 (long long)dvp, kk, vk, facts.cpu ? "flag(F_PF)" : var->rq ? "true" : "false",
+                                 exact ? "DEXACT;" : facts.cpu ? "ROLLED;" : "");
+        } else {
+            wg_attn_dec_mem dm = wg_attn_dec_smem(bq, kpt, var->tn);
+            u = (size_t)snprintf(defs, sizeof defs, "DECODE;KRAW;VRAW;BQ=%lld;WG=%d;KPT=%lld;SPN=%lld;RPR=%lld;"
+                                 "DK=%lld;DV=%lld;K_KIND=%s;V_KIND=%s;%s%s", (long long)bq, var->tn, (long long)kpt,
+                                 (long long)dm.spn, (long long)dm.rpr, (long long)dk, (long long)dvp, kk, vk,
+                                 exact ? "DEXACT;" : "", facts.cpu ? "ROLLED;" : "");
+        }
     } else {
         u = (size_t)snprintf(defs, sizeof defs, "BQ=%d;RQ=%d;BK=%d;TN=%d;WG=%d;DK=%lld;DV=%lld;KVW=%lld;%s%s%s%s",
                              var->bq, var->rq, var->bk, var->tn, var->bq / var->rq * var->tn, (long long)dk,
@@ -353,8 +428,9 @@ wgml_status wg_attention_impl(const wgml_tensor *q, const wgml_tensor *k, const 
     job.vec16 = var->split;
     job.nsp = nsp;
     job.bq = bq;
+    job.rds = var->sg ? 16 : 32; /* attn_merge's MDS, attn_reduce's RDS */
     if (st == WGML_OK)
-        st = get_kernel(ctx, defs, NOPS, ro, var->split ? "attn_dec" : "attn", &job.k);
+        st = get_kernel(ctx, defs, NOPS, ro, var->sg ? "attn_dsg" : var->split ? "attn_dec" : "attn", &job.k);
 
     /* Parameters every block shares. */
     attn_params *p = &job.base;
@@ -389,7 +465,11 @@ wgml_status wg_attention_impl(const wgml_tensor *q, const wgml_tensor *k, const 
                      (sinks && !split ? F_SINKS : 0) | (mask && mask->dtype == WGML_F16 ? F_MASK16 : 0) |
                      (mbool ? F_MASK8 : 0) | (split ? F_SPLIT : 0) |
                      (var->split && vec_ok(k, &o.v[O_K], D) ? F_KVEC : 0) |
-                     (var->split && vec_ok(v, &o.v[O_V], Dv) ? F_VVEC : 0);
+                     (var->split && vec_ok(v, &o.v[O_V], Dv) ? F_VVEC : 0) |
+                     /* a block's rows are heads g and queries i of one (b, hkv) */
+                     (var->sg && mask && o.v[O_M].strides[1] == 0 && (o.v[O_M].strides[2] == 0 || Sq == 1) ? F_MROW
+                                                                                                          : 0) |
+                     (var->sg && var->rq ? F_PF : 0);
     int64_t st4[NOPS][4];
     for (int i = 0; i < NOPS; i++)
         if (o.t[i] && i != O_S)
@@ -454,7 +534,7 @@ wgml_status wg_attention_impl(const wgml_tensor *q, const wgml_tensor *k, const 
         snprintf(defs, sizeof defs, "REDUCE;PART_MODE=%s;S_DT=%s;S_MODE=%s;O_DT=%s;O_MODE=w", prw ? "rw" : "r",
                  sinks ? "f32" : "f32", (sinks ? srw : prw) ? "rw" : "r", wg_dtype(out->dtype)->wgsl);
         unsigned rro = (prw ? 0u : 1u) | ((sinks ? srw : prw) ? 0u : 2u);
-        if ((st = get_kernel(ctx, defs, 3, rro, "attn_reduce", &job.k)) == WGML_OK) {
+        if ((st = get_kernel(ctx, defs, 3, rro, var->sg ? "attn_merge" : "attn_reduce", &job.k)) == WGML_OK) {
             attn_params *r = &job.base;
             memset(r->offs2, 0, sizeof r->offs2);
             r->offs2[3] = sinks ? F_SINKS : 0;

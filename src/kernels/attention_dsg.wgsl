@@ -1,0 +1,558 @@
+// Subgroup split-KV decode: entry attn_dsg (variants dsg and dsg_np),
+// included by attention_decode.wgsl with DSG; host: src/ops/attention_run.c;
+// its chunks' runs merge in attn_merge (attention.wgsl).
+//
+// Why a second decode kernel.  attn_dec (splitkv) on an H100, Llama-3-8B
+// decode (32 q heads, 8 KV heads, D 128, f16 K/V, 4 rows a KV head, 4 keys
+// a thread, 32-key tiles of 16 octet lanes x 8 key lanes):
+//   KV 550, bound as 768 keys (buckets of 256; a bool mask hides 218):
+//     12 chunks of 64 keys x 8 KV heads = 96 workgroups of 4 warps (132
+//     SMs: 36 idle, one workgroup on each other), 2 tiles each, 3.1 MB
+//     read (1 us at copy bandwidth): 37 us, then attn_reduce (128
+//     workgroups of 256 threads, 12 runs a row, 7 barriers and ~3
+//     dependent L2 round trips) 11 us (timestamps inflate both);
+//   KV 8192: 128 chunks of 64 keys = 1024 workgroups (~2.6 waves at ~3 a
+//     SM), 33.5 MB: 88 us (0.13 of copy); 32768: 1024 workgroups of 256
+//     keys (8 tiles), 134 MB: 201 us.
+// All three fit one model: a workgroup lives ~15 us + ~7.5 us a tile
+// (550: 15 + 2 x 7.5 = 30 us in one wave; 8192: 2.6 waves x 30 = 78 us +
+// the reduce; 32768: 2.6 x (15 + 8 x 7.5) = 195 + the reduce).  7.5 us is
+// ~15k cycles for a tile whose memory is 16 KB (8 loads of 16 bytes a
+// thread: one DRAM round trip, ~1 us) and whose arithmetic is ~1k
+// instructions a thread, on 4 warps an SM that hide nothing: the time is
+// a dependent chain, not bytes.  Per tile the chain holds two workgroup
+// barriers with the score pass between them (one thread per (row, key)
+// summing 16 octet partials from workgroup memory and reading the mask),
+// the softmax reading the scores back, and every per-thread array (q,
+// acc, m, l: 4 rows; K/V octets: 4 keys) indexed by loop counters: the
+// README's hazard (NVIDIA kept such a GEMM tile in local memory, 15x
+// slower), which turns each step into L1 round trips (the K/V octets'
+// element path also indexes vector components by a counter).  GQA is not
+// the problem: K/V are read once for the 4 heads of a KV head.
+//
+// This kernel: a workgroup owns one KV head's block of up to 4 rows (its
+// grouped q heads x queries: each K/V byte is loaded once for the 4 heads
+// sharing it) and one chunk of keys.  A key is read by LPK lanes of one
+// subgroup (a "key group"), lane ol holding octet ol of D (8 elements:
+// one 16-byte load of f16 K and one of V; LPK 16 for D 128, so a warp's
+// load covers 2 whole 256-byte rows).  Per key, each lane forms its 8-dim
+// partial dot for the 4 rows as two mat4x4 x vec4 products (rows in
+// vector lanes), then log2(LPK) subgroupShuffleXor steps sum them (every
+// lane ends with the same bits: each step adds the same two values),
+// scores and runs the online softmax in registers; the tile's KPT keys
+// share one max and one rescale.  No barrier, no workgroup memory and no
+// array in the key loop: state is two mat4x4 (acc: 8 dims x 4 rows), m
+// and l (vec4), q (two mat4x4), the tile's octets (named fields).  dsg
+// loads the next tile before computing this one (pf(); estimated ~150
+// registers at 4 keys), dsg_np after it (~110).  At the end the WG / LPK
+// key groups merge through workgroup memory (3 barriers in all) and
+// write the chunk's run (max, sum, acc[Dv]), or with one chunk the
+// normalised output itself (no merge pass).  Per key and lane, D 128:
+// 2 loads, 16 f16 conversions, 32 FMA (dot), 16 shuffles + adds, ~20 for
+// the score and ~1.25 exp a row, 32 FMA (p.v): ~170 instructions, ~85 a
+// key per warp (2 keys a warp instruction).
+// Grid (attention_run.c): chunks fill ~64K threads (~16 warps an SM on
+// 132 SMs), at least 32 keys and at most 64 a row:
+//   8B at KV 768: 24 chunks of one 32-key tile = 192 workgroups in one
+//     wave; each is one DRAM round trip (q, K, V loads issued together),
+//     ~4 x 170 instructions a lane and the merge: ~2-3 us, then attn_merge
+//     (256 workgroups, one L2 round trip, one barrier) ~2-3 us;
+//   8192: 64 chunks of 128 keys = 512 workgroups, ~4 a SM; issue ~65536
+//     keys x 85 / 132 SMs / 4 schedulers ~ 10k cycles (5 us at 1.98 GHz)
+//     under the 11 us of bytes at copy speed, if ~35 KB an SM stay in
+//     flight (12 warps x 4 KB prefetched);
+//   32768: 64 chunks of 512 keys.
+//
+// Lanes of a key group must share a subgroup: a subgroup takes a slot from
+// a workgroup counter (nothing assumed about how invocations map to
+// subgroups), and the host takes this kernel only where LPK <= the
+// measured subgroup size.
+
+const LPK: u32 = {{LPK}}u;  // lanes per key: a power of 2 >= octets of max(D, Dv)
+const NKG: u32 = WG / LPK;  // key groups
+const KPT: u32 = {{KPT}}u;  // keys per key group per tile: 1, 2 or 4 (KPT2, KPT4)
+const TILE: u32 = NKG * KPT;
+const F_MROW: u32 = 4096u;  // one mask element serves every row of a block
+const F_PF: u32 = 8192u;    // prefetch (dsg): PF's value on CPU drivers
+
+// Whether the next tile is loaded before this one is computed: a constant
+// on GPUs (dsg true, dsg_np false), on CPU drivers a uniform (flag F_PF),
+// so one compiled kernel serves both variants there.
+fn pf() -> bool {
+    return {{PF}};
+}
+
+var<workgroup> slots: atomic<u32>;
+var<workgroup> Qs: array<f32, 32u * LPK>;      // CPU drivers: q [dim][row]
+var<workgroup> Ri: array<u32, 20>;             // [field][row]: ok, i, mask element of key 0, slope, q
+var<workgroup> Mw: array<vec4<f32>, NKG>;      // key groups' max per row
+var<workgroup> Lw: array<vec4<f32>, NKG>;      // and sum
+var<workgroup> Aw: array<vec4<f32>, 8u * WG>;  // acc [dim % 8][key group][dim / 8] x rows
+
+// The block's rows (up to 4, one per vector lane) and what scoring needs
+// of each: valid, absolute query index, mask element of key 0, ALiBi
+// slope.  Thread r < 4 stages row r's in Ri (with its q's first element)
+// before the first barrier, and on CPU drivers the threads stage q in Qs
+// (per thread, four rows of them took lavapipe seconds more to compile);
+// GPUs load each lane's q octets into registers after it, with the first
+// tile's K and V (one memory round trip for both, not two).
+struct Rows4 {
+    ok: vec4<bool>,
+    ia: vec4<u32>,
+    mb: vec4<u32>,
+    slope: vec4<f32>,
+}
+
+fn ri4(f: u32) -> vec4<u32> {
+    return vec4<u32>(Ri[4u * f], Ri[4u * f + 1u], Ri[4u * f + 2u], Ri[4u * f + 3u]);
+}
+
+// q of dims d .. d + 3 as the columns (rows in vector lanes) of a mat4x4.
+fn q_cols(d: u32) -> mat4x4<f32> {
+    let i = 4u * d;
+    return mat4x4<f32>(Qs[i], Qs[i + 1u], Qs[i + 2u], Qs[i + 3u], Qs[i + 4u], Qs[i + 5u], Qs[i + 6u], Qs[i + 7u],
+                       Qs[i + 8u], Qs[i + 9u], Qs[i + 10u], Qs[i + 11u], Qs[i + 12u], Qs[i + 13u], Qs[i + 14u],
+                       Qs[i + 15u]);
+}
+
+fn stage_rows(b: u32, hk: u32, rb: u32, li: u32) {
+    if (li < 4u) {
+        let rw = row_of(rb, li);
+        Ri[li] = select(0u, 1u, li < BQ && rw.ok);
+        Ri[4u + li] = p.org.w + rw.i;
+        Ri[8u + li] = b * p.ms.x + hk * p.ms.y + rw.g * p.ms.z + rw.i * p.ms.w;
+        Ri[12u + li] = bitcast<u32>(row_slope(hk, rw));
+        Ri[16u + li] = p.offs.x + b * p.qs.x + hk * p.qs.y + rw.g * p.qs.z + rw.i * p.qs.w;
+    }
+#ifdef ROLLED
+    for (var e = li; e < 32u * LPK; e += WG) {
+        let r = e % 4u;
+        let d = e / 4u;
+        let rw = row_of(rb, r);
+        var x = 0.0;
+        if (r < BQ && rw.ok && d < d_k()) {
+            x = f32(q_ld(p.offs.x + b * p.qs.x + hk * p.qs.y + rw.g * p.qs.z + rw.i * p.qs.w + d * p.in1.x));
+        }
+        Qs[e] = x;
+    }
+#endif
+}
+
+// Dims d0 .. d0 + 7 of the q row at qo (zeros past D; all zero unless ok).
+fn q_row(qo: u32, ok: bool, d0: u32) -> Oct {
+    var a = vec4<f32>(0.0);
+    var c = vec4<f32>(0.0);
+    for (var x = 0u; x < 8u; x++) {
+        var v = 0.0;
+        if (ok && d0 + x < d_k()) {
+            v = f32(q_ld(qo + (d0 + x) * p.in1.x));
+        }
+        a = select(a, vec4<f32>(v), at4(x));
+        c = select(c, vec4<f32>(v), at4(x - 4u));
+    }
+    return Oct(a, c);
+}
+
+// Lane x of a vector built in a loop: where the loop counter x lands
+// (select, not v[x]: a component indexed by a counter may put the vector
+// in local memory; the loops stay rolled for lavapipe's compiler, which
+// took seconds for each unrolled copy of these loads).
+fn at4(x: u32) -> vec4<bool> {
+    return vec4<u32>(x) == vec4<u32>(0u, 1u, 2u, 3u);
+}
+
+// Element x of an f16 / f32 octet (0 from x = n): f16 bits, else f32 bits.
+fn el_bits(v: bool, kind: u32, base: u32, e: u32, st: u32, n: u32, x: u32) -> u32 {
+    if (x >= n) {
+        return 0u;
+    }
+    let el = e + x * st;
+    if (kind == KIND_F16) {
+        let by = base + 2u * el;
+        return (kv_word(v, by >> 2u) >> ((by & 2u) * 8u)) & 0xffffu;
+    }
+    return kv_word(v, (base >> 2u) + el);
+}
+
+// Bytes by .. by + 3 (no word past the one holding by + 3 is read).
+fn bytes4(v: bool, by: u32) -> u32 {
+    let w = kv_word(v, by >> 2u);
+    let sh = (by & 3u) * 8u;
+    if (sh == 0u) {
+        return w;
+    }
+    return (w >> sh) | (kv_word(v, (by >> 2u) + 1u) << (32u - sh));
+}
+
+fn i8x4(w: u32) -> vec4<f32> {
+    return vec4<f32>(bitcast<vec4<i32>>(vec4<u32>(w << 24u, w << 16u, w << 8u, w)) >> vec4<u32>(24u));
+}
+
+// A q8_0 octet (elements e .. e + 7: D % 32 == 0 keeps it in one block of
+// 34 bytes, f16 scale + 32 int8) as f32 bits: 5 or fewer word loads, not
+// attn_dec's 24.
+fn q8_oct(v: bool, base: u32, e: u32) -> Raw {
+    let b = base + (e / 32u) * 34u;
+    let s = wg_f16_to_f32(bytes4(v, b) & 0xffffu);
+    let by = b + 2u + e % 32u;
+    return Raw(bitcast<vec4<u32>>(s * i8x4(bytes4(v, by))), bitcast<vec4<u32>>(s * i8x4(bytes4(v, by + 4u))));
+}
+
+// Octet of K (v false) or V, as attn_dec's oct_raw loads it (n = 0: no
+// load), but no vector component is indexed by a loop counter.
+fn oct_ld(v: bool, kind: u32, base: u32, e: u32, st: u32, n: u32, vec: bool) -> Raw {
+    if (n == 0u) {
+        return Raw(vec4<u32>(0u), vec4<u32>(0u));
+    }
+    if (vec) {
+        if (kind == KIND_F16) {
+            return Raw(kv_vec(v, (base + 2u * e) >> 4u), vec4<u32>(0u));
+        }
+        let i = (base + 4u * e) >> 4u;
+        return Raw(kv_vec(v, i), kv_vec(v, i + 1u));
+    }
+    if (kind == KIND_Q8) {
+        return q8_oct(v, base, e);
+    }
+    var r = Raw(vec4<u32>(0u), vec4<u32>(0u));
+    for (var x = 0u; x < 8u; x++) {
+        let w = el_bits(v, kind, base, e, st, n, x);
+        if (kind == KIND_F16) {  // f16 pairs in .a, as a 16-byte load leaves them
+            r.a = r.a | select(vec4<u32>(0u), vec4<u32>(w << ((x & 1u) * 16u)), at4(x / 2u));
+        } else {
+            r.a = select(r.a, vec4<u32>(w), at4(x));
+            r.b = select(r.b, vec4<u32>(w), at4(x - 4u));
+        }
+    }
+    return r;
+}
+
+// This lane's octet: first K and V elements of key 0, dims of each; the
+// mask element of key 0 of row 0.
+struct Lane {
+    kb: u32,
+    vb: u32,
+    nkd: u32,
+    nvd: u32,
+    mb: u32,
+}
+// A key's octets and, with F_MROW, its mask addend for every row (loaded
+// with the octets: otherwise an L2 round trip of its own in each tile).
+struct KV {
+    k: Raw,
+    v: Raw,
+    mv: f32,
+}
+// A tile's keys for one key group (KPT of them; the rest stay zero and
+// unused): named fields, not an array.
+struct Tile {
+    c0: KV,
+    c1: KV,
+    c2: KV,
+    c3: KV,
+}
+
+fn ld_kv(ln: Lane, j: u32, kend: u32) -> KV {
+    let ok = j < kend;
+    var mv = 0.0;
+    if (flag(F_MASK) && flag(F_MROW)) {
+        mv = mask_val(ln.mb + j * p.in2.y, ok);
+    }
+#ifdef ROLLED
+    // CPU drivers: K and V through one copy of the loads (lavapipe took
+    // ~0.7 s of CPU to compile each)
+    var r = KV(Raw(vec4<u32>(0u), vec4<u32>(0u)), Raw(vec4<u32>(0u), vec4<u32>(0u)), mv);
+    for (var w = 0u; w < 2u; w++) {
+        let v = w == 1u;
+        let o = oct_ld(v, select(k_kind(), v_kind(), v), select(p.offs.y, p.offs.z, v),
+                       select(ln.kb + j * p.in1.y, ln.vb + j * p.in1.w, v), select(p.in1.z, p.in2.x, v),
+                       select(0u, select(ln.nkd, ln.nvd, v), ok), select(flag(F_KVEC), flag(F_VVEC), v));
+        if (v) {
+            r.v = o;
+        } else {
+            r.k = o;
+        }
+    }
+    return r;
+#else
+    return KV(oct_ld(false, k_kind(), p.offs.y, ln.kb + j * p.in1.y, p.in1.z, select(0u, ln.nkd, ok), flag(F_KVEC)),
+              oct_ld(true, v_kind(), p.offs.z, ln.vb + j * p.in1.w, p.in2.x, select(0u, ln.nvd, ok), flag(F_VVEC)), mv);
+#endif
+}
+
+// Keys j, j + NKG, ... of a tile.
+fn ld_tile(ln: Lane, j: u32, kend: u32) -> Tile {
+    var t = Tile();
+    t.c0 = ld_kv(ln, j, kend);
+#if KPT2
+    t.c1 = ld_kv(ln, j + NKG, kend);
+#endif
+#if KPT4
+    t.c2 = ld_kv(ln, j + 2u * NKG, kend);
+    t.c3 = ld_kv(ln, j + 3u * NKG, kend);
+#endif
+    return t;
+}
+
+// q.k for the 4 rows: this lane's 8 dims, then summed over the key
+// group's LPK lanes.
+fn key_dot(qa: mat4x4<f32>, qb: mat4x4<f32>, kr: Raw) -> vec4<f32> {
+    let ko = oct_f32(k_kind(), kr);
+    var s = qa * ko.a + qb * ko.b;
+    for (var o = LPK / 2u; o > 0u; o = o / 2u) {
+        s = s + subgroupShuffleXor(s, o);
+    }
+    return s;
+}
+
+// Mask entry e as an addend: 0 (bool, kept), the additive value, or NEG
+// (masked); k false: NEG without reading.
+fn mask_val(e: u32, k: bool) -> f32 {
+    if (!k) {
+        return NEG;
+    }
+    if (flag(F_MASK8)) {
+        return select(NEG, 0.0, mask_u8(e) != 0u);
+    }
+    let mv = mask_f(e);
+    return select(mv, NEG, is_ninf(mv));
+}
+
+// score_of for the 4 rows at once (dispatch-local key j; mv1: its KV.mv).
+fn score4(qk: vec4<f32>, rs: Rows4, j: u32, kend: u32, mv1: f32) -> vec4<f32> {
+    var s = qk * p.fp.x;
+    if (flag(F_SOFTCAP)) {
+        s = p.fp.y * tanh4(s / p.fp.y);
+    }
+    let jq = p.offs2.z + j + p.ip.x;     // visible: j0 + j + Sq <= i + Skv (causal)
+    let ik = rs.ia + vec4<u32>(p.ip.y);  //          j0 + j + Sq + W > i + Skv (window)
+    var keep = rs.ok & vec4<bool>(j < kend);
+    if (flag(F_CAUSAL)) {
+        keep = keep & (vec4<u32>(jq) <= ik);
+    }
+    if (flag(F_WINDOW)) {
+        keep = keep & (vec4<u32>(jq + p.ip.z) > ik);
+    }
+    if (flag(F_MASK)) {
+        let me = rs.mb + vec4<u32>(j * p.in2.y);
+        var mv = vec4<f32>(mv1);  // F_MROW: row 0's element serves all
+        if (!flag(F_MROW)) {
+            for (var r = 0u; r < 4u; r++) {
+                let m = at4(r);
+                let e = dot(select(vec4<u32>(0u), me, m), vec4<u32>(1u));  // me[r]
+                mv = select(mv, vec4<f32>(mask_val(e, any(keep & m))), m);
+            }
+        }
+        keep = keep & (mv != vec4<f32>(NEG));
+        s = s + rs.slope * mv;
+    }
+    return select(vec4<f32>(NEG), s, keep);
+}
+
+// A key group's online softmax state: per row max and sum, acc of this
+// lane's 8 dims (columns: a dims 0..3, b 4..7; vector lanes: rows).
+struct St {
+    m: vec4<f32>,
+    l: vec4<f32>,
+    a: mat4x4<f32>,
+    b: mat4x4<f32>,
+}
+
+fn rescale(st: ptr<function, St>, mt: vec4<f32>) {
+    let al = exp((*st).m - mt);  // NEG - NEG: 1 on an empty acc
+    let a = (*st).a;
+    let c = (*st).b;
+    (*st).l = (*st).l * al;
+    (*st).a = mat4x4<f32>(a[0] * al, a[1] * al, a[2] * al, a[3] * al);
+    (*st).b = mat4x4<f32>(c[0] * al, c[1] * al, c[2] * al, c[3] * al);
+    (*st).m = mt;
+}
+
+fn add_key(st: ptr<function, St>, s: vec4<f32>, vr: Raw) {
+    let pp = select(exp(s - (*st).m), vec4<f32>(0.0), s == vec4<f32>(NEG));
+    let vo = oct_f32(v_kind(), vr);
+    let a = (*st).a;
+    let c = (*st).b;
+    (*st).l = (*st).l + pp;
+    (*st).a = mat4x4<f32>(fma(pp, vec4<f32>(vo.a.x), a[0]), fma(pp, vec4<f32>(vo.a.y), a[1]),
+                          fma(pp, vec4<f32>(vo.a.z), a[2]), fma(pp, vec4<f32>(vo.a.w), a[3]));
+    (*st).b = mat4x4<f32>(fma(pp, vec4<f32>(vo.b.x), c[0]), fma(pp, vec4<f32>(vo.b.y), c[1]),
+                          fma(pp, vec4<f32>(vo.b.z), c[2]), fma(pp, vec4<f32>(vo.b.w), c[3]));
+}
+
+// One tile of a key group: its keys' scores, one max and rescale, then
+// p * v.  j: the group's first key.
+fn tile_step(st: ptr<function, St>, qa: mat4x4<f32>, qb: mat4x4<f32>, rs: Rows4, t: Tile, j: u32, kend: u32) {
+    let s0 = score4(key_dot(qa, qb, t.c0.k), rs, j, kend, t.c0.mv);
+    var mt = max((*st).m, s0);
+#if KPT2
+    let s1 = score4(key_dot(qa, qb, t.c1.k), rs, j + NKG, kend, t.c1.mv);
+    mt = max(mt, s1);
+#endif
+#if KPT4
+    let s2 = score4(key_dot(qa, qb, t.c2.k), rs, j + 2u * NKG, kend, t.c2.mv);
+    let s3 = score4(key_dot(qa, qb, t.c3.k), rs, j + 3u * NKG, kend, t.c3.mv);
+    mt = max(mt, max(s2, s3));
+#endif
+    rescale(st, mt);
+    add_key(st, s0, t.c0.v);
+#if KPT2
+    add_key(st, s1, t.c1.v);
+#endif
+#if KPT4
+    add_key(st, s2, t.c2.v);
+    add_key(st, s3, t.c3.v);
+#endif
+}
+
+// Row r's run merged over the key groups and the run an earlier piece of
+// the keys left (CARRY), or the sink (whole): (max M, sum, factor of the
+// carried acc e^(m2 - M), 1 / sum whole, else 1).  The groups' acc then
+// weigh e^(m_g - M).
+fn row_merge(b: u32, hk: u32, rw: Row, sp: u32, r: u32) -> vec4<f32> {
+    var m2 = NEG;  // the carried run's max and sum, or the sink and 1
+    var l2 = 0.0;
+    if (flag(F_SPLIT) && flag(F_CARRY)) {
+        let pb = run_of(b, hk, rw, sp);
+        m2 = o_ld(pb);
+        l2 = o_ld(pb + 1u);
+    }
+    if (!flag(F_SPLIT) && flag(F_SINKS)) {
+        let sk = s_ld(p.offs2.x + hk * p.hq.y + rw.g * p.hq.z);
+        m2 = select(sk, NEG, is_ninf(sk));
+        l2 = 1.0;
+    }
+    var mx = m2;
+    for (var g = 0u; g < NKG; g++) {
+        mx = max(mx, Mw[g][r]);
+    }
+    let fb = select(exp(m2 - mx), 0.0, m2 == NEG);
+    var sum = l2 * fb;
+    for (var g = 0u; g < NKG; g++) {
+        sum = sum + select(Lw[g][r] * exp(Mw[g][r] - mx), 0.0, Mw[g][r] == NEG);
+    }
+    return vec4<f32>(mx, sum, fb, select(select(1.0 / sum, 0.0, sum == 0.0), 1.0, flag(F_SPLIT)));
+}
+
+@compute @workgroup_size(WG)
+fn attn_dsg(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+            @builtin(local_invocation_index) li: u32, @builtin(subgroup_invocation_id) lane: u32,
+            @builtin(subgroup_size) sgs: u32) {
+    let bl = blk_of(wid, nwg);
+    if (!bl.live) {
+        return;
+    }
+    let sp = bl.sp;
+    let rb = bl.rb;
+    let hk = bl.hk;
+    let b = bl.b;
+    // (Nothing computed before a barrier lives across it: lavapipe
+    // compiles barriers as coroutines, and its compile time grows with the
+    // values live across them.)
+    stage_rows(b, hk, rb, li);
+    if (li == 0u) {
+        atomicStore(&slots, 0u);
+    }
+    workgroupBarrier();
+    var slot = 0u;
+    if (lane == 0u) {
+        slot = atomicAdd(&slots, 1u);
+    }
+    let kg = subgroupBroadcastFirst(slot) * (sgs / LPK) + lane / LPK;
+    let D = d_k();
+    let Dv = d_v();
+    let ol = lane % LPK;
+    let d0 = ol * 8u;
+    let rs = Rows4(ri4(0u) != vec4<u32>(0u), ri4(1u), ri4(2u), bitcast<vec4<f32>>(ri4(3u)));
+#ifdef ROLLED
+    let qa = q_cols(d0);
+    let qb = q_cols(d0 + 4u);
+#else
+    // q as columns of dims over rows: the transposes of rows over dims
+    let qo = ri4(4u);
+    let q0 = q_row(qo.x, rs.ok.x, d0);
+    let q1 = q_row(qo.y, rs.ok.y, d0);
+    let q2 = q_row(qo.z, rs.ok.z, d0);
+    let q3 = q_row(qo.w, rs.ok.w, d0);
+    let qa = transpose(mat4x4<f32>(q0.a, q1.a, q2.a, q3.a));
+    let qb = transpose(mat4x4<f32>(q0.b, q1.b, q2.b, q3.b));
+#endif
+    let kr = key_range(sp, rb);
+    let kbeg = kr.x;
+    let kend = kr.y;
+    let ln = Lane(b * p.kv.x + hk * p.kv.y + d0 * p.in1.z, b * p.kv.z + hk * p.kv.w + d0 * p.in2.x,
+                  select(0u, min(8u, D - d0), d0 < D), select(0u, min(8u, Dv - d0), d0 < Dv), rs.mb.x);
+    var st = St(vec4<f32>(NEG), vec4<f32>(0.0), mat4x4<f32>(), mat4x4<f32>());
+    // One load site and one compute site (lavapipe compiles each copy):
+    // with pf() tile kt is loaded and the one before computed (an
+    // iteration past the keys), else tile kt is loaded and computed.
+    let lag = select(0u, TILE, pf());
+    var cur = Tile();
+    for (var kt = kbeg; kt < kend + lag; kt += TILE) {
+        let nxt = ld_tile(ln, kt + kg, kend);
+        if (!pf()) {
+            cur = nxt;
+        }
+        if (kt >= kbeg + lag) {
+            tile_step(&st, qa, qb, rs, cur, kt - lag + kg, kend);
+        }
+        if (pf()) {
+            cur = nxt;
+        }
+    }
+
+    // Merge the key groups: their (max, sum) to Mw / Lw and acc to Aw (a
+    // warp's stores: consecutive vec4s); then thread li serves row li % 4
+    // (row_merge, once a thread) and the dims d = 8 ol + x for n = li / 4,
+    // li / 4 + WG / 4, ... (ol = n % LPK, x = n / LPK: a warp's loads of Aw
+    // are 32 consecutive words).  The carried values are read before the
+    // last barrier and the row's new (max, sum) written after it.
+    if (ol == 0u) {
+        Mw[kg] = st.m;
+        Lw[kg] = st.l;
+    }
+    let ai = kg * LPK + ol;
+    Aw[ai] = st.a[0];
+    Aw[WG + ai] = st.a[1];
+    Aw[2u * WG + ai] = st.a[2];
+    Aw[3u * WG + ai] = st.a[3];
+    Aw[4u * WG + ai] = st.b[0];
+    Aw[5u * WG + ai] = st.b[1];
+    Aw[6u * WG + ai] = st.b[2];
+    Aw[7u * WG + ai] = st.b[3];
+    workgroupBarrier();
+    let r = li % 4u;
+    let rw = row_of(rb, r);
+    let live = r < BQ && rw.ok;
+    var run = vec4<f32>(0.0);
+    if (live) {
+        run = row_merge(b, hk, rw, sp, r);
+        for (var n = li / 4u; n < 8u * LPK; n += WG / 4u) {
+            let d = 8u * (n % LPK) + n / LPK;
+            if (d >= Dv) {
+                continue;
+            }
+            let a0 = (n / LPK) * WG + n % LPK;
+            var v = 0.0;
+            for (var g = 0u; g < NKG; g++) {
+                let mg = Mw[g][r];
+                v = v + select(exp(mg - run.x), 0.0, mg == NEG) * Aw[a0 + g * LPK][r];
+            }
+            if (flag(F_SPLIT)) {
+                let pb = run_of(b, hk, rw, sp) + 2u + d;
+                if (flag(F_CARRY)) {
+                    v = v + o_ld(pb) * run.z;
+                }
+                o_st(pb, v);
+            } else {
+                o_st(p.offs2.y + b * p.os.x + hk * p.os.y + rw.g * p.os.z + rw.i * p.os.w + d * p.in2.z, v * run.w);
+            }
+        }
+    }
+    workgroupBarrier();
+    if (live && li < 4u && flag(F_SPLIT)) {
+        let pb = run_of(b, hk, rw, sp);
+        o_st(pb, run.x);
+        o_st(pb + 1u, run.y);
+    }
+}
