@@ -297,11 +297,17 @@ static void t_variants(void)
         c.force = vs[i].force;
         run_case(vs[i].force, &c);
     }
+    /* splitkv: the table's decode kernel on CPU adapters; GPUs take dsg
+     * (tested below), so there these cases force splitkv */
+    wgml_device_info in;
+    CHECK_OK(wgml_device_info_get(t_ctx, &in));
+    const char *skv_force = strcmp(in.device_type, "cpu") ? "attn=splitkv" : NULL;
     at_case c = basic(1, 8, 2, 1, 301, 128); /* decode, odd Skv: the table picks splitkv */
     c.kdt = c.vdt = F16;
     c.sinks = true;
     c.p.causal = 1;
     c.expect_var = "attn_reduce";
+    c.force = skv_force;
     run_case("decode 1 query, 301 keys, causal (splitkv by the table)", &c);
     /* A long cache: 65 chunks of 64 keys, the last one 3 keys (4099 = 64 *
      * 64 + 3), the [B, S, H, D] layout (keys 256 elements apart, still
@@ -318,6 +324,7 @@ static void t_variants(void)
     c.p.max_bias = 8;
     c.p.softcap = 20;
     c.expect_var = "attn_reduce";
+    c.force = skv_force;
     run_case("decode 4099 keys bshd, f16 mask, ALiBi, softcap, sinks", &c);
     /* D 100: octets of 8 do not tile D, so K/V load element by element
      * (the path of strided and unaligned views too), the last octet 4 long */
@@ -326,6 +333,7 @@ static void t_variants(void)
     c.p.causal = 1;
     c.p.window = 500;
     c.expect_var = "attn_reduce";
+    c.force = skv_force;
     run_case("decode D=100 (element loads), 2 queries, window", &c);
     /* f32 K (two 16-byte vectors an octet) with q8_0 V (element decode):
      * on CPU drivers the same kernel (the K/V dtypes are uniforms there) */

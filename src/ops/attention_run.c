@@ -177,13 +177,14 @@ static dsg_plan plan_dsg(const wg_attn_variant *var, int64_t nblk, int64_t piece
 {
     dsg_plan d;
     d.lpk = wg_attn_lpk(dk, dv);
-    /* 4 keys for f16 K/V (8 loads of 16 bytes in flight a lane, 16 with
-     * prefetch), else 2: f32 octets take 8 registers, not 4.  CPU
-     * drivers: 1, one kernel for every dtype (lavapipe took ~5, 10 and 25
-     * s of CPU to compile 1, 2 and 4).  WGML_ATTN_KPT=1|2|4 forces it (8
-     * is taken as 4: splitkv's 8 spilled on the H100). */
+    /* 2 keys a tile on GPUs: the H100 scan (bench/NOTES.md, device call
+     * 4; f16 K/V, 8B shape) gave 1 / 2 / 4 keys 33.7 / 30.4 / 30.8 µs a
+     * call at KV 768, 53.3 / 50.9 / 52.9 at 8192 and 115.9 / 101.4 / 115.5
+     * at 32768.  CPU drivers: 1, one kernel for every dtype (lavapipe took
+     * ~5, 10 and 25 s of CPU to compile 1, 2 and 4).  WGML_ATTN_KPT=1|2|4
+     * forces it (8 is taken as 4: splitkv's 8 spilled on the H100). */
     int kf = env_int("WGML_ATTN_KPT");
-    d.kpt = kf == 1 || kf == 2 ? kf : kf >= 4 ? 4 : cpu ? 1 : f16kv ? 4 : 2;
+    d.kpt = kf == 1 || kf == 2 ? kf : kf >= 4 ? 4 : cpu ? 1 : 2;
     int64_t tile = var->tn / d.lpk * d.kpt;
     int64_t minc = tile > WG_ATTN_DSG_MIN_CHUNK ? tile : WG_ATTN_DSG_MIN_CHUNK;
     int64_t most = (piece + minc - 1) / minc;
