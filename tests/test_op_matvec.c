@@ -429,6 +429,26 @@ static void test_windows(void)
     id_case("linear_id windows", WGML_F16, 4, 64, 256, 2, 2, false, ids);
 }
 
+/* x [2, k] a transposed view of xt [k, 2] (k stride 2: no vec4 loads of
+ * x) times w [n, k] (logical values wv). */
+static void strided_x_case(const char *what, const wgml_tensor *w, const double *wv)
+{
+    int64_t n = w->shape[0], k = w->shape[1];
+    t_tensor xt = t_random(WGML_F32, 2, (int64_t[]){k, 2}, -1, 1);
+    wgml_tensor *xv = NULL, *out = t_poisoned(WGML_F32, 2, (int64_t[]){2, n});
+    CHECK_OK(wgml_view_transpose(xt.t, 0, 1, &xv));
+    double *xl = malloc(sizeof(double) * 2 * (size_t)k);
+    for (int64_t r = 0; r < 2; r++)
+        for (int64_t i = 0; i < k; i++)
+            xl[r * k + i] = xt.val[i * 2 + r];
+    CHECK_OK(wg_matvec(xv, w, NULL, NULL, &plain, out));
+    compare_out(what, w->dtype, out, 2, n, k, xl, wv, NULL, NULL, plain);
+    free(xl);
+    t_free(&xt);
+    wgml_tensor_free(xv);
+    wgml_tensor_free(out);
+}
+
 /* Every dtype of the wide path through it (forced; sgw_r1 / wgw_r1: a
  * step of 128 chunks, of 32 elements but for q4_K and q6_K's 64; q4_K and
  * q6_K's variants in test_variants): k of a step and a few blocks more,
@@ -473,24 +493,11 @@ static void test_wide(void)
         return;
     }
     /* strided x (no vec4 loads of x) against q8_0 */
-    int64_t n = 6, k = 96;
     double *wv;
-    wgml_tensor *w = make_w(WGML_Q8_0, 2, (int64_t[]){n, k}, &wv);
-    t_tensor xt = t_random(WGML_F32, 2, (int64_t[]){k, 2}, -1, 1);
-    wgml_tensor *xv = NULL, *out = t_poisoned(WGML_F32, 2, (int64_t[]){2, n});
-    CHECK_OK(wgml_view_transpose(xt.t, 0, 1, &xv));
-    double *xl = malloc(sizeof(double) * 2 * (size_t)k);
-    for (int64_t r = 0; r < 2; r++)
-        for (int64_t i = 0; i < k; i++)
-            xl[r * k + i] = xt.val[i * 2 + r];
-    CHECK_OK(wg_matvec(xv, w, NULL, NULL, &plain, out));
-    compare_out("wide strided x", WGML_Q8_0, out, 2, n, k, xl, wv, NULL, NULL, plain);
-    free(xl);
+    wgml_tensor *w = make_w(WGML_Q8_0, 2, (int64_t[]){6, 96}, &wv);
+    strided_x_case("wide strided x", w, wv);
     free(wv);
-    t_free(&xt);
     wgml_tensor_free(w);
-    wgml_tensor_free(xv);
-    wgml_tensor_free(out);
     unsetenv("WGML_FORCE");
 }
 
@@ -511,19 +518,11 @@ static void test_int8(void)
     run_case("int8 q8_0 2 rows, f16 x and out", WGML_Q8_0, 2, 7, 4192, WGML_F16, WGML_F16);
     run_case("int8 q4_K", WGML_Q4_K, 1, 9, 512, WGML_F32, WGML_F32);
     run_case("int8 q6_K [400, 256]", WGML_Q6_K, 1, 400, 256, WGML_F32, WGML_F32);
-    /* strided x: xt [k, 2] transposed */
     int64_t n = 6, k = 96;
     double *wv;
     wgml_tensor *w = make_w(WGML_Q8_0, 2, (int64_t[]){n, k}, &wv);
-    t_tensor xt = t_random(WGML_F32, 2, (int64_t[]){k, 2}, -1, 1);
-    wgml_tensor *xv = NULL, *out = t_poisoned(WGML_F32, 2, (int64_t[]){2, n});
-    CHECK_OK(wgml_view_transpose(xt.t, 0, 1, &xv));
-    double *xl = malloc(sizeof(double) * 2 * (size_t)k);
-    for (int64_t r = 0; r < 2; r++)
-        for (int64_t i = 0; i < k; i++)
-            xl[r * k + i] = xt.val[i * 2 + r];
-    CHECK_OK(wg_matvec(xv, w, NULL, NULL, &plain, out));
-    compare_out("int8 strided x", WGML_Q8_0, out, 2, n, k, xl, wv, NULL, NULL, plain);
+    strided_x_case("int8 strided x", w, wv);
+    wgml_tensor *out = t_poisoned(WGML_F32, 2, (int64_t[]){2, n});
     /* NaN in row 0's block 1, +Inf in row 1's block 2: those rows' outputs NaN */
     t_tensor x = t_random(WGML_F32, 2, (int64_t[]){2, k}, -1, 1);
     wg_host_set(WGML_F32, x.host, 40, NAN);
@@ -534,12 +533,9 @@ static void test_int8(void)
     for (int64_t j = 0; j < 2 * n; j++)
         CHECK(isnan(got[j]), "int8 non-finite x: out[%lld] = %g, want NaN", (long long)j, got[j]);
     free(got);
-    free(xl);
     free(wv);
     t_free(&x);
-    t_free(&xt);
     wgml_tensor_free(w);
-    wgml_tensor_free(xv);
     wgml_tensor_free(out);
     unsetenv("WGML_FORCE");
 }
