@@ -118,6 +118,29 @@ fn wg_reduce(li: u32, x: f32, mx: bool) -> f32 {
     return a;
 }
 
+// A merging pass's thread t: its output row (b, hk, g, i) and the slice
+// ds of nds of its dims (live: t is inside the grid).
+struct OutAt {
+    ds: u32,
+    i: u32,
+    g: u32,
+    hk: u32,
+    b: u32,
+    live: bool,
+}
+
+fn out_at(t0: u32, nds: u32) -> OutAt {
+    var t = t0;
+    let live = t < p.blk.x * p.blk.y * p.blk.z * p.blk.w * nds;
+    let ds = t % nds;
+    t = t / nds;
+    let i = t % p.blk.w;
+    t = t / p.blk.w;
+    let g = t % p.blk.z;
+    t = t / p.blk.z;
+    return OutAt(ds, i, g, t % p.blk.y, t / p.blk.y, live);
+}
+
 // One workgroup per (row, 32 value dims): merges the row's p.ss.y partial
 // runs (max, sum, acc) like online-softmax states, joins the sink, writes
 // acc / sum.  The runs are read in parallel (one thread per run for the
@@ -127,19 +150,15 @@ fn wg_reduce(li: u32, x: f32, mx: bool) -> f32 {
 fn attn_reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                @builtin(local_invocation_index) li: u32) {
     let dv = p.dims.w;
-    let nds = (dv + RDS - 1u) / RDS;
-    var t = wg_linear(wid, nwg);
-    if (t >= p.blk.x * p.blk.y * p.blk.z * p.blk.w * nds) {
+    let at = out_at(wg_linear(wid, nwg), (dv + RDS - 1u) / RDS);
+    if (!at.live) {
         return;
     }
-    let ds = t % nds;
-    t = t / nds;
-    let i = t % p.blk.w;
-    t = t / p.blk.w;
-    let g = t % p.blk.z;
-    t = t / p.blk.z;
-    let hk = t % p.blk.y;
-    let b = t / p.blk.y;
+    let ds = at.ds;
+    let i = at.i;
+    let g = at.g;
+    let hk = at.hk;
+    let b = at.b;
     let nsp = p.ss.y;
     let run = dv + 2u;
     let pb = p.offs2.y + b * p.os.x + hk * p.os.y + g * p.os.z + i * p.os.w;
@@ -235,19 +254,15 @@ fn run_w(m: f32, mx: f32) -> f32 {
 fn attn_merge(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
               @builtin(local_invocation_index) li: u32) {
     let dv = p.dims.w;
-    let nds = (dv + MDS - 1u) / MDS;
-    var t = wg_linear(wid, nwg);
-    if (t >= p.blk.x * p.blk.y * p.blk.z * p.blk.w * nds) {
+    let at = out_at(wg_linear(wid, nwg), (dv + MDS - 1u) / MDS);
+    if (!at.live) {
         return;
     }
-    let ds = t % nds;
-    t = t / nds;
-    let i = t % p.blk.w;
-    t = t / p.blk.w;
-    let g = t % p.blk.z;
-    t = t / p.blk.z;
-    let hk = t % p.blk.y;
-    let b = t / p.blk.y;
+    let ds = at.ds;
+    let i = at.i;
+    let g = at.g;
+    let hk = at.hk;
+    let b = at.b;
     let pb = p.offs2.y + b * p.os.x + hk * p.os.y + g * p.os.z + i * p.os.w;
     let dd = li % MDS;
     let sl = li / MDS;
