@@ -83,7 +83,9 @@ fn pf() -> bool {
 }
 
 var<workgroup> slots: atomic<u32>;
+#ifdef ROLLED
 var<workgroup> Qs: array<f32, 32u * LPK>;      // CPU drivers: q [dim][row]
+#endif
 var<workgroup> Ri: array<u32, 20>;             // [field][row]: ok, i, mask element of key 0, slope, q
 var<workgroup> Mw: array<vec4<f32>, NKG>;      // key groups' max per row
 var<workgroup> Lw: array<vec4<f32>, NKG>;      // and sum
@@ -107,6 +109,7 @@ fn ri4(f: u32) -> vec4<u32> {
     return vec4<u32>(Ri[4u * f], Ri[4u * f + 1u], Ri[4u * f + 2u], Ri[4u * f + 3u]);
 }
 
+#ifdef ROLLED
 // q of dims d .. d + 3 as the columns (rows in vector lanes) of a mat4x4.
 fn q_cols(d: u32) -> mat4x4<f32> {
     let i = 4u * d;
@@ -114,6 +117,7 @@ fn q_cols(d: u32) -> mat4x4<f32> {
                        Qs[i + 8u], Qs[i + 9u], Qs[i + 10u], Qs[i + 11u], Qs[i + 12u], Qs[i + 13u], Qs[i + 14u],
                        Qs[i + 15u]);
 }
+#endif
 
 fn stage_rows(b: u32, hk: u32, rb: u32, li: u32) {
     if (li < 4u) {
@@ -189,7 +193,7 @@ fn i8x4(w: u32) -> vec4<f32> {
 }
 
 // A q8_0 octet (elements e .. e + 7: D % 32 == 0 keeps it in one block of
-// 34 bytes, f16 scale + 32 int8) as f32 bits: 5 or fewer word loads, not
+// 34 bytes, f16 scale + 32 int8) as f32 bits: at most 6 word loads, not
 // attn_dec's 24.
 fn q8_oct(v: bool, base: u32, e: u32) -> Raw {
     let b = base + (e / 32u) * 34u;
