@@ -278,6 +278,16 @@ static void t_masks_features(void)
     run_case("ALiBi 12 heads", &c);
 }
 
+/* The last kernel of the table's decode: dsg's merge pass on GPUs whose
+ * subgroups hold a key's octets of head dim d, else splitkv's reduce. */
+static const char *table_reduce(int64_t d)
+{
+    wgml_device_info i;
+    CHECK_OK(wgml_device_info_get(t_ctx, &i));
+    bool dsg = strcmp(i.device_type, "cpu") != 0 && i.subgroup_size >= (uint32_t)wg_attn_lpk(d, d);
+    return dsg ? "attn_merge" : "attn_reduce";
+}
+
 /* Every variant forced, on the head dim whose kernel the table already
  * built (t32: A, t16: B, t8: C, splitkv: S), then the decode kernel's
  * paths: 16-byte and element loads, many chunks, f32 and q8_0 K/V. */
@@ -301,12 +311,13 @@ static void t_variants(void)
         c.force = vs[i].force;
         run_case(vs[i].force, &c);
     }
-    at_case c = basic(1, 8, 2, 1, 301, 128); /* decode, odd Skv: the table picks splitkv */
+    /* decode, odd Skv: the table's decode kernel (CPU drivers: splitkv) */
+    at_case c = basic(1, 8, 2, 1, 301, 128);
     c.kdt = c.vdt = F16;
     c.sinks = true;
     c.p.causal = 1;
-    c.expect_var = "attn_reduce";
-    run_case("decode 1 query, 301 keys, causal (splitkv by the table)", &c);
+    c.expect_var = table_reduce(128);
+    run_case("decode 1 query, 301 keys, causal (the table's)", &c);
     /* A long cache: 65 chunks of 64 keys, the last one 3 keys (4099 = 64 *
      * 64 + 3), the [B, S, H, D] layout (keys 256 elements apart, still
      * 16-byte vectors), every score feature at once; under 64 KiB windows
@@ -321,7 +332,7 @@ static void t_variants(void)
     c.masked = 0.3;
     c.p.max_bias = 8;
     c.p.softcap = 20;
-    c.expect_var = "attn_reduce";
+    c.expect_var = table_reduce(128);
     run_case("decode 4099 keys bshd, f16 mask, ALiBi, softcap, sinks", &c);
     /* D 100: octets of 8 do not tile D, so K/V load element by element
      * (the path of strided and unaligned views too), the last octet 4 long */
@@ -329,7 +340,7 @@ static void t_variants(void)
     c.kdt = c.vdt = F16;
     c.p.causal = 1;
     c.p.window = 500;
-    c.expect_var = "attn_reduce";
+    c.expect_var = table_reduce(100);
     run_case("decode D=100 (element loads), 2 queries, window", &c);
     /* f32 K (two 16-byte vectors an octet) with q8_0 V (element decode):
      * on CPU drivers the same kernel (the K/V dtypes are uniforms there) */
