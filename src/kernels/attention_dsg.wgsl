@@ -409,22 +409,17 @@ fn tile_step(st: ptr<function, St>, qa: mat4x4<f32>, qb: mat4x4<f32>, rs: Rows4,
 #endif
 }
 
-// Row r's run merged over the key groups and the run an earlier piece of
-// the keys left (CARRY), or the sink (whole): (max M, sum, factor of the
-// carried acc e^(m2 - M), 1 / sum whole, else 1).  The groups' acc then
-// weigh e^(m_g - M).
+// Row r's run merged over the key groups and, with CARRY, the run an
+// earlier piece of the keys left: (max M, sum, the carried acc's factor
+// e^(m2 - M), the output's factor: out_scale whole, else 1).  The groups'
+// acc weigh e^(m_g - M).
 fn row_merge(b: u32, hk: u32, rw: Row, sp: u32, r: u32) -> vec4<f32> {
-    var m2 = NEG;  // the carried run's max and sum, or the sink and 1
+    var m2 = NEG;  // the carried run's max and sum
     var l2 = 0.0;
     if (flag(F_SPLIT) && flag(F_CARRY)) {
         let pb = run_of(b, hk, rw, sp);
         m2 = o_ld(pb);
         l2 = o_ld(pb + 1u);
-    }
-    if (!flag(F_SPLIT) && flag(F_SINKS)) {
-        let sk = s_ld(p.offs2.x + hk * p.hq.y + rw.g * p.hq.z);
-        m2 = select(sk, NEG, is_ninf(sk));
-        l2 = 1.0;
     }
     var mx = m2;
     for (var g = 0u; g < NKG; g++) {
@@ -435,7 +430,11 @@ fn row_merge(b: u32, hk: u32, rw: Row, sp: u32, r: u32) -> vec4<f32> {
     for (var g = 0u; g < NKG; g++) {
         sum = sum + select(Lw[g][r] * exp(Mw[g][r] - mx), 0.0, Mw[g][r] == NEG);
     }
-    return vec4<f32>(mx, sum, fb, select(select(1.0 / sum, 0.0, sum == 0.0), 1.0, flag(F_SPLIT)));
+    var f = 1.0;
+    if (!flag(F_SPLIT)) {
+        f = out_scale(hk, rw.g, mx, sum);
+    }
+    return vec4<f32>(mx, sum, fb, f);
 }
 
 @compute @workgroup_size(WG)
