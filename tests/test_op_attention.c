@@ -6,8 +6,9 @@
  * dims; sliding window; sinks; soft-capping; ALiBi; [B, S, H, D] layouts
  * as permuted views (out too); f16 and q8_0 K/V (the reference uses the
  * dequantised values, bit-exact); f16 q and out; fully masked rows; odd
- * Skv; every variant forced (WGML_FORCE=attn=...); invalid calls; one
- * graph.  Inputs uniform in [-1, 1] from the fixed seed.
+ * Skv; every variant forced (WGML_FORCE=attn=..., the subgroup decode
+ * kernel where the subgroups are wide enough); invalid calls; one graph.
+ * Inputs uniform in [-1, 1] from the fixed seed.
  *
  * Tolerance (absolute; outputs are convex combinations of v, |v| <= 1):
  *   atol = 2e-6 + 3 * 2^-24 * (D + Skv).  The score scale * q.k sums D
@@ -188,11 +189,14 @@ static at_case basic(int64_t b, int64_t hq, int64_t hkv, int64_t sq, int64_t skv
  *   S  splitkv (the decode kernel), class 128, any K/V dtype (a uniform
  *      on CPU drivers), and R, attn_reduce;
  * plus t64 (forced), the f16 q/out + q8_0 K/V kernel and the graph's
- * (its operands share the arena: read_write bindings): 8 attention
- * kernels in every mode.  Under WGML_MAX_BINDING=65536 the splitkv cases
- * and one A case (300 keys of D 64 f32: 75 KiB a head) run their keys in
- * pieces (CARRY) on those same kernels.  Shapes below are picked for
- * those tiles: a new case should land on one of them. */
+ * (its operands share the arena: read_write bindings), and with subgroups
+ * D  dsg / dsg_np (one kernel on CPU drivers, class 64, any K/V dtype)
+ *    and M, attn_merge:
+ * 10 attention kernels in every mode.  Under WGML_MAX_BINDING=65536 the
+ * splitkv cases, one dsg case and one A case (300 keys of D 64 f32: 75
+ * KiB a head) run their keys in pieces (CARRY) on those same kernels.
+ * Shapes below are picked for those tiles: a new case should land on one
+ * of them. */
 
 /* Each head dim class, f32, causal prefill with Sq < Skv (A, B, C). */
 static void t_head_dims(void)
@@ -274,6 +278,16 @@ static void t_masks_features(void)
     run_case("ALiBi 12 heads", &c);
 }
 
+/* The last kernel of the table's decode: dsg's merge pass on GPUs whose
+ * subgroups hold a key's octets of head dim d, else splitkv's reduce. */
+static const char *table_reduce(int64_t d)
+{
+    wgml_device_info i;
+    CHECK_OK(wgml_device_info_get(t_ctx, &i));
+    bool dsg = strcmp(i.device_type, "cpu") != 0 && i.subgroup_size >= (uint32_t)wg_attn_lpk(d, d);
+    return dsg ? "attn_merge" : "attn_reduce";
+}
+
 /* Every variant forced, on the head dim whose kernel the table already
  * built (t32: A, t16: B, t8: C, splitkv: S), then the decode kernel's
  * paths: 16-byte and element loads, many chunks, f32 and q8_0 K/V. */
@@ -297,18 +311,13 @@ static void t_variants(void)
         c.force = vs[i].force;
         run_case(vs[i].force, &c);
     }
-    /* splitkv: the table's decode kernel on CPU adapters; GPUs take dsg
-     * (tested below), so there these cases force splitkv */
-    wgml_device_info in;
-    CHECK_OK(wgml_device_info_get(t_ctx, &in));
-    const char *skv_force = strcmp(in.device_type, "cpu") ? "attn=splitkv" : NULL;
-    at_case c = basic(1, 8, 2, 1, 301, 128); /* decode, odd Skv: the table picks splitkv */
+    /* decode, odd Skv: the table's decode kernel (CPU drivers: splitkv) */
+    at_case c = basic(1, 8, 2, 1, 301, 128);
     c.kdt = c.vdt = F16;
     c.sinks = true;
     c.p.causal = 1;
-    c.expect_var = "attn_reduce";
-    c.force = skv_force;
-    run_case("decode 1 query, 301 keys, causal (splitkv by the table)", &c);
+    c.expect_var = table_reduce(128);
+    run_case("decode 1 query, 301 keys, causal (the table's)", &c);
     /* A long cache: 65 chunks of 64 keys, the last one 3 keys (4099 = 64 *
      * 64 + 3), the [B, S, H, D] layout (keys 256 elements apart, still
      * 16-byte vectors), every score feature at once; under 64 KiB windows
@@ -323,8 +332,7 @@ static void t_variants(void)
     c.masked = 0.3;
     c.p.max_bias = 8;
     c.p.softcap = 20;
-    c.expect_var = "attn_reduce";
-    c.force = skv_force;
+    c.expect_var = table_reduce(128);
     run_case("decode 4099 keys bshd, f16 mask, ALiBi, softcap, sinks", &c);
     /* D 100: octets of 8 do not tile D, so K/V load element by element
      * (the path of strided and unaligned views too), the last octet 4 long */
@@ -332,8 +340,7 @@ static void t_variants(void)
     c.kdt = c.vdt = F16;
     c.p.causal = 1;
     c.p.window = 500;
-    c.expect_var = "attn_reduce";
-    c.force = skv_force;
+    c.expect_var = table_reduce(100);
     run_case("decode D=100 (element loads), 2 queries, window", &c);
     /* f32 K (two 16-byte vectors an octet) with q8_0 V (element decode):
      * on CPU drivers the same kernel (the K/V dtypes are uniforms there) */
@@ -429,8 +436,24 @@ static void t_errors(void)
     setenv("WGML_FORCE", "attn=nope", 1);
     wgml_status st = wgml_attention(q, v, v, NULL, NULL, NULL, o);
     unsetenv("WGML_FORCE");
-    CHECK(st == WGML_ERR_INVALID_ARG && strstr(wgml_last_error(), "splitkv"), "unknown variant: %s",
-          wgml_last_error());
+    CHECK(st == WGML_ERR_INVALID_ARG && strstr(wgml_last_error(), "splitkv") && strstr(wgml_last_error(), "dsg_np"),
+          "unknown variant: %s", wgml_last_error());
+    /* dsg needs subgroups of 32 lanes at D 256 (one lane per 8 dims): refused
+     * by name where the device's are narrower (lavapipe's 8, none) */
+    wgml_device_info info;
+    CHECK_OK(wgml_device_info_get(t_ctx, &info));
+    if (info.subgroup_size < 32) {
+        wgml_tensor *q2 = NULL, *o2 = NULL;
+        CHECK_OK(wgml_tensor_new(t_ctx, F32, 4, (int64_t[]){1, 2, 1, 256}, &q2));
+        CHECK_OK(wgml_tensor_new(t_ctx, F32, 4, (int64_t[]){1, 2, 1, 256}, &o2));
+        setenv("WGML_FORCE", "attn=dsg", 1);
+        st = wgml_attention(q2, q2, q2, NULL, NULL, NULL, o2);
+        unsetenv("WGML_FORCE");
+        CHECK(st == WGML_ERR_UNSUPPORTED && strstr(wgml_last_error(), "subgroups"), "dsg at D 256: %s",
+              wgml_last_error());
+        wgml_tensor_free(q2);
+        wgml_tensor_free(o2);
+    }
     CHECK_OK(wgml_attention(q, v, v, NULL, NULL, NULL, o));
     wgml_tensor *all[] = {q, k, v, o, bad, i32};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)

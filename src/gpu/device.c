@@ -89,16 +89,22 @@ uint64_t wg_hash_bytes(uint64_t h, const void *p, size_t n)
     return h;
 }
 
+/* CPU adapters block in the poll instead of spinning, as wg_stream_wait
+ * does: lavapipe runs the GPU work, and compiles a new kernel at its first
+ * dispatch, on its own threads, which a spinning core starves (on a
+ * loaded 2-core machine test_op_attention's first readback after a new
+ * decode kernel took 14.9 s spinning, 6.3 s after a blocking wait). */
 bool wg_wait_flag(wgml_ctx *ctx, volatile int *flag, double timeout_s)
 {
     double t0 = wg_now_s();
+    bool block = ctx->device && wg_is_cpu(ctx);
     while (!*flag) {
         if (ctx->instance)
             wgpuInstanceProcessEvents(ctx->instance);
         if (*flag)
             break;
         if (ctx->device)
-            wg_native_poll(ctx->device, false);
+            wg_native_poll(ctx->device, block);
         if (wg_now_s() - t0 > timeout_s)
             return false;
     }

@@ -83,6 +83,23 @@ fn slope_of(h: u32) -> f32 {
     return exp2(p.fp.w * f32(2u * (h - k) + 1u));
 }
 
+// The factor a row's acc (kept as exp(. - mx)) takes for the output:
+// 1 / sum, with the sink of head (hk, g) joined (F_SINKS); 0 for no
+// weight at all.
+fn out_scale(hk: u32, g: u32, mx: f32, sum: f32) -> f32 {
+    var fin = 1.0;
+    var sm = sum;
+    if (flag(F_SINKS)) {
+        let sk = s_ld(p.offs2.x + hk * p.hq.y + g * p.hq.z);
+        if (!is_ninf(sk)) {
+            let m2 = max(mx, sk);
+            fin = select(exp(mx - m2), 0.0, mx == NEG);
+            sm = sm * fin + exp(sk - m2);  // acc keeps exp(. - mx): fin rescales it
+        }
+    }
+    return select(fin / sm, 0.0, sm == 0.0);
+}
+
 #if REDUCE
 // ---------------------------------------------------------------- reduce
 #tensor part 1 f32 PART_MODE
@@ -91,6 +108,35 @@ fn slope_of(h: u32) -> f32 {
 
 const WGR: u32 = 256u;  // threads; also the most runs a row may have (p.ss.y)
 const RDS: u32 = 32u;   // value dims per workgroup: 8 lanes of runs x 32 dims
+
+// A reduce workgroup's row (b, hk, g, i) and slice ds of value dims (nds
+// a row), its partial runs' first element pb and its output's ob; none
+// past the grid.
+struct RRow {
+    ds: u32,
+    i: u32,
+    g: u32,
+    hk: u32,
+    b: u32,
+    pb: u32,
+    ob: u32,
+    live: bool,
+}
+
+fn rrow_of(wid: vec3<u32>, nwg: vec3<u32>, nds: u32) -> RRow {
+    var t = wg_linear(wid, nwg);
+    let live = t < p.blk.x * p.blk.y * p.blk.z * p.blk.w * nds;
+    let ds = t % nds;
+    t = t / nds;
+    let i = t % p.blk.w;
+    t = t / p.blk.w;
+    let g = t % p.blk.z;
+    t = t / p.blk.z;
+    let hk = t % p.blk.y;
+    let b = t / p.blk.y;
+    return RRow(ds, i, g, hk, b, p.offs2.y + b * p.os.x + hk * p.os.y + g * p.os.z + i * p.os.w,
+                p.offs.w + b * p.ms.x + hk * p.ms.y + g * p.ms.z + i * p.ms.w, live);
+}
 
 var<workgroup> Rw: array<f32, WGR>;  // each run's weight exp(m_s - max)
 var<workgroup> Rr: array<f32, WGR>;  // a value per thread, then the acc lanes
@@ -118,29 +164,6 @@ fn wg_reduce(li: u32, x: f32, mx: bool) -> f32 {
     return a;
 }
 
-// A merging pass's thread t: its output row (b, hk, g, i) and the slice
-// ds of nds of its dims (live: t is inside the grid).
-struct OutAt {
-    ds: u32,
-    i: u32,
-    g: u32,
-    hk: u32,
-    b: u32,
-    live: bool,
-}
-
-fn out_at(t0: u32, nds: u32) -> OutAt {
-    var t = t0;
-    let live = t < p.blk.x * p.blk.y * p.blk.z * p.blk.w * nds;
-    let ds = t % nds;
-    t = t / nds;
-    let i = t % p.blk.w;
-    t = t / p.blk.w;
-    let g = t % p.blk.z;
-    t = t / p.blk.z;
-    return OutAt(ds, i, g, t % p.blk.y, t / p.blk.y, live);
-}
-
 // One workgroup per (row, 32 value dims): merges the row's p.ss.y partial
 // runs (max, sum, acc) like online-softmax states, joins the sink, writes
 // acc / sum.  The runs are read in parallel (one thread per run for the
@@ -150,19 +173,13 @@ fn out_at(t0: u32, nds: u32) -> OutAt {
 fn attn_reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                @builtin(local_invocation_index) li: u32) {
     let dv = p.dims.w;
-    let at = out_at(wg_linear(wid, nwg), (dv + RDS - 1u) / RDS);
-    if (!at.live) {
+    let rr = rrow_of(wid, nwg, (dv + RDS - 1u) / RDS);
+    if (!rr.live) {
         return;
     }
-    let ds = at.ds;
-    let i = at.i;
-    let g = at.g;
-    let hk = at.hk;
-    let b = at.b;
     let nsp = p.ss.y;
     let run = dv + 2u;
-    let pb = p.offs2.y + b * p.os.x + hk * p.os.y + g * p.os.z + i * p.os.w;
-    let ob = p.offs.w + b * p.ms.x + hk * p.ms.y + g * p.ms.z + i * p.ms.w;
+    let pb = rr.pb;
     var ms = NEG;
     if (li < nsp) {
         ms = part_ld(pb + li * run);
@@ -174,20 +191,11 @@ fn attn_reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
     if (li < nsp) {
         ls = part_ld(pb + li * run + 1u) * wt;
     }
-    var sum = wg_reduce(li, ls, false);  // its barriers also complete Rw
-    var fin = 1.0;
-    if (flag(F_SINKS)) {
-        let sk = s_ld(p.offs2.x + hk * p.hq.y + g * p.hq.z);
-        if (!is_ninf(sk)) {
-            let m2 = max(mx, sk);
-            fin = select(exp(mx - m2), 0.0, mx == NEG);
-            sum = sum * fin + exp(sk - m2);  // acc keeps exp(. - mx): fin rescales it
-        }
-    }
-    let inv = select(fin / sum, 0.0, sum == 0.0);
+    let sum = wg_reduce(li, ls, false);  // its barriers also complete Rw
+    let inv = out_scale(rr.hk, rr.g, mx, sum);
     let dd = li % RDS;
     let sl = li / RDS;
-    let d = ds * RDS + dd;
+    let d = rr.ds * RDS + dd;
     var a0 = 0.0;
     var a1 = 0.0;
     var a2 = 0.0;
@@ -214,7 +222,7 @@ fn attn_reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
         for (var k = 0u; k < WGR / RDS; k++) {
             acc = acc + Rr[k * RDS + li];
         }
-        o_st(ob + d * p.in2.z, acc * inv);
+        o_st(rr.ob + d * p.in2.z, acc * inv);
     }
 }
 
@@ -254,19 +262,14 @@ fn run_w(m: f32, mx: f32) -> f32 {
 fn attn_merge(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
               @builtin(local_invocation_index) li: u32) {
     let dv = p.dims.w;
-    let at = out_at(wg_linear(wid, nwg), (dv + MDS - 1u) / MDS);
-    if (!at.live) {
+    let rr = rrow_of(wid, nwg, (dv + MDS - 1u) / MDS);
+    if (!rr.live) {
         return;
     }
-    let ds = at.ds;
-    let i = at.i;
-    let g = at.g;
-    let hk = at.hk;
-    let b = at.b;
-    let pb = p.offs2.y + b * p.os.x + hk * p.os.y + g * p.os.z + i * p.os.w;
+    let pb = rr.pb;
     let dd = li % MDS;
     let sl = li / MDS;
-    let d = ds * MDS + dd;
+    let d = rr.ds * MDS + dd;
     var m = NEG;
     var l = 0.0;
     var a = 0.0;
@@ -302,17 +305,7 @@ fn attn_merge(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
         sum = sum + Wl[k] * w;
         acc = acc + Wa[k * MDS + li] * w;
     }
-    var fin = 1.0;
-    if (flag(F_SINKS)) {
-        let sk = s_ld(p.offs2.x + hk * p.hq.y + g * p.hq.z);
-        if (!is_ninf(sk)) {
-            let m2 = max(mx, sk);
-            fin = select(exp(mx - m2), 0.0, mx == NEG);
-            sum = sum * fin + exp(sk - m2);
-        }
-    }
-    let ob = p.offs.w + b * p.ms.x + hk * p.ms.y + g * p.ms.z + i * p.ms.w;
-    o_st(ob + d * p.in2.z, acc * select(fin / sum, 0.0, sum == 0.0));
+    o_st(rr.ob + d * p.in2.z, acc * out_scale(rr.hk, rr.g, mx, sum));
 }
 #else
 // ---------------------------------------------------------------- attention
@@ -735,8 +728,6 @@ fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         if (!rw.ok) {
             continue;
         }
-        var mx = Ms[r];
-        var sum = Ls[r];
         if (flag(F_SPLIT)) {
             let pb = run_of(b, hk, rw, sp);
             for (var x = 0u; x < n_rd(); x++) {
@@ -755,16 +746,7 @@ fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             }
             continue;
         }
-        var fin = 1.0;
-        if (flag(F_SINKS)) {
-            let sk = s_ld(p.offs2.x + hk * p.hq.y + rw.g * p.hq.z);
-            if (!is_ninf(sk)) {
-                let m2 = max(mx, sk);
-                fin = select(exp(mx - m2), 0.0, mx == NEG);
-                sum = sum * fin + exp(sk - m2);
-            }
-        }
-        let inv = select(fin / sum, 0.0, sum == 0.0);
+        let inv = out_scale(hk, rw.g, Ms[r], Ls[r]);
         let ob = p.offs2.y + b * p.os.x + hk * p.os.y + rw.g * p.os.z + rw.i * p.os.w;
         for (var x = 0u; x < n_rd(); x++) {
             let d = tk + TN * x;

@@ -83,7 +83,9 @@ fn pf() -> bool {
 }
 
 var<workgroup> slots: atomic<u32>;
+#ifdef ROLLED
 var<workgroup> Qs: array<f32, 32u * LPK>;      // CPU drivers: q [dim][row]
+#endif
 var<workgroup> Ri: array<u32, 20>;             // [field][row]: ok, i, mask element of key 0, slope, q
 var<workgroup> Mw: array<vec4<f32>, NKG>;      // key groups' max per row
 var<workgroup> Lw: array<vec4<f32>, NKG>;      // and sum
@@ -107,6 +109,7 @@ fn ri4(f: u32) -> vec4<u32> {
     return vec4<u32>(Ri[4u * f], Ri[4u * f + 1u], Ri[4u * f + 2u], Ri[4u * f + 3u]);
 }
 
+#ifdef ROLLED
 // q of dims d .. d + 3 as the columns (rows in vector lanes) of a mat4x4.
 fn q_cols(d: u32) -> mat4x4<f32> {
     let i = 4u * d;
@@ -114,6 +117,7 @@ fn q_cols(d: u32) -> mat4x4<f32> {
                        Qs[i + 8u], Qs[i + 9u], Qs[i + 10u], Qs[i + 11u], Qs[i + 12u], Qs[i + 13u], Qs[i + 14u],
                        Qs[i + 15u]);
 }
+#endif
 
 fn stage_rows(b: u32, hk: u32, rb: u32, li: u32) {
     if (li < 4u) {
@@ -189,7 +193,7 @@ fn i8x4(w: u32) -> vec4<f32> {
 }
 
 // A q8_0 octet (elements e .. e + 7: D % 32 == 0 keeps it in one block of
-// 34 bytes, f16 scale + 32 int8) as f32 bits: 5 or fewer word loads, not
+// 34 bytes, f16 scale + 32 int8) as f32 bits: at most 6 word loads, not
 // attn_dec's 24.
 fn q8_oct(v: bool, base: u32, e: u32) -> Raw {
     let b = base + (e / 32u) * 34u;
@@ -405,22 +409,17 @@ fn tile_step(st: ptr<function, St>, qa: mat4x4<f32>, qb: mat4x4<f32>, rs: Rows4,
 #endif
 }
 
-// Row r's run merged over the key groups and the run an earlier piece of
-// the keys left (CARRY), or the sink (whole): (max M, sum, factor of the
-// carried acc e^(m2 - M), 1 / sum whole, else 1).  The groups' acc then
-// weigh e^(m_g - M).
+// Row r's run merged over the key groups and, with CARRY, the run an
+// earlier piece of the keys left: (max M, sum, the carried acc's factor
+// e^(m2 - M), the output's factor: out_scale whole, else 1).  The groups'
+// acc weigh e^(m_g - M).
 fn row_merge(b: u32, hk: u32, rw: Row, sp: u32, r: u32) -> vec4<f32> {
-    var m2 = NEG;  // the carried run's max and sum, or the sink and 1
+    var m2 = NEG;  // the carried run's max and sum
     var l2 = 0.0;
     if (flag(F_SPLIT) && flag(F_CARRY)) {
         let pb = run_of(b, hk, rw, sp);
         m2 = o_ld(pb);
         l2 = o_ld(pb + 1u);
-    }
-    if (!flag(F_SPLIT) && flag(F_SINKS)) {
-        let sk = s_ld(p.offs2.x + hk * p.hq.y + rw.g * p.hq.z);
-        m2 = select(sk, NEG, is_ninf(sk));
-        l2 = 1.0;
     }
     var mx = m2;
     for (var g = 0u; g < NKG; g++) {
@@ -431,7 +430,11 @@ fn row_merge(b: u32, hk: u32, rw: Row, sp: u32, r: u32) -> vec4<f32> {
     for (var g = 0u; g < NKG; g++) {
         sum = sum + select(Lw[g][r] * exp(Mw[g][r] - mx), 0.0, Mw[g][r] == NEG);
     }
-    return vec4<f32>(mx, sum, fb, select(select(1.0 / sum, 0.0, sum == 0.0), 1.0, flag(F_SPLIT)));
+    var f = 1.0;
+    if (!flag(F_SPLIT)) {
+        f = out_scale(hk, rw.g, mx, sum);
+    }
+    return vec4<f32>(mx, sum, fb, f);
 }
 
 @compute @workgroup_size(WG)

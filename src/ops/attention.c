@@ -39,7 +39,7 @@
  *        workgroup, 128 threads, key groups of wg_attn_lpk lanes, up to 4
  *        keys a group per tile, the next tile's K/V loaded before this
  *        one is computed; runs merged by attn_merge, or with one chunk
- *        written as the output (17.1 KiB at D 128);
+ *        written as the output (18.3 KiB at D 128);
  *   dsg_np  dsg loading each tile after the last (~40 fewer registers,
  *        no load in flight during the arithmetic), for timing against it.
  * Any variant runs split when the keys of one head do not fit a storage
@@ -90,8 +90,11 @@ int wg_attn_lpk(int64_t dk, int64_t dv)
 
 uint64_t wg_attn_smem(const wg_attn_variant *v, int64_t dk, int64_t dv)
 {
-    if (v->sg) /* attention_dsg.wgsl: Aw (8 vec4 a thread), Mw and Lw (a vec4 a key group), Fw, slots */
-        return 16u * (8u * (uint64_t)v->tn + 2u * (uint64_t)(v->tn / wg_attn_lpk(dk, dv)) + 4u) + 4u;
+    if (v->sg) { /* attention_dsg.wgsl: Aw (8 vec4 a thread), Mw and Lw (a vec4 a key group), Ri, slots, and
+                  * on CPU drivers Qs (32 floats a lane of a key) */
+        uint64_t lpk = (uint64_t)wg_attn_lpk(dk, dv);
+        return 16u * (8u * (uint64_t)v->tn + 2u * ((uint64_t)v->tn / lpk)) + 80u + 4u + 128u * lpk;
+    }
     if (v->split) /* at its smallest tile: one key a thread */
         return wg_attn_dec_smem(v->bq, 1, v->tn).bytes;
     int64_t kvw = dk > dv ? dk : dv;

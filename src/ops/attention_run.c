@@ -334,8 +334,7 @@ wgml_status wg_attention_impl(const wgml_tensor *q, const wgml_tensor *k, const 
         kpt = bq <= 4 && k->dtype == WGML_F16 && v->dtype == WGML_F16 ? var->bk / 2 : var->bk / 4;
         /* WGML_ATTN_KPT=1|2|4|8: keys per thread forced, for timing the
          * register pressure against loads in flight (bench/NOTES.md) */
-        const char *ke = getenv("WGML_ATTN_KPT");
-        int kf = ke ? atoi(ke) : 0;
+        int kf = env_int("WGML_ATTN_KPT");
         if (kf == 1 || kf == 2 || kf == 4 || kf == 8)
             kpt = kf;
         if (facts.cpu)
