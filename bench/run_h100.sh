@@ -5,7 +5,7 @@
 # and .devbuild (a Release build made here) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq llmprof sample (the case below says what each runs)
+#     gemmq llmprof sample llmgen8 skip mvdec (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -208,6 +208,23 @@ for s in $sections; do
         done
       done
       unset WGML_DISABLE WGML_FOLD_GRID WGML_MAX_BINDING ;;
+    llmgen8) # only the 8B random-weight GGUF, in the background; skip and wllm wait
+      python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/gguf-*.whl 2>&1 | tail -n 2
+      mkdir -p /tmp/models
+      PYTHONPATH=/tmp/site python3 bench/peers/gen_gguf.py /tmp/models/llama-8b-q4k.gguf 8b > $OUTDIR/llmgen.log 2>&1 &
+      echo $! > /tmp/llmgen.pid ;;
+    skip) # where the 8B decode's time goes: tg128 with each kernel's dispatches dropped
+      # (WGML_SKIP_KERNELS, a timing probe: the difference to the full step is that kernel's cost)
+      [ -f /tmp/llmgen.pid ] && while kill -0 "$(cat /tmp/llmgen.pid)" 2>/dev/null; do sleep 2; done
+      for k in "" ":xquant[" "matvec:main[" "norm:" "attn_dsg" "attn_merge" "CHECK;ONE_WG" "WRITES;GATHER" "rope:" "glu:" \
+               "ew_cast:" "norm:,rope:,glu:,ew_cast:,CHECK;ONE_WG,WRITES;GATHER,:xquant[" "matvec:main[,:xquant[,attn_dsg,attn_merge"; do
+        echo "-- skip '${k}': $(WGML_SKIP_KERNELS=$k $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 16 -n 128 -r 2 2>&1 | grep tg128)"
+      done ;;
+    mvdec) # the 8B decoder's four mat-vec shapes (q4_K), graph replay, fraction of copy
+      python3 bench/torch_copy.py 2>&1 | tail -n 1
+      for nk in 6144x4096 4096x4096 28672x4096 4096x14336; do
+        echo "$nk: $($B/wgml bench matvec --nk $nk --dtype q4_K 2>&1 | grep -E '^\|? *q4_K|q4_K' | tail -n 1)"
+      done ;;
     llmfuse) # the 8B decode with q|k|v and gate|up kept apart, for the fusion's share
       $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 512 -n 128 -r 3 --no-fuse 2>&1 | tail -n 3 ;;
     llmprof) # where the GPU time goes: kernels by total time (pp512's GEMMs, then tg32 at KV ~550)

@@ -627,6 +627,9 @@ typedef struct wgml_attn_params {
     int64_t window;   /* > 0: sliding window, also j > i + Skv - Sq - window */
     float softcap;    /* > 0: s = softcap * tanh(s / softcap) before masks (Gemma 2) */
     float max_bias;   /* ALiBi: > 0 multiplies the mask by the head's slope (ggml's slopes) */
+    int out_bshd;     /* 1: out is [B, Sq, Hq, Dv] (heads interleaved), so in a graph the
+                         [B * Sq, Hq * Dv] reshape an output projection reads is a view, not a
+                         copy; 0: out is [B, Hq, Sq, Dv] (any strides, eagerly) */
 } wgml_attn_params;
 wgml_status wgml_attention(const wgml_tensor *q, const wgml_tensor *k, const wgml_tensor *v,
                            const wgml_tensor *mask, const wgml_tensor *sinks, const wgml_attn_params *p,

@@ -433,6 +433,11 @@ static void t_errors(void)
     wgml_attn_params p = {0};
     p.softcap = -1;
     CHECK(wgml_attention(q, v, v, NULL, NULL, &p, o) == WGML_ERR_INVALID_ARG, "negative softcap accepted");
+    p.softcap = 0;
+    p.out_bshd = 2;
+    CHECK(wgml_attention(q, v, v, NULL, NULL, &p, o) == WGML_ERR_INVALID_ARG, "out_bshd 2 accepted");
+    p.out_bshd = 1; /* out must then be [1, 8, 4, 16]: o is [1, 4, 8, 16] */
+    CHECK(wgml_attention(q, v, v, NULL, NULL, &p, o) == WGML_ERR_SHAPE, "out_bshd with a [B, H, S, D] out accepted");
     setenv("WGML_FORCE", "attn=nope", 1);
     wgml_status st = wgml_attention(q, v, v, NULL, NULL, NULL, o);
     unsetenv("WGML_FORCE");
@@ -460,10 +465,12 @@ static void t_errors(void)
         wgml_tensor_free(all[i]);
 }
 
-/* wgml_g_attention through compile and run, against the eager op. */
-static void t_graph(void)
+/* wgml_g_attention through compile and run, against the reference: the
+ * [B, H, S, D] node and the out_bshd one ([B, S, H, D], written through a
+ * permuted view), for 5 queries (tiled kernel) and 1 (a decode kernel). */
+static void graph_case(int64_t sq, int bshd)
 {
-    const int64_t qs[4] = {1, 4, 5, 32}, ks[4] = {1, 2, 37, 32};
+    const int64_t qs[4] = {1, 4, sq, 32}, ks[4] = {1, 2, 37, 32};
     wgml_graph *g = NULL;
     wgml_node *q, *k, *v, *y;
     CHECK_OK(wgml_graph_create(t_ctx, &g));
@@ -472,7 +479,10 @@ static void t_graph(void)
     CHECK_OK(wgml_graph_input(g, "v", F32, 4, ks, &v));
     wgml_attn_params p = {0};
     p.causal = 1;
+    p.out_bshd = bshd;
     CHECK_OK(wgml_g_attention(g, q, k, v, NULL, NULL, &p, F32, &y));
+    CHECK(wgml_node_dim(y, 1) == (bshd ? sq : 4) && wgml_node_dim(y, 2) == (bshd ? 4 : sq), "out_bshd %d: node shape",
+          bshd);
     CHECK_OK(wgml_graph_output(g, y));
     CHECK_OK(wgml_graph_compile(g, NULL));
     t_tensor tq = t_random(F32, 4, qs, -1, 1), tk = t_random(F32, 4, ks, -1, 1), tv = t_random(F32, 4, ks, -1, 1);
@@ -480,16 +490,20 @@ static void t_graph(void)
     CHECK_OK(wgml_graph_write(g, k, tk.host, wgml_tensor_nbytes(tk.t)));
     CHECK_OK(wgml_graph_write(g, v, tv.host, wgml_tensor_nbytes(tv.t)));
     CHECK_OK(wgml_graph_run(g));
-    int64_t n = 4 * 5 * 32;
+    int64_t n = 4 * sq * 32;
     float *got = malloc(sizeof(float) * (size_t)n);
     double *gd = malloc(sizeof(double) * (size_t)n), *want = malloc(sizeof(double) * (size_t)n);
     CHECK_OK(wgml_graph_read(g, y, got, sizeof(float) * (size_t)n));
-    for (int64_t i = 0; i < n; i++)
-        gd[i] = got[i];
-    wg_attn_ref_args r = {1, 4, 2, 5, 37, 32, 32, tq.val, tk.val, tv.val, NULL, NULL, false, p};
+    for (int64_t h = 0; h < 4; h++) /* gd in [B, H, S, D] order */
+        for (int64_t i = 0; i < sq; i++)
+            for (int64_t d = 0; d < 32; d++)
+                gd[(h * sq + i) * 32 + d] = got[bshd ? (i * 4 + h) * 32 + d : (h * sq + i) * 32 + d];
+    p.out_bshd = 0;
+    wg_attn_ref_args r = {1, 4, 2, sq, 37, 32, 32, tq.val, tk.val, tv.val, NULL, NULL, false, p};
     wg_attention_ref(&r, want);
-    at_case c = basic(1, 4, 2, 5, 37, 32);
-    CHECK(t_compare("graph", F32, gd, want, n, 0, tol_of(&c)) == 0, "graph attention mismatches");
+    at_case c = basic(1, 4, 2, sq, 37, 32);
+    CHECK(t_compare("graph", F32, gd, want, n, 0, tol_of(&c)) == 0, "graph attention mismatches (sq %lld, out_bshd %d)",
+          (long long)sq, bshd);
     free(got);
     free(gd);
     free(want);
@@ -497,6 +511,14 @@ static void t_graph(void)
     t_free(&tk);
     t_free(&tv);
     wgml_graph_free(g);
+}
+
+static void t_graph(void)
+{
+    for (int bshd = 0; bshd < 2; bshd++) {
+        graph_case(5, bshd);
+        graph_case(1, bshd);
+    }
 }
 
 static void t_registry(void)

@@ -192,6 +192,50 @@ static void t_set_rows_dups(void)
     }
 }
 
+/* One index per batch and a writing pass of one workgroup (a decode
+ * step's KV-cache write): the writing workgroup checks the indices itself
+ * (indexing.c, set_rows_selfcheck; no CHECK dispatch).  Good indices
+ * write as the reference; a bad one (too large, negative) writes nothing,
+ * is reported naming its position, and a good op after it still runs. */
+static void t_set_rows_one(void)
+{
+    const int64_t ds[3] = {3, 7, 5}, ss[3] = {3, 1, 5}, is[2] = {3, 1};
+    const int32_t good[3] = {6, 0, 2};
+    for (int batched = 0; batched < 2; batched++) {
+        int nd = batched ? 3 : 2;
+        const int64_t *dsh = batched ? ds : ds + 1, *ssh = batched ? ss : ss + 1, *ish = batched ? is : is + 1;
+        for (int f16 = 0; f16 < 2; f16++) { /* f32 rows into an f16 cache, as a decoder writes */
+            t_tensor dst = t_random(f16 ? WGML_F16 : WGML_F32, nd, dsh, -5, 5), src = t_random(WGML_F32, nd, ssh, -5, 5);
+            wgml_tensor *idx = t_idx(nd - 1, ish, good);
+            size_t nb = wgml_tensor_nbytes(dst.t);
+            uint8_t *before = malloc(nb);
+            CHECK_OK(wgml_tensor_download(dst.t, before, nb));
+            const int32_t badv[2] = {7, -1};
+            for (int b = 0; b < 2; b++) {
+                int32_t iv[3] = {good[0], good[1], good[2]};
+                iv[batched ? 1 : 0] = badv[b];
+                wgml_tensor *bi = t_idx(nd - 1, ish, iv);
+                CHECK(reported(wgml_set_rows(dst.t, bi, src.t), "wgml_set_rows", batched ? "idx[1, 0]" : "idx[0]",
+                               iv[batched ? 1 : 0]), "one-index set_rows %d (%s)", iv[batched ? 1 : 0],
+                      batched ? "batched" : "1-D");
+                CHECK(unchanged(dst.t, before), "the bad one-index set_rows wrote");
+                wgml_tensor_free(bi);
+            }
+            CHECK_OK(wgml_set_rows(dst.t, idx, src.t));
+            wg_set_rows_ref(nd, dsh, dst.val, nd - 1, ish, good, src.val);
+            double *got = t_values(dst.t);
+            int64_t bad = 0;
+            for (int64_t i = 0; i < dst.n; i++) /* f16: the reference rounds as the store does */
+                bad += f16 ? fabs(got[i] - dst.val[i]) > 1e-3 * (1 + fabs(dst.val[i])) : got[i] != dst.val[i];
+            CHECK(bad == 0, "one-index set_rows (%s, %s): %lld wrong", batched ? "batched" : "1-D", f16 ? "f16" : "f32",
+                  (long long)bad);
+            free(got), free(before);
+            wgml_tensor_free(idx);
+            t_free(&dst), t_free(&src);
+        }
+    }
+}
+
 /* Quantised tables: a bad index writes nothing (get_rows' out, set_rows'
  * q8_0 dst); repeated set_rows indices: the last occurrence wins. */
 static void t_quant(void)
@@ -236,6 +280,7 @@ int main(int argc, char **argv)
         {"bad_indices_write_nothing", t_bad_indices},
         {"bad_op_in_a_batch", t_batch},
         {"set_rows_dups_windows", t_set_rows_dups},
+        {"set_rows_one_index", t_set_rows_one},
         {"quantised", t_quant},
         {"gpu_written_indices", t_gpu_written},
     };

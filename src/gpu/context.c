@@ -47,6 +47,14 @@ wgml_status wgml_ctx_create(const wgml_ctx_options *o, wgml_ctx **out)
         ctx->binding_cap = env_below("WGML_MAX_BINDING", 4096, ctx->limits.maxStorageBufferBindingSize);
         const char *pool = getenv("WGML_POOL_MB");
         ctx->pool_cap = (pool && *pool ? (uint64_t)strtoull(pool, NULL, 10) : 1024) << 20;
+        /* WGML_SKIP_KERNELS=a,b: dispatches of kernels whose names contain
+         * one of the comma-separated strings are dropped (wg_dispatch).  A
+         * probe for where decode time goes: a step's time less the same
+         * step without a kernel is that kernel's real cost in the stream,
+         * which timestamps (~5 us a dispatch on an H100) blur.  Results are
+         * wrong while it is set. */
+        const char *skip = getenv("WGML_SKIP_KERNELS");
+        ctx->skip_kernels = skip && *skip ? skip : NULL;
         st = wg_stream_init(ctx);
     }
     if (st == WGML_OK)

@@ -285,6 +285,7 @@ struct wgml_ctx {
     wgml_ctx_stats stats;
     const char *last_dispatch; /* kernel name of the last dispatch: tests check which path ran */
     uint32_t grid_fold;        /* 1-D grids above this many workgroups are folded (WGML_FOLD_GRID) */
+    const char *skip_kernels;  /* WGML_SKIP_KERNELS: a timing probe, never for results (context.c) */
     uint64_t binding_cap;      /* windows of at most this many bytes (WGML_MAX_BINDING) */
     struct {
         wgml_buffer *buf;      /* the device error word (runtime.h) */

@@ -245,6 +245,24 @@ wgml_status wg_stream_not_recording(wgml_ctx *ctx, const char *what)
 
 wgml_status wg_stream_put(wgml_ctx *ctx, const wg_cmd *c) { return ctx->target(ctx, ctx->target_data, c); }
 
+/* Whether name contains one of the comma-separated strings of list
+ * (WGML_SKIP_KERNELS, context.c). */
+static bool skipped(const char *list, const char *name)
+{
+    char tok[96];
+    for (const char *s = list; *s;) {
+        size_t n = strcspn(s, ",");
+        if (n && n < sizeof tok) {
+            memcpy(tok, s, n);
+            tok[n] = 0;
+            if (strstr(name, tok))
+                return true;
+        }
+        s += n + (s[n] == ',');
+    }
+    return false;
+}
+
 wgml_status wg_dispatch(wgml_ctx *ctx, wgml_kernel *k, const wg_binding *b, int nb,
                         const void *params, size_t psize, uint32_t gx, uint32_t gy, uint32_t gz)
 {
@@ -282,7 +300,7 @@ wgml_status wg_dispatch(wgml_ctx *ctx, wgml_kernel *k, const wg_binding *b, int 
                 return wg_fail(WGML_ERR_INVALID_ARG, "dispatch of '%s': bindings %d and %d are one buffer, "
                                "read-only and writable", k->name, i, j);
     ctx->last_dispatch = k->name;
-    if (gx == 0 || gy == 0 || gz == 0)
+    if (gx == 0 || gy == 0 || gz == 0 || (ctx->skip_kernels && skipped(ctx->skip_kernels, k->name)))
         return WGML_OK;
     uint32_t maxd = ctx->limits.maxComputeWorkgroupsPerDimension;
     wg_cmd c = {k, b, nb, params, psize, {gx, gy, gz}};

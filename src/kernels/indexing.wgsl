@@ -38,7 +38,7 @@ struct IxParams {
     n: u32,
     lo: u32,
     hi: u32,
-    pad0: u32,
+    pad0: u32,          // SELFCHECK: the indexed iteration dim
     offs: vec4<u32>,
     st: array<vec4<u32>, 4>,
     ax: vec4<u32>,      // elements per index row, per slot (0: not indexed)
@@ -175,7 +175,13 @@ fn o_add(k: u32, v: a_T) {
 @group(0) @binding(4) var<storage, {{WIN_ACCESS}}> win: array<i32>;
 @group(0) @binding(5) var<storage, read> err: array<u32>;
 #else
+#ifdef SELFCHECK
+@group(0) @binding(4) var<storage, read_write> err: array<atomic<u32>>;
+#include "errword.wgsl"
+var<workgroup> wbad: atomic<u32>;
+#else
 @group(0) @binding(4) var<storage, read> err: array<u32>;
+#endif
 #endif
 #endif
 
@@ -183,11 +189,40 @@ fn o_add(k: u32, v: a_T) {
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
+    let base = ew_base(wid, nwg, li);
+#ifdef SELFCHECK
+    // One workgroup meets every index (src/ops/indexing.c, one_pass): it
+    // checks them itself and writes nothing if one is bad, recording it as
+    // CHECK would (no CHECK dispatch before this one).
+    if (li == 0u) {
+        atomicStore(&wbad, 0u);
+    }
+    workgroupBarrier();
+    for (var j = 0u; j < EW_PER_THREAD; j++) {
+        let i = base + j * EW_WG;
+        if (i < p.n) {
+            let c = ew_coords(i);
+            let v = x_ld(ew_at(1u, c));
+            if (v < 0 || u32(v) >= p.limit) {
+                atomicStore(&wbad, 1u);
+                // counted once an index: by its row's first element (dims
+                // past p.pad0, the indexed one, all 0)
+                if (all(select(c, vec4<u32>(0u), vec4<u32>(0u, 1u, 2u, 3u) <= vec4<u32>(p.pad0)) == vec4<u32>(0u))) {
+                    errword_put(p.op, j_at(c), v, p.limit, p.ndim, p.full);
+                }
+            }
+        }
+    }
+    workgroupBarrier();
+    if (atomicLoad(&wbad) != 0u) {
+        return; // no barrier follows: a non-uniform return is fine
+    }
+#else
     // The op's CHECK pass found a bad index: write nothing.
     if (err[ERR_CUR] != 0u) {
         return;
     }
-    let base = ew_base(wid, nwg, li);
+#endif
     let lo = bitcast<i32>(p.lo);
     let hi = bitcast<i32>(p.hi);
     for (var j = 0u; j < EW_PER_THREAD; j++) {

@@ -156,10 +156,9 @@ static wgml_status layer(builder *b, int il, wgml_node *x, wgml_node **out)
     TRY(wgml_g_permute(b->g, q4, (const int[]){0, 2, 1, 3}, &q4));
     /* causality and the window are in the masks: KV is bucketed, so the
      * new tokens are not the last rows of K and V (llm_graph_eval) */
-    wgml_attn_params ap = {.scale = hp->attn_scale};
+    wgml_attn_params ap = {.scale = hp->attn_scale, .out_bshd = 1};
     TRY(wgml_g_attention(b->g, q4, K, V, local ? b->mask_swa : b->mask, NULL, &ap, WGML_F32, &a));
-    /* [1, H, T, D] -> [T, H * D] */
-    TRY(wgml_g_permute_copy(b->g, a, (const int[]){0, 2, 1, 3}, &a));
+    /* [1, T, H, D] -> [T, H * D]: a view (out_bshd) */
     TRY(wgml_g_reshape(b->g, a, 2, (int64_t[]){b->T, (int64_t)hp->n_head * hp->head_dim}, &a));
     TRY(proj(b, a, wo, NULL, &o));
     if (pan)

@@ -231,11 +231,13 @@ wgml_status wg_ck_attention(const wg_op_params *p, const wg_desc *const *in, int
         a->max_bias < 0 || a->window < 0 || (a->causal != 0 && a->causal != 1))
         FAIL(WGML_ERR_INVALID_ARG, "params: scale, softcap >= 0 and max_bias >= 0 must be finite, window >= 0, "
              "causal 0 or 1");
+    if (a->out_bshd != 0 && a->out_bshd != 1)
+        FAIL(WGML_ERR_INVALID_ARG, "params: out_bshd must be 0 or 1");
     out->dtype = p->dtype;
     out->ndim = 4;
     out->shape[0] = q->shape[0];
-    out->shape[1] = hq;
-    out->shape[2] = q->shape[2];
+    out->shape[1] = a->out_bshd ? q->shape[2] : hq;
+    out->shape[2] = a->out_bshd ? hq : q->shape[2];
     out->shape[3] = dv;
     return WGML_OK;
 }
@@ -281,7 +283,23 @@ wgml_status wg_en_attention(const wg_op_params *p, const wgml_tensor *const *in,
                             wgml_tensor *out2)
 {
     (void)out2;
-    return wg_attention_impl(in[0], in[1], in[2], nin > 3 ? in[3] : NULL, nin > 4 ? in[4] : NULL, &p->attn, out);
+    const wgml_tensor *mask = nin > 3 ? in[3] : NULL, *sinks = nin > 4 ? in[4] : NULL;
+    if (p->attn.out_bshd != 0 && p->attn.out_bshd != 1)
+        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_attention: params: out_bshd must be 0 or 1");
+    if (!p->attn.out_bshd)
+        return wg_attention_impl(in[0], in[1], in[2], mask, sinks, &p->attn, out);
+    /* [B, Sq, Hq, Dv] written through its [B, Hq, Sq, Dv] view: a decode
+     * step's permute_copy (a dependent dispatch, ~3.4 us a layer on an
+     * H200, bench/NOTES.md) was the only thing between attention and the
+     * output projection */
+    wgml_tensor *ov = NULL;
+    wgml_attn_params a = p->attn;
+    a.out_bshd = 0; /* the view is [B, Hq, Sq, Dv] */
+    wgml_status st = wgml_view_permute(out, (const int[]){0, 2, 1, 3}, &ov);
+    if (st == WGML_OK)
+        st = wg_attention_impl(in[0], in[1], in[2], mask, sinks, &a, ov);
+    wgml_tensor_free(ov);
+    return st;
 }
 
 /* ------------------------------------------------------------ reference */

@@ -58,6 +58,8 @@ typedef struct ix_job {
     int64_t limit;
     bool err;
     uint32_t opcode, ndim, full[4];
+    bool selfcheck; /* a one-workgroup writing pass that checks its own indices (SELFCHECK) */
+    uint32_t idim;  /* SELFCHECK: the indexed iteration dim */
 } ix_job;
 
 typedef struct ix_run {
@@ -114,6 +116,7 @@ static wgml_status dispatch(const ix_job *j, const ix_slot s[NSLOT], const int64
     p.limit = j->limit > 0x7fffffff ? 0x80000000u : (uint32_t)j->limit;
     p.op = j->opcode;
     p.ndim = j->ndim;
+    p.pad0 = j->idim;
     return wg_dispatch(wg_kernel_ctx(j->k), j->k, b, nb, &p, sizeof p, (uint32_t)((n + IX_THREADS - 1) / IX_THREADS), 1, 1);
 }
 
@@ -239,7 +242,7 @@ static wgml_status launch(ix_job *j, const char *kind, ix_slot s[NSLOT], const i
     }
     j->err = !claim;
     if (j->err) {
-        ro |= check ? 0u : 1u << nb; /* CHECK writes it, the others read it */
+        ro |= check || j->selfcheck ? 0u : 1u << nb; /* CHECK (and SELFCHECK) write it, the others read it */
         nb++;
     }
     if (check || claim)
@@ -248,9 +251,9 @@ static wgml_status launch(ix_job *j, const char *kind, ix_slot s[NSLOT], const i
         snprintf(defs, sizeof defs, "EW_OWN_PARAMS;WRITES;ONE_HOT;X_MODE=%s;O_DT=%s;O_MODE=w", mode[SX],
                  wg_dtype(w->dtype)->wgsl);
     else
-        snprintf(defs, sizeof defs, "EW_OWN_PARAMS;WRITES;GATHER_SCATTER;%s%s%s;A_DT=%s;A_MODE=%s;X_MODE=%s;"
+        snprintf(defs, sizeof defs, "EW_OWN_PARAMS;WRITES;GATHER_SCATTER;%s%s%s%s;A_DT=%s;A_MODE=%s;X_MODE=%s;"
                  "O_DT=%s;O_MODE=w;WIN_ACCESS=%s", kind, strcmp(kind, "ADD") == 0 && w->dtype == WGML_F32 ? ";ADD_F32" : "",
-                 s[SW].t ? ";WIN" : "", slot_dt(kind, s[SA].t, w), mode[SA], mode[SX], slot_dt(kind, w, s[SA].t),
+                 s[SW].t ? ";WIN" : "", j->selfcheck ? ";SELFCHECK" : "", slot_dt(kind, s[SA].t, w), mode[SA], mode[SX], slot_dt(kind, w, s[SA].t),
                  strcmp(mode[SW], "rw") == 0 ? "read_write" : "read");
     wg_kernel_ref ref = {"indexing.wgsl", "main", defs, nb, ro};
     wgml_status st = wg_kernel_get(s[SX].t->ctx, &ref, &j->k);
@@ -292,7 +295,7 @@ static wgml_status check_idx(const char *op, const char *what, const wgml_tensor
     wgml_status st = one ? WGML_OK : wg_errword_arm(ctx);
     if (st != WGML_OK)
         return st;
-    ix_job j = {op, NULL, limit, true, wg_errword_op(ctx, op, what), (uint32_t)idx->ndim, {0}};
+    ix_job j = {op, NULL, limit, true, wg_errword_op(ctx, op, what), (uint32_t)idx->ndim, {0}, false, 0};
     ix_slot s[NSLOT];
     memset(s, 0, sizeof s);
     s[SX] = slot_of(idx);
@@ -311,7 +314,7 @@ static wgml_status write_pass(const char *op, const char *kind, ix_slot s[NSLOT]
 {
     if (limit == 0) /* no index is valid: CHECK has reported them all */
         return wg_check(s[SX].t->ctx);
-    ix_job j = {op, NULL, limit, true, 0, 0, {0}};
+    ix_job j = {op, NULL, limit, true, 0, 0, {0}, false, 0};
     return launch(&j, kind, s, it);
 }
 /* ------------------------------------------------------------ checks */
@@ -472,8 +475,49 @@ static wgml_status claim_rows(const char *op, const wgml_tensor *idx, wgml_tenso
     batch_strides(idx, pad, s[SW].st);
     s[SW].ax = wgml_tensor_nelem(idx) / idx->shape[axis];
     s[SJ].st[pad + axis] = 1;
-    ix_job j = {op, NULL, rows, false, 0, 0, {0}};
+    ix_job j = {op, NULL, rows, false, 0, 0, {0}, false, 0};
     return launch(&j, "CLAIM", s, it);
+}
+
+/* Whether set_rows' writing pass is one workgroup over operands that each
+ * fit one binding (so it is one dispatch whose workgroup meets every
+ * index): a decode step's KV-cache write, one row of Hkv * D elements. */
+static bool one_pass(const wgml_tensor *dst, const wgml_tensor *idx, const wgml_tensor *src)
+{
+    uint64_t cap = wg_window_cap(dst->ctx), a0, a1;
+    const wgml_tensor *t[3] = {dst, idx, src};
+    if (wgml_tensor_nelem(src) == 0 || wgml_tensor_nelem(src) > IX_THREADS)
+        return false;
+    for (int i = 0; i < 3; i++) {
+        byte_range(t[i], &a0, &a1);
+        if (a1 - a0 + 256 > cap) /* + the binding offset's alignment slack */
+            return false;
+    }
+    return true;
+}
+
+/* set_rows in one dispatch: the writing workgroup checks the indices it
+ * uses (every index, see one_pass) and writes nothing if one is bad,
+ * recording it for the next sync as the CHECK pass would.  The separate
+ * CHECK dispatch cost a decode step ~5 us a KV-cache write on an H200
+ * (bench/NOTES.md, WGML_SKIP_KERNELS): 64 of them a Llama-3-8B token. */
+static wgml_status set_rows_selfcheck(const char *op, wgml_tensor *dst, const wgml_tensor *idx, const wgml_tensor *src)
+{
+    int axis = idx->ndim - 1, pad = 4 - src->ndim;
+    int64_t it[4], ii[4], step = 1;
+    wg_shape4(src, it);
+    wg_shape4(idx, ii);
+    ix_slot s[NSLOT] = {slot_of(src), idx_slot(idx, pad), slot_of(dst)};
+    s[SO].st[pad + axis] = 0;
+    s[SO].ax = dst->strides[axis];
+    ix_job j = {op, NULL, dst->shape[axis], true, wg_errword_op(dst->ctx, op, "idx"), (uint32_t)idx->ndim, {0}, true, (uint32_t)(pad + axis)};
+    for (int d = idx->ndim - 1; d >= 0; d--) { /* j: the index's row-major position in idx */
+        s[SJ].st[pad + d] = step;
+        step *= idx->shape[d];
+    }
+    for (int d = 0; d < 4; d++)
+        j.full[d] = (uint32_t)ii[d];
+    return launch(&j, "COPY", s, it);
 }
 
 wgml_status wg_set_rows_impl(wgml_tensor *dst, const wgml_tensor *idx, const wgml_tensor *src)
@@ -493,14 +537,18 @@ wgml_status wg_set_rows_impl(wgml_tensor *dst, const wgml_tensor *idx, const wgm
     if ((st = rows_rule(op, dst, "dst", idx, src, "src")) != WGML_OK)
         return st;
     int axis = idx->ndim - 1;
-    if ((st = hazards(op, dst, "dst", src, "src", idx, "idx")) != WGML_OK ||
-        (st = check_idx(op, "idx", idx, dst->shape[axis])) != WGML_OK)
+    if ((st = hazards(op, dst, "dst", src, "src", idx, "idx")) != WGML_OK)
+        return st;
+    /* Repeated indices need the CLAIM pass; a quantised dst its own path. */
+    uint64_t wb = wg_set_rows_scratch_bytes(dst, idx);
+    if (!wb && wg_dtype_is_plain(dst->dtype) && dst->shape[axis] > 0 && one_pass(dst, idx, src))
+        return set_rows_selfcheck(op, dst, idx, src);
+    if ((st = check_idx(op, "idx", idx, dst->shape[axis])) != WGML_OK)
         return st;
     if (wgml_tensor_nelem(src) == 0)
         return WGML_OK;
     /* Repeated indices: the last occurrence wins, decided on the GPU. */
     wgml_tensor *win = NULL;
-    uint64_t wb = wg_set_rows_scratch_bytes(dst, idx);
     if (wb) {
         int64_t n = (int64_t)(wb / 4);
         st = wg_scratch_tensor(dst->ctx, WGML_I32, 1, &n, &win); /* zeroed: the pool, or a graph arena */
