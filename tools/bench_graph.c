@@ -368,22 +368,27 @@ static wgml_status decoder(wgml_graph *g, const dec_shape *s, const dec_in *in, 
     return st;
 }
 
-/* The block's leaves on g; an eager graph also gets its inputs written
- * (its ops run as they are built), a compiled one after compile. */
-static wgml_status dec_leaves(wgml_graph *g, const dec_shape *s, wgml_tensor *const *t, const float *x,
-                              const uint8_t *mask, int eager, dec_in *in)
+/* The block's leaves on g: inputs x, pos, mask and the tensors t. */
+static wgml_status dec_leaves(wgml_graph *g, const dec_shape *s, wgml_tensor *const *t, dec_in *in)
 {
     static const char *names[N_DEC_T] = {"attn_norm", "ffn_norm", "attn_qkv", "attn_output",
                                          "ffn_gate_up", "ffn_down", "cache_k", "cache_v"};
-    int32_t pos = (int32_t)s->KV - 1; /* the step's token is the last row attention reads */
     wgml_status st = wgml_graph_input(g, "x", WGML_F32, 2, (int64_t[]){1, s->D}, &in->x);
     if (st == WGML_OK) st = wgml_graph_input(g, "pos", WGML_I32, 1, (int64_t[]){1}, &in->pos);
     if (st == WGML_OK) st = wgml_graph_input(g, "mask", WGML_BOOL, 2, (int64_t[]){1, s->KV}, &in->mask);
     for (int i = 0; i < N_DEC_T && st == WGML_OK; i++)
         st = wgml_graph_tensor(g, names[i], t[i], &in->n[i]);
-    if (st == WGML_OK && eager) st = wgml_graph_write(g, in->x, x, (uint64_t)s->D * 4);
-    if (st == WGML_OK && eager) st = wgml_graph_write(g, in->pos, &pos, 4);
-    if (st == WGML_OK && eager) st = wgml_graph_write(g, in->mask, mask, (uint64_t)s->KV);
+    return st;
+}
+
+/* The step's inputs: before the block is built on an eager graph (its ops
+ * run as they are built), after compile on a compiled one. */
+static wgml_status dec_write(wgml_graph *g, const dec_shape *s, const dec_in *in, const float *x, const uint8_t *mask)
+{
+    int32_t pos = (int32_t)s->KV - 1; /* the step's token is the last row attention reads */
+    wgml_status st = wgml_graph_write(g, in->x, x, (uint64_t)s->D * 4);
+    if (st == WGML_OK) st = wgml_graph_write(g, in->pos, &pos, 4);
+    if (st == WGML_OK) st = wgml_graph_write(g, in->mask, mask, (uint64_t)s->KV);
     return st;
 }
 
@@ -501,16 +506,13 @@ static dec_res bench_decoder(wgml_ctx *ctx, const dec_shape *s, int quick, int *
     res b2b = {0};
     wgml_graph_stats gs = {0};
     if (st == WGML_OK) st = wgml_graph_create(ctx, &g);
-    if (st == WGML_OK) st = dec_leaves(g, s, t, x, mask, 0, &in);
+    if (st == WGML_OK) st = dec_leaves(g, s, t, &in);
     if (st == WGML_OK) st = decoder(g, s, &in, &out);
     if (st == WGML_OK) st = wgml_graph_output(g, out);
     double tc = cli_now();
     if (st == WGML_OK) st = wgml_graph_compile(g, NULL);
     tc = cli_now() - tc;
-    int32_t pos = (int32_t)s->KV - 1;
-    if (st == WGML_OK) st = wgml_graph_write(g, in.x, x, (uint64_t)s->D * 4);
-    if (st == WGML_OK) st = wgml_graph_write(g, in.pos, &pos, 4);
-    if (st == WGML_OK) st = wgml_graph_write(g, in.mask, mask, (uint64_t)s->KV);
+    if (st == WGML_OK) st = dec_write(g, s, &in, x, mask);
     /* every run writes the same cache rows and gives the same output */
     if (st == WGML_OK) st = time_runs(g, 1, 1, quick ? 5 : 21, quick ? 0.05 : 0.3, &d.r);
     if (st == WGML_OK) st = time_runs(g, 8, 8, quick ? 3 : 11, 0, &b2b);
@@ -520,7 +522,8 @@ static dec_res bench_decoder(wgml_ctx *ctx, const dec_shape *s, int quick, int *
     if (st == WGML_OK) st = wgml_graph_read(g, out, og, (uint64_t)s->D * 4);
     /* eager: the same block on an eager graph, against the same tensors */
     if (st == WGML_OK) st = wgml_graph_create_eager(ctx, &e);
-    if (st == WGML_OK) st = dec_leaves(e, s, t, x, mask, 1, &ein);
+    if (st == WGML_OK) st = dec_leaves(e, s, t, &ein);
+    if (st == WGML_OK) st = dec_write(e, s, &ein, x, mask);
     if (st == WGML_OK) st = decoder(e, s, &ein, &eout);
     if (st == WGML_OK) st = wgml_graph_read(e, eout, oe, (uint64_t)s->D * 4);
     wgml_graph_free(e);
@@ -541,7 +544,10 @@ static dec_res bench_decoder(wgml_ctx *ctx, const dec_shape *s, int quick, int *
     free(x), free(og), free(oe), free(mask);
     if (st != WGML_OK)
         *rc = fail("bench graph decoder", st);
-    else
+    else if (!d.r.ok)
+        fprintf(stderr, "wgml: bench graph decoder: the graph's output differs from the eager run's by %.3g "
+                "(largest |a - b| / (1 + |b|)), above the tolerance %.3g\n", d.r.maxdiff, d.tol);
+    if (st == WGML_OK)
         fprintf(stderr, "  decoder: %llu nodes (%llu fused) compiled in %.1f ms; arena %.1f MiB; %.1f MB of weights\n",
                 (unsigned long long)gs.nodes, (unsigned long long)gs.fused_nodes, tc * 1e3,
                 gs.arena_bytes / 1048576.0, (d.bytes - (uint64_t)(2 * s->KV * KVD * 2)) / 1e6);
@@ -566,7 +572,7 @@ static void print_decoder(const dec_shape *s, const dec_res *d, int json)
     }
     printf("decoder %lld wide, %lld/%lld heads of %lld, MLP %lld, q4_K, KV %lld: %llu dispatches, %.1f us a step "
            "(host %.1f; 8 back to back %.1f), %.2f MB read, %.1f GB/s, copy %.1f GB/s: %.2f of bound %.1f us "
-           "(back to back %.2f); %d layers %.2f ms a token; %s (max rel diff %.2g, tol %.2g)\n",
+           "(back to back %.2f); x%d layers %.2f ms a token; %s (max rel diff %.2g, tol %.2g)\n",
            (long long)s->D, (long long)s->H, (long long)s->Hkv, (long long)s->HD, (long long)s->F, (long long)s->KV,
            (unsigned long long)d->r.dispatches, d->r.med_us, d->r.med_host_us, d->b2b_us, d->bytes / 1e6, gbs,
            d->copy_gbs, bound_us / d->r.med_us, bound_us, bound_us / d->b2b_us, s->layers,
@@ -647,6 +653,7 @@ int bench_graph(wgml_ctx *ctx, int argc, char **argv)
     if (!json && cases & C_DECODER)
         print_decoder(&ds, &dr, 0);
     if (!(dr.r.ok && c.ok && wd.ok && d.ok && p.ok))
-        fprintf(stderr, "wgml: bench graph: a replayed graph's output differs from the eager run's (WRONG above)\n");
+        fprintf(stderr, "wgml: bench graph: a replayed graph's output differs from the eager run's (%s)\n",
+                json ? "\"ok\": 0 above" : "WRONG above");
     return dr.r.ok && c.ok && wd.ok && d.ok && p.ok ? 0 : 1;
 }
