@@ -221,9 +221,9 @@ for s in $sections; do
       WGML_SPIN_US=1000 $B/wgml bench ops 256 2>&1 | tail -n 8
       WGML_SPIN_US=1000 $B/wgml bench dispatch 10000 | tail -n 4
       WGML_SPIN_US=1000 $B/wgml bench graph --json ;;
-    graph) # replay vs eager, and the PyTorch peer in the same run
-      $B/wgml bench graph
-      $B/wgml bench graph --json
+    graph) # replay vs eager, and the PyTorch peer in the same run (the decoder block: section decoder)
+      $B/wgml bench graph chain wide block
+      $B/wgml bench graph chain wide block --json
       python3 bench/torch_graph.py 2>&1 | tail -n 4 ;;
     decoder) # issue 9: an 8B decoder block's decode step (q4_K) against the copy bound, KV 4096, 512, 16384
       for kv in "" "--kv 512" "--kv 16384"; do

@@ -408,8 +408,9 @@ static uint64_t rnd(uint64_t *s)
  *         12 bytes of 6-bit scales and mins, 128 of nibbles; any bits are a
  *         valid scale, min or code) with d in [2^-14, 2^-13) and dmin = 8 d:
  *         weights d sc q - dmin m (sc, m < 64, q < 16) then average ~-16 d
- *         with a spread of ~260 d (~0.02), so a product of k = 4096 O(1)
- *         activations stays O(1) and every value is finite. */
+ *         with a spread of ~260 d (~0.02), so a product over k = 4096 O(1)
+ *         activations is O(1) and the block's output stays finite (|x| ~10
+ *         at the 8B shape) while every op changes it. */
 static void *random_data(wgml_dtype dt, uint64_t n, float c, uint64_t *seed)
 {
     uint64_t bytes = dt == WGML_Q4_K ? n / 256 * 144 : n * (dt == WGML_F16 ? 2 : 4);
