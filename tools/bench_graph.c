@@ -18,7 +18,9 @@
  *            4096 rows (--kv N), the ops of llm_graph.c's layer() on the
  *            public API.  Median time of a step (run + wait) after 0.3 s of
  *            warm-up, its host part, and a step of 8 runs back to back with
- *            one wait (how a model's 32 layers replay: one wait a token);
+ *            one wait (how a model's 32 layers replay: one wait a token;
+ *            the first figure holds a whole flush + wait, ~48 us on an
+ *            H100, about the step's bound at KV 4096);
  *            the bytes the step must read (weights, the KV rows attention
  *            reads, x, the mask) against a 256 MiB wgml_copy timed in the
  *            same process: of_bound = bytes / copy bandwidth / step time
