@@ -495,11 +495,13 @@ static dec_res bench_decoder(wgml_ctx *ctx, const dec_shape *s, int quick, int *
     uint64_t seed = 9; /* issue 9 */
     wgml_tensor *t[N_DEC_T] = {0};
     wgml_status st = WGML_OK;
+    /* the step reads every weight byte, KV rows of each cache, x, the mask, pos */
+    uint64_t w_bytes = 0, kv_bytes = (uint64_t)(2 * s->KV * KVD * 2), io_bytes = (uint64_t)(s->D * 4 + s->KV + 4);
     for (int i = 0; i < N_DEC_T && st == WGML_OK; i++) {
         st = random_tensor(ctx, T[i].dt, T[i].nd, T[i].shape, T[i].c, &seed, &t[i]);
-        /* the caches: attention reads KV rows of each; the rest, all of it */
-        d.bytes += st != WGML_OK ? 0 : i == T_KC || i == T_VC ? (uint64_t)(s->KV * KVD * 2) : wgml_tensor_nbytes(t[i]);
+        w_bytes += st == WGML_OK && i != T_KC && i != T_VC ? wgml_tensor_nbytes(t[i]) : 0;
     }
+    d.bytes = w_bytes + kv_bytes + io_bytes;
     float *x = random_data(WGML_F32, (uint64_t)s->D, 0, &seed), *og = malloc((size_t)s->D * 4),
           *oe = malloc((size_t)s->D * 4);
     uint8_t *mask = malloc((size_t)s->KV);
@@ -507,7 +509,6 @@ static dec_res bench_decoder(wgml_ctx *ctx, const dec_shape *s, int quick, int *
         st = WGML_ERR_OOM;
     for (int64_t i = 0; mask && i < s->KV; i++)
         mask[i] = 1; /* the last position sees every row */
-    d.bytes += (uint64_t)(s->D * 4 + s->KV + 4); /* x, mask, pos */
     wgml_graph *g = NULL, *e = NULL;
     dec_in in = {0}, ein = {0};
     wgml_node *out = NULL, *eout = NULL;
@@ -558,7 +559,7 @@ static dec_res bench_decoder(wgml_ctx *ctx, const dec_shape *s, int quick, int *
     if (st == WGML_OK)
         fprintf(stderr, "  decoder: %llu nodes (%llu fused) compiled in %.1f ms; arena %.1f MiB; %.1f MB of weights\n",
                 (unsigned long long)gs.nodes, (unsigned long long)gs.fused_nodes, tc * 1e3,
-                gs.arena_bytes / 1048576.0, (d.bytes - (uint64_t)(2 * s->KV * KVD * 2)) / 1e6);
+                gs.arena_bytes / 1048576.0, w_bytes / 1e6);
     return d;
 }
 
