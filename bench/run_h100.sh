@@ -3,7 +3,7 @@
 # call of the device tool does everything.  Expects the tree with the
 # git-ignored folders .gl (Vulkan loader debs), third_party (wgpu-native)
 # and .devbuild (a Release build made here) carried along.
-#   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph profile variants
+#   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
 #     gemmq llmprof sample llmgen8 skip mvdec (the case below says what each runs)
 set -u
@@ -238,10 +238,15 @@ for s in $sections; do
       WGML_SPIN_US=1000 $B/wgml bench ops 256 2>&1 | tail -n 8
       WGML_SPIN_US=1000 $B/wgml bench dispatch 10000 | tail -n 4
       WGML_SPIN_US=1000 $B/wgml bench graph --json ;;
-    graph) # replay vs eager, and the PyTorch peer in the same run
-      $B/wgml bench graph
-      $B/wgml bench graph --json
+    graph) # replay vs eager, and the PyTorch peer in the same run (the decoder block: section decoder)
+      $B/wgml bench graph chain wide block
+      $B/wgml bench graph chain wide block --json
       python3 bench/torch_graph.py 2>&1 | tail -n 4 ;;
+    decoder) # issue 9: an 8B decoder block's decode step (q4_K) against the copy bound, KV 4096, 512, 16384
+      for kv in "" "--kv 512" "--kv 16384"; do
+        $B/wgml bench graph decoder $kv 2>> $OUTDIR/decoder.err
+      done
+      tail -n 3 $OUTDIR/decoder.err ;;
     variants)
       $B/wgml bench variants 256 ;;
     ops)

@@ -4,7 +4,8 @@
  *   bench dispatch [n]   n dependent dispatches recorded in one stream and
  *                        waited on once (us per dispatch), then n/10 rounds
  *                        of one dispatch + flush + wait (us per round).
- *   bench graph [--quick] [--json]   graph replay against eager (bench_graph.c)
+ *   bench graph [cases] [--quick] [--json] [--kv N]   graph replay against
+ *                        eager, and issue 9's decoder block (bench_graph.c)
  *   bench gemm | matvec | attn [--quick] [--json]   matrix products and
  *                        attention (bench_gemm.c, bench_matvec.c, bench_attn.c;
  *                        attn also takes --decode and --skv N; matvec
@@ -111,7 +112,7 @@ static const struct {
 } benches[] = {
     {"ops", bench_ops, "[MiB] [rounds]"},
     {"variants", bench_variants, "[MiB]"},
-    {"graph", bench_graph, "[--quick] [--json] [--dot]"},
+    {"graph", bench_graph, "[chain|wide|block|decoder]... [--quick] [--json] [--dot] [--kv N]"},
     {"gemm", bench_gemm, "[--quick] [--json]"},
     {"matvec", bench_matvec, "[--quick] [--json]"},
     {"attn", bench_attn, "[--quick] [--json] [--decode] [--skv N]"},

@@ -36,8 +36,10 @@ static const cli_command commands[] = {
      "bench dispatch    us per dispatch (10,000 dependent dispatches) and per flush+wait\n"
      "bench ops [MiB] [rounds]  GB/s of add, softmax, rms_norm, rope, cast, get_rows on big tensors\n"
      "bench variants [MiB]  elementwise kernel shapes compared (a tuning tool)\n"
-     "bench graph [--quick] [--json] [--dot]  graph replay vs eager: 10,000 dependent dispatches, a\n"
-     "                  transformer block (--dot: its compiled graph as Graphviz DOT)\n"
+     "bench graph [chain|wide|block|decoder]... [--quick] [--json] [--dot] [--kv N]  graph replay vs\n"
+     "                  eager: 10,000 dependent dispatches, a transformer block (--dot: its compiled\n"
+     "                  graph as Graphviz DOT), a Llama-3-8B decoder block's decode step (q4_K, KV N\n"
+     "                  rows, default 4096) against the copy bandwidth\n"
      "bench gemm | matvec | attn [--quick] [--json]   matrix products and attention (attn: also\n"
      "                  [--decode] [--skv N]: decode shapes only, shapes of N keys only)\n"
      "bench llm -m FILE.gguf [-p 512] [-n 128] [-r 3] [--json]   prompt and generation tokens/s"},
