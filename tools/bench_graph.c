@@ -344,7 +344,7 @@ static wgml_status decoder(wgml_graph *g, const dec_shape *s, const dec_in *in, 
     wgml_norm_params rms = {.kind = WGML_RMS_NORM, .eps = 1e-5f};
     wgml_rope_params rp = {.mode = WGML_ROPE_NORMAL, .n_dims = (int)s->HD, .freq_base = 500000, .freq_scale = 1,
                            .attn_factor = 1, .n_ctx_orig = 8192}; /* Llama 3's */
-    wgml_attn_params ap = {0}; /* scale 1 / sqrt(HD) */
+    wgml_attn_params ap = {.out_bshd = 1}; /* scale 1 / sqrt(HD); out [1, 1, H, HD], as the model's */
     wgml_node *h, *qkv, *qk, *q, *k, *v, *K, *V, *a, *x, *gu, *gt, *up;
     wgml_status st = wgml_g_norm(g, in->x, &rms, in->n[T_AN], NULL, NULL, &h);
     if (st == WGML_OK) st = wgml_g_linear(g, h, in->n[T_QKV], NULL, NULL, NULL, WGML_F32, &qkv);
@@ -360,8 +360,7 @@ static wgml_status decoder(wgml_graph *g, const dec_shape *s, const dec_in *in, 
     if (st == WGML_OK) st = wgml_g_reshape(g, q, 4, (int64_t[]){1, 1, s->H, s->HD}, &q);
     if (st == WGML_OK) st = wgml_g_permute(g, q, (const int[]){0, 2, 1, 3}, &q);
     if (st == WGML_OK) st = wgml_g_attention(g, q, K, V, in->mask, NULL, &ap, WGML_F32, &a);
-    /* [1, H, 1, HD] -> [1, H * HD] */
-    if (st == WGML_OK) st = wgml_g_permute_copy(g, a, (const int[]){0, 2, 1, 3}, &a);
+    /* [1, 1, H, HD] -> [1, H * HD]: a view */
     if (st == WGML_OK) st = wgml_g_reshape(g, a, 2, (int64_t[]){1, Q}, &a);
     if (st == WGML_OK) st = wgml_g_linear(g, a, in->n[T_O], NULL, NULL, NULL, WGML_F32, &a);
     if (st == WGML_OK) st = wgml_g_binary(g, WGML_ADD, in->x, a, &x);
