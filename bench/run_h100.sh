@@ -5,7 +5,7 @@
 # and .devbuild (a Release build made here) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq llmprof sample llmgen8 skip mvdec (the case below says what each runs)
+#     gemmq llmprof sample llmgen8 skip mvdec mvwg attnvar (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -224,6 +224,23 @@ for s in $sections; do
       python3 bench/torch_copy.py 2>&1 | tail -n 1
       for nk in 6144x4096 4096x4096 28672x4096 4096x14336; do
         echo "$nk: $($B/wgml bench matvec --nk $nk --dtype q4_K 2>&1 | grep -E '^\|? *q4_K|q4_K' | tail -n 1)"
+      done ;;
+    mvwg) # mat-vec workgroup sizes on the 8B decoder's four q4_K shapes (graph replay, fraction of copy),
+      # then the 8B decode with the best candidates forced
+      for nk in 6144x4096 4096x4096 28672x4096 4096x14336; do
+        for v in "" sgq_r4 sgq_r4u2 sgq_r4t128 sgq_r4t256 sgq_r2t128 sgq_r2t256 sgq_r1t256 sgq_r8t128 sgq_r8; do
+          echo "$nk ${v:-table}: $(WGML_FORCE=${v:+matvec=$v} $B/wgml bench matvec --nk $nk --dtype q4_K 2>&1 | grep q4_K | tail -n 1)"
+        done
+      done
+      [ -f /tmp/llmgen.pid ] && while kill -0 "$(cat /tmp/llmgen.pid)" 2>/dev/null; do sleep 2; done
+      for v in sgq_r4t128 sgq_r4t256 sgq_r2t256; do
+        echo "-- 8B $v: $(WGML_FORCE=matvec=$v $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 16 -n 128 -r 2 2>&1 | grep tg128)"
+      done ;;
+    attnvar) # the 8B decode (KV 512-640, bound as 768) with each decode-attention kernel and chunk count
+      [ -f /tmp/llmgen.pid ] && while kill -0 "$(cat /tmp/llmgen.pid)" 2>/dev/null; do sleep 2; done
+      for v in "dsg 0" "dsg_np 0" "splitkv 0" "dsg 4" "dsg 8" "dsg 12" "dsg 48"; do
+        set -- $v
+        echo "-- attn=$1 chunks=$2: $(WGML_FORCE=attn=$1 WGML_ATTN_CHUNKS=$2 $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 512 -n 128 -r 2 2>&1 | grep tg128)"
       done ;;
     llmfuse) # the 8B decode with q|k|v and gate|up kept apart, for the fusion's share
       $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 512 -n 128 -r 3 --no-fuse 2>&1 | tail -n 3 ;;

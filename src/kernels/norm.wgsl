@@ -213,6 +213,13 @@ fn row_kernel(li: u32, lane: u32, r: vec3<u32>) {
     let xb = row_base(0u, r) / 4u;
     let rb = row_base(1u, r) / 4u;
     var c = array<vec4<f32>, R>();
+    // weight and bias loaded with x, before the row's reduction: one DRAM
+    // round trip a row instead of two (a decode step's norm is one row,
+    // one workgroup: its latency is the dispatch's)
+    var wv = array<vec4<f32>, R>();
+    var bv = array<vec4<f32>, R>();
+    let wb = row_base(2u, r) / 4u;
+    let bb = row_base(3u, r) / 4u;
     var sum = 0.0;
     var cnt = 0.0;
     for (var k = 0u; k < R; k = k + 1u) {
@@ -221,6 +228,12 @@ fn row_kernel(li: u32, lane: u32, r: vec3<u32>) {
         var x = x_ld4(xb + vc);
         if (has(1u)) {
             x = x + r_ld4(rb + vc);
+        }
+        if (has(2u)) {
+            wv[k] = w_ld4(wb + vc);
+        }
+        if (has(4u)) {
+            bv[k] = b_ld4(bb + vc);
         }
         c[k] = select(vec4<f32>(0.0), x, vec4<bool>(v < n4));
         sum = sum + dot(c[k], vec4<f32>(1.0));
@@ -245,8 +258,6 @@ fn row_kernel(li: u32, lane: u32, r: vec3<u32>) {
         }
         scale = ss_scale(row_sum(li, lane, ss), p.shape.w, eps, kind == 1u);
     }
-    let wb = row_base(2u, r) / 4u;
-    let bb = row_base(3u, r) / 4u;
     let ob = row_base(6u, r) / 4u;
     let sob = row_base(7u, r) / 4u;
     for (var k = 0u; k < R; k = k + 1u) {
@@ -254,10 +265,10 @@ fn row_kernel(li: u32, lane: u32, r: vec3<u32>) {
         if (v < n4) {
             var y = (c[k] - vec4<f32>(mean)) * scale;
             if (has(2u)) {
-                y = y * w_ld4(wb + v);
+                y = y * wv[k];
             }
             if (has(4u)) {
-                y = y + b_ld4(bb + v);
+                y = y + bv[k];
             }
             if (has(8u)) {
                 so_st4(sob + v, c[k]);

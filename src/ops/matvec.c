@@ -43,9 +43,10 @@
  * per workgroup from 4096 weight rows (14336 rows: 3584 workgroups of 64
  * threads, ~27 per SM of an H100), 2 from 1024, else 1 (a short n still
  * fills the GPU with workgroups); the unit path, one unit a step, on CPU
- * adapters (compile time on lavapipe).  sg_r4u1, sg_r4u4, sg_r2u8,
- * sg_r8u2, sgw_r4u2 (2 chunks a step) and sgw_r8 (8 rows, 32 threads) are
- * there to be forced and timed against the table's (bench/NOTES.md).
+ * adapters (compile time on lavapipe); on the integer path, rows of 128+
+ * chunks (k >= 8192 for K-quants) take 256 threads (sgq_r4t256).  sg_r4u1, sg_r4u4, sg_r2u8,
+ * sg_r8u2, sgw_r4u2 (2 chunks a step), sgw_r8 (8 rows, 32 threads) and the
+ * sgq_*t128 / t256 workgroup sizes are there to be forced and timed against the table's (bench/NOTES.md).
  * WGML_FORCE=matvec=<name> forces one.
  */
 #include "mm.h"
@@ -114,8 +115,19 @@ static const mv_variant variants[] = {
     {"sgq_r2t32", 2, 32, true, 2, true, true}, {"sgq_r8u2", 8, 32, true, 2, true, true},
     {"sgq_r8t64", 8, 64, true, 1, true, true}, {"sgw_r4t32", 4, 32, true, 2, true, false},
     {"sgw_r8u2", 8, 32, true, 2, true, false},  {"sgq_r16", 16, 32, true, 1, true, true},
+    {"sgq_r4t128", 4, 128, true, 1, true, true}, {"sgq_r4t256", 4, 256, true, 1, true, true},
+    {"sgq_r2t128", 2, 128, true, 1, true, true}, {"sgq_r2t256", 2, 256, true, 1, true, true},
+    {"sgq_r1t256", 1, 256, true, 1, true, true}, {"sgq_r8t128", 8, 128, true, 1, true, true},
 };
-#define NTABLE 18 /* variants the table picks from */
+#define NTABLE 18 /* variants the table picks from (and sgq_r4t256 for long rows) */
+
+static const mv_variant *named(const char *name)
+{
+    for (size_t i = 0; i < sizeof variants / sizeof *variants; i++)
+        if (strcmp(variants[i].name, name) == 0)
+            return &variants[i];
+    return NULL;
+}
 
 /* 1: the table takes the integer path (sgq_ / wgq_) on GPUs for one
  * activation row of q4_0, q8_0, q4_K and q6_K; 0: the wide float path.
@@ -127,7 +139,7 @@ static const mv_variant variants[] = {
 /* The table's variant (unless WGML_FORCE names one): wide on GPUs for
  * one activation row of a dtype that has the wide path (block() still
  * falls back per window where alignment forbids it). */
-static wgml_status pick(wgml_ctx *ctx, const char *op, int64_t n, const mv_type *ty, int64_t rows,
+static wgml_status pick(wgml_ctx *ctx, const char *op, int64_t n, int64_t k, const mv_type *ty, int64_t rows,
                         const mv_variant **out, int *upt)
 {
     char buf[32], names[512] = "";
@@ -145,6 +157,13 @@ static wgml_status pick(wgml_ctx *ctx, const char *op, int64_t n, const mv_type 
         for (size_t i = 0; i < NTABLE; i++)
             if (variants[i].rpw == rpw && variants[i].sg == sg && variants[i].wide == wide && variants[i].q8 == q8)
                 *out = &variants[i];
+        /* Long rows on the integer path: 256 threads (one 64-element chunk
+         * each at k 14336) instead of 64 walking 3-4 chunks one round trip
+         * at a time.  H200, graph replay, 32 x [4096, 14336] q4_K (the 8B
+         * down projection): 810 -> 666 us (sgq_r4t256); at k 4096 it was
+         * 2x slower (64 chunks a row leave 3/4 of the threads idle). */
+        if (q8 && sg && rpw == 4 && ty->ch && k / ty->ch >= 128)
+            *out = named("sgq_r4t256");
         *upt = cpu ? 1 : (*out)->upt;
         return WGML_OK;
     }
@@ -346,7 +365,7 @@ bool wg_matvec_int8(wgml_ctx *ctx, wgml_dtype w, int64_t rows, int64_t n, int64_
     const mv_type *ty = type_of(w);
     const mv_variant *var;
     int upt;
-    return ty && q8_ok(ty, rows, k, 0, 0) && pick(ctx, "wg_matvec_int8", n, ty, rows, &var, &upt) == WGML_OK &&
+    return ty && q8_ok(ty, rows, k, 0, 0) && pick(ctx, "wg_matvec_int8", n, k, ty, rows, &var, &upt) == WGML_OK &&
            var->q8;
 }
 
@@ -474,7 +493,7 @@ wgml_status wg_matvec(const wgml_tensor *x, const wgml_tensor *w, const wgml_ten
         return wg_check(x->ctx);
     const mv_variant *var;
     int upt = 1;
-    if ((st = pick(x->ctx, op, n, ty, rows, &var, &upt)) != WGML_OK)
+    if ((st = pick(x->ctx, op, n, k, ty, rows, &var, &upt)) != WGML_OK)
         return st;
 
     mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, bias, c, NULL}, (int)rows, false, {{0}}, {0}};
@@ -598,7 +617,7 @@ static wgml_status linear_id(const wgml_tensor *x, const wgml_tensor *w, const w
         return wg_check(x->ctx);
     const mv_variant *var;
     int upt = 1;
-    if ((st = pick(x->ctx, op, n, ty, 1, &var, &upt)) != WGML_OK)
+    if ((st = pick(x->ctx, op, n, k, ty, 1, &var, &upt)) != WGML_OK)
         return st;
     mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, NULL, NULL, ids}, 1, false, {{0}}, {0}};
     mv_params *p = &j.p;
