@@ -1,6 +1,6 @@
 /*
  * Fusion, before planning (off with wgml_graph_options.no_fuse or
- * WGML_GRAPH_FUSE=0).  Three rewrites, each saving dispatches and the
+ * WGML_GRAPH_FUSE=0).  Five rewrites, each saving dispatches and the
  * memory traffic of an intermediate:
  *
  *   unary chains    float unary ops feeding only each other become one
@@ -12,6 +12,9 @@
  *                   the add's node keeps its memory but runs no kernel;
  *   softmax         softmax(add(scale(x, k), mask)) and its parts become
  *                   one softmax with scale k and the mask;
+ *   linear prologue linear(rms_norm(a (+ u)) * w) and linear(glu(a, u))
+ *                   become one WG_OP_LINEAR_PRE: the product's integer
+ *                   mat-vec pass makes x (src/ops/matvec_pre.c);
  *   matmul epilogue add(matmul(a, b), bias) with a bias of shape [n] (or
  *                   [1, ..., n]) and relu/gelu(erf)/silu of a matmul or
  *                   linear become the product's own bias and activation
@@ -213,6 +216,54 @@ static void fuse_matmul_epilogue(wgml_graph *g, size_t *uses)
     }
 }
 
+/* linear(rms_norm(a (+ u)) * g) and linear(glu(a, u)): the product's first
+ * pass makes x (WG_OP_LINEAR_PRE, src/ops/matvec_pre.c), so a decode step
+ * runs no norm or glu dispatch before its products.  The norm keeps the
+ * residual sum it writes for others (sum_out), now the fused node's. */
+static void fuse_linear_prologue(wgml_graph *g, size_t *uses)
+{
+    for (size_t i = 0; i < g->n; i++) {
+        wgml_node *l = g->nodes[i], *x = l->in[0];
+        if (!live_op(l, WG_OP_LINEAR) || (l->nin > 3 && l->in[3]) || !x || uses[x->id] != 1 || x->output ||
+            x->d.dtype != WGML_F32)
+            continue;
+        int64_t k = x->d.shape[x->d.ndim - 1];
+        wgml_node *a = x->in[0], *u = NULL, *w = NULL;
+        int kind;
+        if (live_op(x, WG_OP_NORM) && x->p.norm.kind == WGML_RMS_NORM && !(x->nin > 2 && x->in[2])) {
+            w = x->nin > 1 ? x->in[1] : NULL;
+            u = x->nin > 3 ? x->in[3] : NULL;
+            if (w && (w->d.ndim != 1 || w->d.shape[0] != k))
+                continue;
+            kind = WG_XPRE_NORM;
+        } else if (live_op(x, WG_OP_GLU) && x->nin > 1 && x->in[1] && x->p.flag == 0) {
+            u = x->in[1];
+            kind = WG_XPRE_GLU;
+        } else {
+            continue;
+        }
+        wgml_node *bias = l->nin > 2 ? l->in[2] : NULL;
+        l->op = WG_OP_LINEAR_PRE;
+        l->p.flag = kind;
+        l->p.norm = x->p.norm;
+        l->p.sub = x->p.sub;
+        wgml_node *in[5] = {a, l->in[1], bias, u, w};
+        for (int k2 = 0; k2 < 5; k2++) {
+            l->in[k2] = in[k2];
+            if (in[k2] && k2 != 1 && k2 != 2)
+                uses[in[k2]->id]++;
+        }
+        l->nin = 5;
+        uses[x->id]--;
+        if (x->sum_out) { /* the residual sum the norm wrote for others */
+            l->sum_out = x->sum_out;
+            l->sum_out->produced_by = l;
+            x->sum_out = NULL;
+        }
+        fold(g, x, l, uses);
+    }
+}
+
 size_t wg_graph_fuse(wgml_graph *g)
 {
     const char *e = getenv("WGML_GRAPH_FUSE");
@@ -229,6 +280,7 @@ size_t wg_graph_fuse(wgml_graph *g)
     fuse_softmax(g, uses);
     fuse_matmul_epilogue(g, uses); /* before chains: an activation is the product's to take */
     fuse_residual_norm(g, uses);
+    fuse_linear_prologue(g, uses); /* after the residual: a norm with its sum is taken whole */
     fuse_chains(g, uses);
     free(uses);
     return g->fused;

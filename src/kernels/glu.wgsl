@@ -9,32 +9,10 @@
 #tensor b 2 B_DT B_MODE
 #tensor o 3 O_DT O_MODE
 
-// NaN on bits: compilers may assume no NaN, and WGSL's max(NaN, 0) may
-// return 0, where relu(NaN) must stay NaN (wgml.h's NaN rule for glu).
-fn is_nan(v: f32) -> bool {
-    return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u;
-}
+#include "glu_act.wgsl"
 
 fn act(x: f32) -> f32 {
-    if (is_nan(x)) {
-        return x;
-    }
-    switch (p.ip.x) {
-        case 0u: {
-            return ew_mul_sigmoid(x, x);
-        }
-        case 1u: {
-            return ew_gelu_erf(x);
-        }
-        case 2u: {
-            // the unary ops' tail-accurate forms (ew_float.wgsl): x sigmoid(2u),
-            // not 0.5 x (1 + tanh u), whose residue NVIDIA's tanh leaves at -1
-            return ew_mul_sigmoid(x, x * (1.5957691216057308 + 0.07135481627260025 * x * x));
-        }
-        default: {
-            return select(max(x, 0.0), x, is_nan(x));
-        }
-    }
+    return glu_act(p.ip.x, x);
 }
 
 @compute @workgroup_size(256)

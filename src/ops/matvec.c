@@ -49,7 +49,7 @@
  * sgq_*t128 / t256 workgroup sizes are there to be forced and timed against the table's (bench/NOTES.md).
  * WGML_FORCE=matvec=<name> forces one.
  */
-#include "mm.h"
+#include "matvec.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -183,16 +183,6 @@ static wgml_status pick(wgml_ctx *ctx, const char *op, int64_t n, int64_t k, con
 
 /* ------------------------------------------------------------ launching */
 
-/* Mirrors Params in matvec.wgsl. */
-typedef struct mv_params {
-    uint32_t n, units, k, rowb, w_off, xs, os, bs, cs, ngroups, m, act, pad0, pad1;
-    float alpha, beta;
-    uint32_t eb, elo, ehi, used, ids_off, ist_t, ist_u, pairs, xst_t, xst_u, ost_t, ost_u;
-    uint32_t xo[8], oo[8], bo[8], co[8];
-    uint32_t chk[4];
-} mv_params;
-_Static_assert(sizeof(mv_params) == 256, "mv_params and matvec.wgsl's Params differ");
-
 /* Bytes w's window reaches past its data: the wide path reads the 16-byte
  * pieces holding its bytes. */
 #define WIDE_SLACK 15
@@ -308,10 +298,6 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
 
 /* ------------------------------------------------------------ the integer path */
 
-/* Words a quantised row of x takes (matvec_xq.wgsl): k / 4 code words and
- * a (d, sum) pair a 32-element block, padded to 16 bytes. */
-static uint64_t q8_row_words(int64_t k) { return ((uint64_t)k / 4 + (uint64_t)k / 16 + 3) / 4 * 4; }
-
 static bool q8_ok(const mv_type *ty, int64_t rows, int64_t k, uint64_t rowb, uint64_t w_offset)
 {
     return ty && ty->q8 && rows <= Q8_MAX_ROWS && k > 0 && k % 32 == 0 && rowb % 2 == 0 && w_offset % 2 == 0;
@@ -322,7 +308,7 @@ static bool q8_ok(const mv_type *ty, int64_t rows, int64_t k, uint64_t rowb, uin
 static wgml_status xquant(mv_job *j, const wgml_tensor *x, uint64_t xmin, uint64_t xext, wgml_tensor **xq)
 {
     wgml_ctx *ctx = j->ctx;
-    uint64_t rw = q8_row_words(j->p.k), esz = wg_dtype(x->dtype)->block_bytes, xrem, qrem;
+    uint64_t rw = wg_q8_row_words(j->p.k), esz = wg_dtype(x->dtype)->block_bytes, xrem, qrem;
     wgml_status st = wg_scratch_tensor_raw(ctx, WGML_U32, 1, (int64_t[]){(int64_t)(rw * (uint64_t)j->m)}, xq);
     if (st != WGML_OK)
         return st;
@@ -357,7 +343,7 @@ uint64_t wg_matvec_q8_scratch(wgml_dtype w, int64_t rows, int64_t k)
     const mv_type *ty = type_of(w);
     if (!ty || !ty->q8 || rows > Q8_MAX_ROWS || k <= 0 || k % 32)
         return 0;
-    return wg_align_up(q8_row_words(k) * 4 * (uint64_t)(rows < 1 ? 1 : rows), 256);
+    return wg_align_up(wg_q8_row_words(k) * 4 * (uint64_t)(rows < 1 ? 1 : rows), 256);
 }
 
 bool wg_matvec_int8(wgml_ctx *ctx, wgml_dtype w, int64_t rows, int64_t n, int64_t k)
@@ -428,8 +414,8 @@ static wgml_status need(const char *op, const char *what, const wgml_tensor *t, 
 
 /* ------------------------------------------------------------ mat-vec */
 
-wgml_status wg_matvec(const wgml_tensor *x, const wgml_tensor *w, const wgml_tensor *bias, const wgml_tensor *c,
-                      const wgml_matmul_params *pp, wgml_tensor *out)
+static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wgml_tensor *w, const wgml_tensor *bias,
+                              const wgml_tensor *c, const wgml_matmul_params *pp, wgml_tensor *out)
 {
     const char *op = "wgml_linear";
     wgml_matmul_params prm = pp ? *pp : (wgml_matmul_params){1.0f, 0.0f, WGML_ACT_NONE};
@@ -520,17 +506,22 @@ wgml_status wg_matvec(const wgml_tensor *x, const wgml_tensor *w, const wgml_ten
     uint64_t wbytes = (uint64_t)k / ty->qk * ty->bb + (ty->qk == 8 ? (uint64_t)(k % 8) * (ty->bb / 8) : 0);
     wg_win xw = win(x, xmin, 0, 0, xspan + kx, wg_dtype(x->dtype)->block_bytes, "x");
     wgml_tensor *xq = NULL;
-    if (var->q8 && q8_ok(ty, rows, k, rowb, w->offset)) {
-        /* x quantised once; the product reads its codes in place of x */
-        if ((st = xquant(&j, x, xmin, xspan + kx, &xq)) != WGML_OK) {
+    bool q8 = var->q8 && q8_ok(ty, rows, k, rowb, w->offset);
+    if (pre && !q8)
+        return WGML_ERR_UNSUPPORTED; /* the caller makes x and calls wg_matvec */
+    if (q8) {
+        /* x quantised once (or made and quantised: pre); the product reads
+         * its codes in place of x */
+        st = pre ? wg_xquant_pre(x->ctx, op, pre, &j.p, (int)rows, &xq) : xquant(&j, x, xmin, xspan + kx, &xq);
+        if (st != WGML_OK) {
             wgml_tensor_free(xq);
             return st;
         }
         j.q8 = true;
         j.t[SX] = xq;
         for (int r = 0; r < 8; r++)
-            j.row[0][r] = (uint64_t)(r < rows ? r : 0) * q8_row_words(k);
-        xw = win(xq, xq->offset / 4, 0, 0, q8_row_words(k) * (uint64_t)rows - 1, 4, "x");
+            j.row[0][r] = (uint64_t)(r < rows ? r : 0) * wg_q8_row_words(k);
+        xw = win(xq, xq->offset / 4, 0, 0, wg_q8_row_words(k) * (uint64_t)rows - 1, 4, "x");
     }
     wg_win ws[NS] = {
         win(w, w->offset, 0, (int64_t)rowb, wbytes ? wbytes - 1 + WIDE_SLACK : 0, 1, "w"),
@@ -546,6 +537,18 @@ wgml_status wg_matvec(const wgml_tensor *x, const wgml_tensor *w, const wgml_ten
     return st;
 }
 
+
+wgml_status wg_matvec(const wgml_tensor *x, const wgml_tensor *w, const wgml_tensor *bias, const wgml_tensor *c,
+                      const wgml_matmul_params *p, wgml_tensor *out)
+{
+    return matvec_run(x, NULL, w, bias, c, p, out);
+}
+
+wgml_status wg_matvec_pre(const wgml_tensor *x, const wg_xpre *pre, const wgml_tensor *w, const wgml_tensor *bias,
+                          const wgml_matmul_params *p, wgml_tensor *out)
+{
+    return matvec_run(x, pre, w, bias, NULL, p, out);
+}
 
 /* ------------------------------------------------------------ linear_id */
 

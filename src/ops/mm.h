@@ -55,6 +55,29 @@ wgml_status wg_en_attention(const wg_op_params *p, const wgml_tensor *const *in,
 wgml_status wg_matvec(const wgml_tensor *x, const wgml_tensor *w, const wgml_tensor *bias, const wgml_tensor *c,
                       const wgml_matmul_params *p, wgml_tensor *out);
 
+/* A linear whose x is made in the integer mat-vec path's first pass
+ * (WG_OP_LINEAR_PRE, made by graph fusion of linear(rms_norm(...)) and
+ * linear(glu(a, u)); matvec_pre.c).  x itself is then never written. */
+typedef enum wg_xpre_kind { WG_XPRE_NORM = 1, WG_XPRE_GLU = 2 } wg_xpre_kind;
+typedef struct wg_xpre {
+    wg_xpre_kind kind;
+    const wgml_tensor *a, *u; /* norm: x and its residual (or NULL); glu: gate input and up */
+    const wgml_tensor *g;     /* norm: weight (or NULL) */
+    wgml_tensor *so;          /* norm: a + u written here (or NULL) */
+    float eps;                /* norm (RMS) */
+    int glu;                  /* glu: wgml_glu_kind */
+} wg_xpre;
+/* wg_matvec with x made by pre (x: a tensor of x's shape, for the row
+ * layout only; never read or written): WGML_ERR_UNSUPPORTED, no message,
+ * where the integer path does not take these operands (the caller makes
+ * x itself and calls wg_matvec). */
+wgml_status wg_matvec_pre(const wgml_tensor *x, const wg_xpre *pre, const wgml_tensor *w, const wgml_tensor *bias,
+                          const wgml_matmul_params *p, wgml_tensor *out);
+wgml_status wg_ck_linear_pre(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out);
+uint64_t wg_sc_linear_pre(const wg_op_params *p, const wg_desc *const *in, int nin, const wg_desc *out);
+wgml_status wg_en_linear_pre(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out,
+                             wgml_tensor *out2);
+
 /* Registry rows for `wgml ops` (registry.c). */
 wg_op_table wg_matmul_ops(void);
 wg_op_table wg_matvec_ops(void);

@@ -32,6 +32,7 @@ typedef enum wg_op {
     WG_OP_EW_CHAIN, /* fused float unary ops: made by graph fusion only */
     /* Part 2 (src/ops/optable_mm.c): matrix products and attention. */
     WG_OP_MATMUL, WG_OP_LINEAR, WG_OP_LINEAR_ID, WG_OP_ATTENTION,
+    WG_OP_LINEAR_PRE, /* a linear with its x's rms_norm or glu: made by graph fusion only (matvec_pre.c) */
     WG_OP_COUNT
 } wg_op;
 

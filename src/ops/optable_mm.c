@@ -4,7 +4,8 @@
  * encode live in its own file (src/ops/mm.h).
  *
  * Inputs: matmul (a, b, bias, c), linear (x, w, bias, c), linear_id
- * (x, w, ids), attention (q, k, v, mask, sinks).  c is the beta operand:
+ * (x, w, ids), attention (q, k, v, mask, sinks), linear_pre (a, w, bias,
+ * u, g: matvec_pre.c).  c is the beta operand:
  * the eager call passes out itself, a graph a separate node.
  */
 #include "mm.h"
@@ -18,6 +19,7 @@ static const wg_op_def table[] = {
     ROWS(WG_OP_LINEAR, "linear", 2, 4, false, false, wg_ck_linear, wg_sc_linear, wg_en_linear),
     ROWS(WG_OP_LINEAR_ID, "linear_id", 3, 3, false, false, wg_ck_linear_id, wg_sc_linear_id, wg_en_linear_id),
     ROWS(WG_OP_ATTENTION, "attention", 3, 5, false, false, wg_ck_attention, wg_sc_attention, wg_en_attention),
+    ROWS(WG_OP_LINEAR_PRE, "linear_pre", 2, 5, false, false, wg_ck_linear_pre, wg_sc_linear_pre, wg_en_linear_pre),
 };
 _Static_assert(sizeof table / sizeof *table == WG_OP_COUNT - WG_OP_MATMUL,
                "optable_mm.c's rows and enum wg_op are out of step");
