@@ -10,25 +10,39 @@
 // reads x's codes 4x smaller than f32 and meets each weight code word in
 // one dot4I8Packed.  A block holding NaN or +-Inf gets d = NaN, so the
 // products it meets are NaN (the float path would give NaN or +-Inf).
-// One thread a block: k / 32 threads a row (448 at k = 14336), a few
-// microseconds against the weight read it serves.
+//
+// Entries:
+//   xquant       x read as it is: one thread a block, k / 32 threads a row
+//                (448 at k = 14336), a few microseconds against the
+//                weight read it serves.
+//   xquant       (PRE_GLU) x = glu(a, u) computed here (x is a, u the up
+//                half): graph fusion's linear(glu(a, u)) (src/graph/fuse.c,
+//                src/ops/matvec_pre.c), so a decode step runs no glu
+//                dispatch (a dependent dispatch costs an H200 ~3-7 us;
+//                bench/NOTES.md).
+//   xquant_norm  (PRE_NORM) x = rms_norm(a (+ u)) * g computed here, the
+//                sum a + u written to so when asked (the residual fusion's
+//                sum_out): one workgroup a row, a sum-of-squares pass, then
+//                the quantising pass rereading the row (L1/L2 hits).
+// p.pad1 flags (PRE_*): 1 u present, 2 g present, 4 so written; p.alpha
+// holds eps, p.act the glu kind, p.bo / p.co the rows of u and so, p.pad0
+// g's first element.
 
-@compute @workgroup_size(64)
-fn xquant(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-          @builtin(local_invocation_index) li: u32) {
-    let nb = p.k / 32u;
-    let t = wg_linear(wid, nwg) * 64u + li;
-    if (t >= nb * p.m) {
-        return;
-    }
-    let r = t / nb;
-    let blk = t - r * nb;
-    let xr = p.xo[r / 4u][r % 4u];
-    var v: array<vec4<f32>, 8>;
+#ifdef PRE_GLU
+#tensor u 3 U_DT U_MODE
+#include "glu_act.wgsl"
+#endif
+#ifdef PRE_NORM
+#tensor u 3 U_DT U_MODE
+#tensor g 4 G_DT G_MODE
+#tensor so 5 SO_DT SO_MODE
+#endif
+
+// Block blk of x row r (p.oo[r] its first word) from its 32 values.
+fn q8_block(r: u32, blk: u32, v: array<vec4<f32>, 8>) {
     var amax = 0.0;
     var bad = false;
     for (var i = 0u; i < 8u; i++) {
-        v[i] = xv4(xr, blk * 32u + 4u * i);
         let a = abs(v[i]);
         amax = max(amax, max(max(a.x, a.y), max(a.z, a.w)));
         // exponent all ones: NaN or Inf (max() may drop a NaN)
@@ -47,3 +61,93 @@ fn xquant(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
     xqo[o + p.k / 4u + 2u * blk] = bitcast<u32>(d);
     xqo[o + p.k / 4u + 2u * blk + 1u] = bitcast<u32>(s);
 }
+
+#ifdef PRE_ANY
+// u[ub + e .. + 3] (rows of u are contiguous: the host takes PRE_* only then)
+fn uv4(ub: u32, e: u32) -> vec4<f32> {
+    let i = ub + e;
+    return vec4<f32>(f32(u_ld(i)), f32(u_ld(i + 1u)), f32(u_ld(i + 2u)), f32(u_ld(i + 3u)));
+}
+#endif
+
+#ifdef PRE_NORM
+const NWG: u32 = 128u;
+var<workgroup> nred: array<f32, NWG>;
+
+// a (+ u) at elements e .. e + 3 of row r
+fn norm_in(r: u32, e: u32) -> vec4<f32> {
+    var v = xv4(p.xo[r / 4u][r % 4u], e);
+    if ((p.pad1 & 1u) != 0u) {
+        v += uv4(p.bo[r / 4u][r % 4u], e);
+    }
+    return v;
+}
+
+@compute @workgroup_size(NWG)
+fn xquant_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+               @builtin(local_invocation_index) li: u32) {
+    let r = wg_linear(wid, nwg);  // one workgroup a row: uniform
+    let nb = p.k / 32u;
+    let sb = p.co[r / 4u][r % 4u];
+    var ss = 0.0;
+    for (var blk = li; blk < nb; blk += NWG) {
+        for (var i = 0u; i < 8u; i++) {
+            let e = blk * 32u + 4u * i;
+            let v = norm_in(r, e);
+            if ((p.pad1 & 4u) != 0u) {
+                so_st(sb + e, so_T(v.x));
+                so_st(sb + e + 1u, so_T(v.y));
+                so_st(sb + e + 2u, so_T(v.z));
+                so_st(sb + e + 3u, so_T(v.w));
+            }
+            ss += dot(v, v);
+        }
+    }
+    nred[li] = ss;
+    workgroupBarrier();
+    for (var h = NWG / 2u; h > 0u; h = h / 2u) {
+        if (li < h) {
+            nred[li] += nred[li + h];
+        }
+        workgroupBarrier();
+    }
+    let tot = nred[0];
+    // norm.wgsl's RMS scale (a NaN sum: NaN, which inverseSqrt need not give)
+    let scale = select(inverseSqrt(tot / f32(p.k) + p.alpha), bitcast<f32>(0x7fc00000u), ew_is_nan(tot));
+    for (var blk = li; blk < nb; blk += NWG) {
+        var v: array<vec4<f32>, 8>;
+        for (var i = 0u; i < 8u; i++) {
+            let e = blk * 32u + 4u * i;
+            v[i] = norm_in(r, e) * scale;
+            if ((p.pad1 & 2u) != 0u) {
+                let gi = p.pad0 + e;
+                v[i] *= vec4<f32>(f32(g_ld(gi)), f32(g_ld(gi + 1u)), f32(g_ld(gi + 2u)), f32(g_ld(gi + 3u)));
+            }
+        }
+        q8_block(r, blk, v);
+    }
+}
+#else
+@compute @workgroup_size(64)
+fn xquant(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+          @builtin(local_invocation_index) li: u32) {
+    let nb = p.k / 32u;
+    let t = wg_linear(wid, nwg) * 64u + li;
+    if (t >= nb * p.m) {
+        return;
+    }
+    let r = t / nb;
+    let blk = t - r * nb;
+    let xr = p.xo[r / 4u][r % 4u];
+    var v: array<vec4<f32>, 8>;
+    for (var i = 0u; i < 8u; i++) {
+        v[i] = xv4(xr, blk * 32u + 4u * i);
+#ifdef PRE_GLU
+        let a = v[i];
+        let u = uv4(p.bo[r / 4u][r % 4u], blk * 32u + 4u * i);
+        v[i] = vec4<f32>(glu_act(p.act, a.x), glu_act(p.act, a.y), glu_act(p.act, a.z), glu_act(p.act, a.w)) * u;
+#endif
+    }
+    q8_block(r, blk, v);
+}
+#endif
