@@ -55,6 +55,27 @@ wgml_status wg_en_attention(const wg_op_params *p, const wgml_tensor *const *in,
 wgml_status wg_matvec(const wgml_tensor *x, const wgml_tensor *w, const wgml_tensor *bias, const wgml_tensor *c,
                       const wgml_matmul_params *p, wgml_tensor *out);
 
+/* The grouped path of wgml_linear_id (moe.c): operands checked by
+ * matvec.c's linear_id, whose CHECK pass on ids is already recorded. */
+typedef struct wg_moe_args {
+    const char *op;
+    const wgml_tensor *x, *w, *ids;
+    wgml_tensor *out;
+    int64_t tokens, used, experts, n, k;
+    uint64_t rowb, eb;    /* w's bytes per row and per expert */
+    int64_t xst_u;        /* x's step along u (0 when x is [tokens, 1, k]) */
+} wg_moe_args;
+/* 1: the grouped path for this many (token, used) pairs and experts, 0:
+ * the mat-vec path, -1: a bad WGML_FORCE linear_id=... (the message set
+ * only when report).  Shape and WGML_FORCE only, so the scratch
+ * declaration and the encode agree. */
+int wg_moe_path(int64_t pairs, int64_t experts, bool report);
+/* Scratch the grouped path takes (0 where wg_moe_path is not 1). */
+uint64_t wg_moe_scratch(int64_t pairs, int64_t experts);
+/* Runs it; WGML_ERR_UNSUPPORTED, with nothing recorded, for operands it
+ * does not take (the caller then runs the mat-vec path). */
+wgml_status wg_moe_grouped(const wg_moe_args *a);
+
 /* Registry rows for `wgml ops` (registry.c). */
 wg_op_table wg_matmul_ops(void);
 wg_op_table wg_matvec_ops(void);
