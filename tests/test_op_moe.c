@@ -151,23 +151,22 @@ static void run(const mcase *c, const char *path, double **out_vals)
 
 static bool full(void) { return getenv("WGML_TEST_FULL") != NULL; }
 
-/* Every weight dtype of the issue, x f32, k a multiple of 4: one GEMM
- * kernel each.  k 64 / 256 with tiles of 16 along k; n odd; 37 tokens
- * (prime) x 2 used over 5 experts: 74 pairs, > 32 rows on some experts
- * (two m-tiles of t32). */
+/* Weight dtypes, x f32.  CI: q4_K (f16 with odd k everywhere else, f16
+ * with f16 x and out in test_layouts, q8_0 in test_graph: 4 GEMM kernels,
+ * ~5-10 s of lavapipe compile each); WGML_TEST_FULL=1 adds the rest, k a
+ * multiple of 4 (vec4 loads of x).  k 64..256 against tiles of 16 along
+ * k; n odd; 37 tokens (prime) x 2 used over 4-5 experts: 74 pairs, > 32
+ * rows on some experts (two m-tiles of t32). */
 static void test_dtypes(void)
 {
-    static const mcase cs[] = {
+    const mcase q4k = {"q4_K", WGML_Q4_K, WGML_F32, WGML_F32, 4, 17, 256, 37, 2, false, 0};
+    run(&q4k, "grouped", NULL);
+    static const mcase more[] = {
         {"f32", WGML_F32, WGML_F32, WGML_F32, 5, 33, 68, 37, 2, false, 0},
         {"f16", WGML_F16, WGML_F32, WGML_F32, 5, 33, 64, 37, 2, false, 0},
         {"q4_0", WGML_Q4_0, WGML_F32, WGML_F32, 5, 33, 64, 37, 2, false, 0},
         {"q8_0", WGML_Q8_0, WGML_F32, WGML_F32, 5, 33, 96, 37, 2, false, 0},
-        {"q4_K", WGML_Q4_K, WGML_F32, WGML_F32, 4, 17, 256, 37, 2, false, 0},
         {"q6_K", WGML_Q6_K, WGML_F32, WGML_F32, 4, 17, 256, 37, 2, false, 0},
-    };
-    for (size_t i = 0; i < sizeof cs / sizeof *cs; i++)
-        run(&cs[i], "grouped", NULL);
-    static const mcase more[] = {
         {"bf16", WGML_BF16, WGML_F32, WGML_F32, 3, 9, 64, 31, 2, false, 0},
         {"q4_1", WGML_Q4_1, WGML_F32, WGML_F32, 3, 9, 64, 31, 2, false, 0},
         {"q5_K", WGML_Q5_K, WGML_F32, WGML_F32, 3, 9, 256, 31, 2, false, 0},
@@ -177,13 +176,14 @@ static void test_dtypes(void)
         run(&more[i], "grouped", NULL);
 }
 
-/* f16 x and out; x broadcast over the used slots; odd k (no vec4 loads). */
+/* f16 x and out; x broadcast over the used slots; odd k (no vec4 loads:
+ * the f16-weight kernel the other CI cases share). */
 static void test_layouts(void)
 {
     static const mcase cs[] = {
-        {"f16 x, f16 out, q8_0", WGML_Q8_0, WGML_F16, WGML_F16, 4, 24, 64, 29, 3, false, 0},
-        {"x broadcast", WGML_F32, WGML_F32, WGML_F32, 5, 33, 68, 23, 4, true, 0},
-        {"odd k", WGML_F32, WGML_F32, WGML_F32, 3, 7, 45, 41, 2, false, 0},
+        {"f16 x, f16 out", WGML_F16, WGML_F16, WGML_F16, 4, 24, 64, 29, 3, false, 0},
+        {"x broadcast", WGML_F16, WGML_F32, WGML_F32, 5, 33, 45, 23, 4, true, 0},
+        {"odd k", WGML_F16, WGML_F32, WGML_F32, 3, 7, 45, 41, 2, false, 0},
     };
     for (size_t i = 0; i < sizeof cs / sizeof *cs; i++)
         run(&cs[i], "grouped", NULL);
@@ -196,10 +196,10 @@ static void test_layouts(void)
 static void test_routing(void)
 {
     static const mcase cs[] = {
-        {"empty experts", WGML_F32, WGML_F32, WGML_F32, 6, 33, 68, 37, 2, false, 2},
-        {"one expert", WGML_F32, WGML_F32, WGML_F32, 5, 33, 68, 37, 2, false, 1},
-        {"strided ids", WGML_F32, WGML_F32, WGML_F32, 5, 33, 68, 37, 2, false, 3},
-        {"3 chunks", WGML_F32, WGML_F32, WGML_F32, 8, 20, 68, 300, 2, false, 0},
+        {"empty experts", WGML_F16, WGML_F32, WGML_F32, 6, 33, 45, 37, 2, false, 2},
+        {"one expert", WGML_F16, WGML_F32, WGML_F32, 5, 33, 45, 37, 2, false, 1},
+        {"strided ids", WGML_F16, WGML_F32, WGML_F32, 5, 33, 45, 37, 2, false, 3},
+        {"3 chunks", WGML_F16, WGML_F32, WGML_F32, 8, 20, 45, 300, 2, false, 0},
     };
     for (size_t i = 0; i < sizeof cs / sizeof *cs; i++)
         run(&cs[i], "grouped", NULL);
@@ -210,7 +210,7 @@ static void test_routing(void)
  * wg_moe_path's pair count. */
 static void test_paths(void)
 {
-    const mcase c = {"paths q4_0", WGML_Q4_0, WGML_F32, WGML_F32, 5, 33, 64, 37, 2, false, 0};
+    const mcase c = {"paths", WGML_F16, WGML_F32, WGML_F32, 5, 33, 45, 37, 2, false, 0};
     uint64_t seed = t_rng_state;
     double *a, *b, *d;
     run(&c, "grouped", &a);
@@ -247,9 +247,9 @@ static void test_paths(void)
  * untouched; zero tokens: nothing to do. */
 static void test_errors(void)
 {
-    const int64_t T = 40, U = 2, E = 4, n = 8, k = 32;
+    const int64_t T = 40, U = 2, E = 4, n = 8, k = 45;
     double *wv;
-    wgml_tensor *w = make_w(WGML_Q4_0, 3, (int64_t[]){E, n, k}, &wv);
+    wgml_tensor *w = make_w(WGML_F16, 3, (int64_t[]){E, n, k}, &wv);
     t_tensor x = t_random(WGML_F32, 3, (int64_t[]){T, U, k}, -1, 1);
     int32_t iv[T * U];
     for (int i = 0; i < T * U; i++)
@@ -338,14 +338,15 @@ static void test_graph(void)
     wgml_tensor_free(wt);
 }
 
-/* Experts of 8 x 256 f16 (4 KiB) x 24: 96 KiB of weights, cut into
- * blocks of experts with 64 KiB windows; one expert of 300 x 256 f16
- * (150 KiB) also cut along n.  One window each in the default mode. */
+/* Experts of 16 x 513 f16 (16 KiB) x 12: 192 KiB of weights, cut into
+ * blocks of experts with 64 KiB windows; experts of 300 x 513 f16 (300
+ * KiB) also cut along n (x and out stay under 64 KiB: bound whole).  One
+ * window each in the default mode. */
 static void test_windows(void)
 {
     static const mcase cs[] = {
-        {"windows: experts", WGML_F16, WGML_F32, WGML_F32, 24, 8, 256, 37, 2, false, 0},
-        {"windows: rows", WGML_F16, WGML_F32, WGML_F32, 2, 300, 256, 19, 2, false, 0},
+        {"windows: experts", WGML_F16, WGML_F32, WGML_F32, 12, 16, 513, 13, 2, false, 0},
+        {"windows: rows", WGML_F16, WGML_F32, WGML_F32, 2, 300, 513, 9, 2, false, 0},
     };
     for (size_t i = 0; i < sizeof cs / sizeof *cs; i++)
         run(&cs[i], "grouped", NULL);

@@ -7,7 +7,8 @@
 //   is 1 (else its n stride is 1); A_MODE/B_MODE ending in 4: vec4 loads
 //   (the host checks the 4-element alignment of every row start);
 //   QB + QT_<type>: B is a GGUF-quantised w [n, k] (B_KC), decoded while
-//   the tile loads (dequant_fns.wgsl);
+//   the tile loads (dequant_fns.wgsl); ROLLED: its 4-element loop kept a
+//   loop (CPU drivers, whose compile time grows with every inlined copy);
 //   SPLITK: the k range is cut into S slices, each writing raw f32 sums
 //   into partials that gemm_reduce adds up (small m.n, large k);
 //   REDUCE: gemm_reduce, one thread per output: the sum of the S partials
@@ -119,13 +120,13 @@ fn epilogue(acc: f32, z0: u32, z1: u32, m: u32, n: u32) {
     if ((p.misc.z & 2u) != 0u) {
         v = v + f32(bias_ld(p.offs.w + z0 * p.dst.x + z1 * p.dst.y + m * p.dst.z + n * p.dst.w));
     }
-#endif
     switch p.misc.w {
         case 1u: { v = u_RELU(v, 0.0, 0.0); }
         case 2u: { v = u_GELU_ERF(v, 0.0, 0.0); }
         case 3u: { v = u_SILU(v, 0.0, 0.0); }
         default: {}
     }
+#endif
     o_st(p.misc.x + o_row(z0, z1, m) + n * p.ost.w, v);
 }
 #endif
@@ -228,11 +229,20 @@ fn b_vec(base: u32, n0: u32, k0: u32, kend: u32, g: u32) -> vec4<f32> {
         let blk = k / QK;
         let at = base + n * p.bst.w + blk * BB;
         let j = k - blk * QK;
+#ifdef ROLLED
+        // a trip count the compiler cannot see: one copy of the decoder
+        // instead of four (CPU drivers: lavapipe's compile time)
+        let ne = min(4u, kend - min(k, kend));
+        for (var e = 0u; e < ne; e++) {
+            v[e] = deq(at, j + e);
+        }
+#else
         for (var e = 0u; e < 4u; e++) {
             if (k + e < kend) {
                 v[e] = deq(at, j + e);
             }
         }
+#endif
 #else
         let i = base + n * p.bst.w + k;
 #ifdef VB

@@ -189,12 +189,12 @@ static wgml_status gemm_block(void *user, const wg_win *w, const int64_t it[4], 
     char defs[512];
     size_t u = wg_gemm_tile_defs(v, a->w->dtype, j->qb, defs, sizeof defs);
     if (j->qb)
-        u += (size_t)snprintf(defs + u, sizeof defs - u, ";QACC=%s", wrw ? "read_write" : "read");
+        u += (size_t)snprintf(defs + u, sizeof defs - u, ";QACC=%s%s", wrw ? "read_write" : "read",
+                              wg_is_cpu(ctx) ? ";ROLLED" : "");
     else
         u += (size_t)snprintf(defs + u, sizeof defs - u, ";B_DT=%s;B_MODE=%s", wg_dtype(a->w->dtype)->wgsl,
                               mode(a->w, out, vb));
-    u += (size_t)snprintf(defs + u, sizeof defs - u, ";A_DT=%s;A_MODE=%s;O_DT=%s;O_MODE=w;GRP_ACC=%s;A_KC;B_KC%s%s;"
-                          "MOE;U_RELU;U_GELU_ERF;U_SILU", wg_dtype(a->x->dtype)->wgsl, mode(a->x, out, va),
+    u += (size_t)snprintf(defs + u, sizeof defs - u, ";A_DT=%s;A_MODE=%s;O_DT=%s;O_MODE=w;GRP_ACC=%s;A_KC;B_KC%s%s;MOE", wg_dtype(a->x->dtype)->wgsl, mode(a->x, out, va),
                           wg_dtype(out->dtype)->wgsl, srw ? "read_write" : "read", va ? ";VA" : "", vb ? ";VB" : "");
     if (u >= sizeof defs - 1)
         return wg_fail(WGML_ERR_INTERNAL, "%s: grouped GEMM defines too long", a->op);
