@@ -15,6 +15,7 @@ int bench_variants(wgml_ctx *ctx, int argc, char **argv);
 int bench_graph(wgml_ctx *ctx, int argc, char **argv);
 int bench_gemm(wgml_ctx *ctx, int argc, char **argv);
 int bench_matvec(wgml_ctx *ctx, int argc, char **argv);
+int bench_moe(wgml_ctx *ctx, int argc, char **argv);
 int bench_attn(wgml_ctx *ctx, int argc, char **argv);
 int bench_llm(wgml_ctx *ctx, int argc, char **argv);
 int bench_sample(wgml_ctx *ctx, int argc, char **argv);

@@ -9,6 +9,8 @@
  *                        attention (bench_gemm.c, bench_matvec.c, bench_attn.c;
  *                        attn also takes --decode and --skv N; matvec
  *                        --eager)
+ *   bench moe [--quick] [--json]   wgml_linear_id at prefill, grouped GEMM
+ *                        against the mat-vec path (bench_moe.c)
  *   bench sample [--quick] [--json] [--vocab N] [--rows N]   a decode
  *                        step's sampling, one-pass kernel against the
  *                        table's path (bench_sample.c) */
@@ -114,6 +116,7 @@ static const struct {
     {"graph", bench_graph, "[--quick] [--json] [--dot]"},
     {"gemm", bench_gemm, "[--quick] [--json]"},
     {"matvec", bench_matvec, "[--quick] [--json]"},
+    {"moe", bench_moe, "[--quick] [--json]"},
     {"attn", bench_attn, "[--quick] [--json] [--decode] [--skv N]"},
     {"llm", bench_llm, "-m FILE.gguf [-p 512] [-n 128] [-r 3] [--json]"},
     {"sample", bench_sample, "[--quick] [--json] [--vocab N] [--rows N]"},

@@ -38,7 +38,7 @@ static const cli_command commands[] = {
      "bench variants [MiB]  elementwise kernel shapes compared (a tuning tool)\n"
      "bench graph [--quick] [--json] [--dot]  graph replay vs eager: 10,000 dependent dispatches, a\n"
      "                  transformer block (--dot: its compiled graph as Graphviz DOT)\n"
-     "bench gemm | matvec | attn [--quick] [--json]   matrix products and attention (attn: also\n"
+     "bench gemm | matvec | moe | attn [--quick] [--json]   matrix products, MoE and attention (attn: also\n"
      "                  [--decode] [--skv N]: decode shapes only, shapes of N keys only)\n"
      "bench llm -m FILE.gguf [-p 512] [-n 128] [-r 3] [--json]   prompt and generation tokens/s"},
     {"gguf", cmd_gguf, "gguf FILE.gguf    a GGUF's header, metadata and tensor table (name, dtype, shape, bytes)"},
