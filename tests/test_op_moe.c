@@ -203,6 +203,9 @@ static void test_routing(void)
     };
     for (size_t i = 0; i < sizeof cs / sizeof *cs; i++)
         run(&cs[i], "grouped", NULL);
+    /* the 64-row tile (WGML_FORCE lists: 74 pairs on one expert, 2 tiles) */
+    if (full())
+        run(&cs[1], "grouped,gemm=t64", NULL);
 }
 
 /* The same operands through both forced paths (and the table) agree, each

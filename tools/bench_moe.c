@@ -77,10 +77,26 @@ static int cmp_d(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* WGML_FORCE as the caller set it (e.g. gemm=t64, the grouped GEMM's
+ * tile), plus linear_id=path; NULL path: the caller's again. */
 static void force(const char *path)
 {
-    char b[48];
-    snprintf(b, sizeof b, "linear_id=%s", path);
+    static char *orig;
+    static bool saved;
+    if (!saved) {
+        const char *e = getenv("WGML_FORCE");
+        orig = e && *e ? strdup(e) : NULL;
+        saved = true;
+    }
+    if (!path) {
+        if (orig)
+            setenv("WGML_FORCE", orig, 1);
+        else
+            unsetenv("WGML_FORCE");
+        return;
+    }
+    char b[256];
+    snprintf(b, sizeof b, "%s%slinear_id=%s", orig ? orig : "", orig ? "," : "", path);
     setenv("WGML_FORCE", b, 1);
 }
 
@@ -111,7 +127,7 @@ static wgml_status time_path(wgml_ctx *ctx, const char *path, const mshape *s, c
             st = wgml_ctx_sync(ctx);
         times[rep] = (cli_now() - t0) / iters;
     }
-    unsetenv("WGML_FORCE");
+    force(NULL);
     if (st == WGML_OK) {
         qsort(times, 7, sizeof *times, cmp_d);
         *sec = times[3];
