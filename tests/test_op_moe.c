@@ -28,16 +28,7 @@
 #include "graph_harness.h"
 #include "mm.h"
 
-static void force(const char *path)
-{
-    if (path) {
-        char b[64];
-        snprintf(b, sizeof b, "linear_id=%s", path);
-        setenv("WGML_FORCE", b, 1);
-    } else {
-        unsetenv("WGML_FORCE");
-    }
-}
+static void force(const char *path) { t_force("linear_id", path); }
 
 typedef struct mcase {
     const char *what;
@@ -151,6 +142,12 @@ static void run(const mcase *c, const char *path, double **out_vals)
 
 static bool full(void) { return getenv("WGML_TEST_FULL") != NULL; }
 
+static void run_all(const mcase *cs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        run(&cs[i], "grouped", NULL);
+}
+
 /* Weight dtypes, x f32.  CI: q4_K (f16 with odd k everywhere else, f16
  * with f16 x and out in test_layouts, q8_0 in test_graph: 4 GEMM kernels,
  * ~5-10 s of lavapipe compile each); WGML_TEST_FULL=1 adds the rest, k a
@@ -172,8 +169,8 @@ static void test_dtypes(void)
         {"q5_K", WGML_Q5_K, WGML_F32, WGML_F32, 3, 9, 256, 31, 2, false, 0},
         {"mxfp4", WGML_MXFP4, WGML_F32, WGML_F32, 3, 9, 64, 31, 2, false, 0},
     };
-    for (size_t i = 0; full() && i < sizeof more / sizeof *more; i++)
-        run(&more[i], "grouped", NULL);
+    if (full())
+        run_all(more, sizeof more / sizeof *more);
 }
 
 /* f16 x and out; x broadcast over the used slots; odd k (no vec4 loads:
@@ -185,8 +182,7 @@ static void test_layouts(void)
         {"x broadcast", WGML_F16, WGML_F32, WGML_F32, 5, 33, 45, 23, 4, true, 0},
         {"odd k", WGML_F16, WGML_F32, WGML_F32, 3, 7, 45, 41, 2, false, 0},
     };
-    for (size_t i = 0; i < sizeof cs / sizeof *cs; i++)
-        run(&cs[i], "grouped", NULL);
+    run_all(cs, sizeof cs / sizeof *cs);
 }
 
 /* Routing extremes: experts with no token (only 0 and E-1 of 6 used),
@@ -201,8 +197,7 @@ static void test_routing(void)
         {"strided ids", WGML_F16, WGML_F32, WGML_F32, 5, 33, 45, 37, 2, false, 3},
         {"3 chunks", WGML_F16, WGML_F32, WGML_F32, 8, 20, 45, 300, 2, false, 0},
     };
-    for (size_t i = 0; i < sizeof cs / sizeof *cs; i++)
-        run(&cs[i], "grouped", NULL);
+    run_all(cs, sizeof cs / sizeof *cs);
     /* the 64-row tile (WGML_FORCE lists: 74 pairs on one expert, 2 tiles) */
     if (full())
         run(&cs[1], "grouped,gemm=t64", NULL);
@@ -351,8 +346,7 @@ static void test_windows(void)
         {"windows: experts", WGML_F16, WGML_F32, WGML_F32, 12, 16, 513, 13, 2, false, 0},
         {"windows: rows", WGML_F16, WGML_F32, WGML_F32, 2, 300, 513, 9, 2, false, 0},
     };
-    for (size_t i = 0; i < sizeof cs / sizeof *cs; i++)
-        run(&cs[i], "grouped", NULL);
+    run_all(cs, sizeof cs / sizeof *cs);
 }
 
 int main(int argc, char **argv)

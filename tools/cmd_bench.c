@@ -105,6 +105,22 @@ static int bench_dispatch(wgml_ctx *ctx, int n)
     return ok ? 0 : 1;
 }
 
+int cli_bench_flags(int argc, char **argv, bool *quick, bool *json)
+{
+    *quick = *json = false;
+    for (int i = 1; i < argc; i++) { /* argv[0] is the bench's name */
+        if (!strcmp(argv[i], "--quick"))
+            *quick = true;
+        else if (!strcmp(argv[i], "--json"))
+            *json = true;
+        else {
+            fprintf(stderr, "usage: wgml bench %s [--quick] [--json]\n", argv[0]);
+            return 2;
+        }
+    }
+    return 0;
+}
+
 /* Sub-benchmarks that take a context: one row each. */
 static const struct {
     const char *name;

@@ -33,13 +33,24 @@ struct Params {
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, {{GRP_ACC}}> grp: array<u32>;
 @group(0) @binding(2) var<storage, read> err: array<u32>;
+fn hist_at(c: u32, e: u32) -> u32 {
+    return p.base + 2u * (p.experts + 1u) + p.pairs + c * p.experts + e;
+}
+
 #ifndef SCAN
 @group(0) @binding(3) var<storage, {{IDS_ACC}}> ids: array<i32>;
 
 var<workgroup> cid: array<i32, 256>;
 
-// Chunk c's ids into cid (-1 past the last pair).
-fn load_chunk(c: u32, li: u32) -> i32 {
+// count (COUNT) or scatter (SCATTER): one workgroup a chunk, its ids in
+// cid (-1 past the last pair).
+@compute @workgroup_size(256)
+fn chunk(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+         @builtin(local_invocation_index) li: u32) {
+    let c = wg_linear(wid, nwg);
+    if (c >= p.chunks) {
+        return; // a folded grid's overshoot (uniform)
+    }
     let q = c * 256u + li;
     var id = -1;
     if (q < p.pairs) {
@@ -49,26 +60,10 @@ fn load_chunk(c: u32, li: u32) -> i32 {
     }
     cid[li] = id;
     workgroupBarrier();
-    return id;
-}
-#endif
-
-fn hist_at(c: u32, e: u32) -> u32 {
-    return p.base + 2u * (p.experts + 1u) + p.pairs + c * p.experts + e;
-}
-
-#ifdef COUNT
-@compute @workgroup_size(256)
-fn count(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-         @builtin(local_invocation_index) li: u32) {
-    let c = wg_linear(wid, nwg);
-    if (c >= p.chunks) {
-        return; // a folded grid's overshoot (uniform)
-    }
-    load_chunk(c, li);
     if (err[1] != 0u) {
         return;
     }
+#ifdef COUNT
     for (var e = li; e < p.experts; e += 256u) {
         var n = 0u;
         for (var j = 0u; j < 256u; j++) {
@@ -76,6 +71,16 @@ fn count(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
         }
         grp[hist_at(c, e)] = n;
     }
+#else
+    if (id < 0 || u32(id) >= p.experts) {
+        return;
+    }
+    var rank = 0u;
+    for (var j = 0u; j < li; j++) {
+        rank += select(0u, 1u, cid[j] == id);
+    }
+    grp[p.base + 2u * (p.experts + 1u) + grp[hist_at(c, u32(id))] + rank] = q;
+#endif
 }
 #endif
 
@@ -119,25 +124,5 @@ fn scan(@builtin(local_invocation_index) li: u32) {
             grp[hist_at(c, e)] += first;
         }
     }
-}
-#endif
-
-#ifdef SCATTER
-@compute @workgroup_size(256)
-fn scatter(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-           @builtin(local_invocation_index) li: u32) {
-    let c = wg_linear(wid, nwg);
-    if (c >= p.chunks) {
-        return;
-    }
-    let id = load_chunk(c, li);
-    if (err[1] != 0u || id < 0 || u32(id) >= p.experts) {
-        return;
-    }
-    var rank = 0u;
-    for (var j = 0u; j < li; j++) {
-        rank += select(0u, 1u, cid[j] == id);
-    }
-    grp[p.base + 2u * (p.experts + 1u) + grp[hist_at(c, u32(id))] + rank] = c * 256u + li;
 }
 #endif

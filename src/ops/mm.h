@@ -28,6 +28,12 @@
  * its variants. */
 const char *wg_forced_variant(const char *family, char *buf, size_t n);
 
+/* A two-way switch WGML_FORCE=family=p0|p1: 0 or 1, WG_NOT_FORCED when
+ * the family is not named, -1 for another value (WGML_ERR_INVALID_ARG's
+ * message set for op only when report: scratch declarations stay pure). */
+#define WG_NOT_FORCED (-2)
+int wg_forced_path(const char *op, const char *family, const char *p0, const char *p1, bool report);
+
 /* Op table rows: check, scratch, encode (optable.h's signatures). */
 wgml_status wg_ck_matmul(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out);
 uint64_t wg_sc_matmul(const wg_op_params *p, const wg_desc *const *in, int nin, const wg_desc *out);

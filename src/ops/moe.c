@@ -52,18 +52,9 @@ static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 int wg_moe_path(int64_t pairs, int64_t experts, bool report)
 {
-    char buf[32];
-    const char *f = wg_forced_variant("linear_id", buf, sizeof buf);
-    if (f) {
-        if (!strcmp(f, "grouped"))
-            return 1;
-        if (!strcmp(f, "matvec"))
-            return 0;
-        if (report)
-            wg_fail(WGML_ERR_INVALID_ARG, "wgml_linear_id: WGML_FORCE linear_id=%s is not a path (paths: matvec, "
-                    "grouped)", f);
-        return -1;
-    }
+    int f = wg_forced_path("wgml_linear_id", "linear_id", "matvec", "grouped", report);
+    if (f != WG_NOT_FORCED)
+        return f;
     return pairs >= MOE_MIN_PAIRS && pairs >= MOE_MIN_AVG * experts;
 }
 
@@ -258,9 +249,9 @@ wgml_status wg_moe_grouped(const wg_moe_args *a)
                      (uint32_t)ids->strides[0], (uint32_t)ids->strides[1], (uint32_t)cdiv(P, CHUNK),
                      (uint32_t)(rem / 4), {0, 0, 0}};
     bool irw = ids->st->buf == gs->st->buf;
-    if ((st = group_pass(ctx, "count", "COUNT", &gp, gb, ib, irw, gp.chunks)) != WGML_OK ||
+    if ((st = group_pass(ctx, "chunk", "COUNT", &gp, gb, ib, irw, gp.chunks)) != WGML_OK ||
         (st = group_pass(ctx, "scan", "SCAN", &gp, gb, ib, irw, 1)) != WGML_OK ||
-        (st = group_pass(ctx, "scatter", "SCATTER", &gp, gb, ib, irw, gp.chunks)) != WGML_OK) {
+        (st = group_pass(ctx, "chunk", "SCATTER", &gp, gb, ib, irw, gp.chunks)) != WGML_OK) {
         wgml_tensor_free(gs);
         return st;
     }

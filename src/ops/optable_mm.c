@@ -27,6 +27,19 @@ const wg_op_def *wg_op_def_mm(int op)
     return op >= WG_OP_MATMUL && op < WG_OP_COUNT ? &table[op - WG_OP_MATMUL] : NULL;
 }
 
+int wg_forced_path(const char *op, const char *family, const char *p0, const char *p1, bool report)
+{
+    char buf[32];
+    const char *f = wg_forced_variant(family, buf, sizeof buf);
+    if (!f)
+        return WG_NOT_FORCED;
+    if (!strcmp(f, p0) || !strcmp(f, p1))
+        return !strcmp(f, p1);
+    if (report)
+        wg_fail(WGML_ERR_INVALID_ARG, "%s: WGML_FORCE %s=%s is not a variant (variants: %s, %s)", op, family, f, p0, p1);
+    return -1;
+}
+
 const char *wg_forced_variant(const char *family, char *buf, size_t n)
 {
     const char *env = getenv("WGML_FORCE");
