@@ -156,14 +156,14 @@ static void run_all(const mcase *cs, size_t n)
  * rows on some experts (two m-tiles of t32). */
 static void test_dtypes(void)
 {
-    const mcase q4k = {"q4_K", WGML_Q4_K, WGML_F32, WGML_F32, 4, 17, 256, 37, 2, false, 0};
+    const mcase q4k = {"q4_K", WGML_Q4_K, WGML_F32, WGML_F32, 4, 17, 256, 31, 2, false, 0};
     run(&q4k, "grouped", NULL);
     static const mcase more[] = {
         {"f32", WGML_F32, WGML_F32, WGML_F32, 5, 33, 68, 37, 2, false, 0},
         {"f16", WGML_F16, WGML_F32, WGML_F32, 5, 33, 64, 37, 2, false, 0},
         {"q4_0", WGML_Q4_0, WGML_F32, WGML_F32, 5, 33, 64, 37, 2, false, 0},
         {"q8_0", WGML_Q8_0, WGML_F32, WGML_F32, 5, 33, 96, 37, 2, false, 0},
-        {"q6_K", WGML_Q6_K, WGML_F32, WGML_F32, 4, 17, 256, 37, 2, false, 0},
+        {"q6_K", WGML_Q6_K, WGML_F32, WGML_F32, 4, 17, 256, 31, 2, false, 0},
         {"bf16", WGML_BF16, WGML_F32, WGML_F32, 3, 9, 64, 31, 2, false, 0},
         {"q4_1", WGML_Q4_1, WGML_F32, WGML_F32, 3, 9, 64, 31, 2, false, 0},
         {"q5_K", WGML_Q5_K, WGML_F32, WGML_F32, 3, 9, 256, 31, 2, false, 0},
@@ -188,14 +188,15 @@ static void test_layouts(void)
 /* Routing extremes: experts with no token (only 0 and E-1 of 6 used),
  * every token on one expert (3 m-tiles there, none elsewhere), a strided
  * ids view, and more pairs than a grouping chunk (300 tokens x 2 over 8
- * experts: 3 chunks of 256). */
+ * experts: 3 chunks of 256; x broadcast to stay under the _window mode's
+ * 64 KiB, as x and out are bound whole on both paths). */
 static void test_routing(void)
 {
     static const mcase cs[] = {
         {"empty experts", WGML_F16, WGML_F32, WGML_F32, 6, 33, 45, 37, 2, false, 2},
         {"one expert", WGML_F16, WGML_F32, WGML_F32, 5, 33, 45, 37, 2, false, 1},
         {"strided ids", WGML_F16, WGML_F32, WGML_F32, 5, 33, 45, 37, 2, false, 3},
-        {"3 chunks", WGML_F16, WGML_F32, WGML_F32, 8, 20, 45, 300, 2, false, 0},
+        {"3 chunks", WGML_F16, WGML_F32, WGML_F32, 8, 20, 45, 300, 2, true, 0},
     };
     run_all(cs, sizeof cs / sizeof *cs);
     /* the 64-row tile (WGML_FORCE lists: 74 pairs on one expert, 2 tiles) */
