@@ -6,6 +6,9 @@
  * Inputs: matmul (a, b, bias, c), linear (x, w, bias, c), linear_id
  * (x, w, ids), attention (q, k, v, mask, sinks).  c is the beta operand:
  * the eager call passes out itself, a graph a separate node.
+ * Scratch: linear_id's grouped path (moe.c) takes 4 (2 (E + 1) + P +
+ * ceil(P / 256) E) bytes for P = tokens x used pairs and E experts (its
+ * sort by expert), declared where wg_moe_path takes it.
  */
 #include "mm.h"
 
