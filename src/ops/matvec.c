@@ -686,7 +686,8 @@ uint64_t wg_sc_linear_id(const wg_op_params *p, const wg_desc *const *in, int ni
 {
     (void)p, (void)nin, (void)out;
     const wg_desc *w = in[1], *ids = in[2];
-    if (w->ndim != 3 || ids->ndim != 2)
+    if (w->ndim != 3 || ids->ndim != 2 || wg_is_sym(w->shape[0]) || wg_is_sym(ids->shape[0]) ||
+        wg_is_sym(ids->shape[1]))
         return 0;
     /* the dims' maxima (a graph's bound holds for every binding) */
     return wg_moe_scratch(ids->shape[0] * ids->shape[1], w->shape[0]);
