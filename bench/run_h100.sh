@@ -5,7 +5,7 @@
 # and .devbuild (a Release build made here) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq llmprof sample llmgen8 skip mvdec mvwg attnvar (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -159,6 +159,13 @@ for s in $sections; do
     gemmq) # quantised prefill linears: in-tile decode vs dequantise + dense GEMM
       for v in fused dequant; do
         echo "-- qgemm=$v"; WGML_FORCE=qgemm=$v $B/wgml bench gemm 2>&1 | grep -E "^op|^linear" | head -n 8
+      done ;;
+    moe) # MoE prefill (wgml_linear_id, 512 tokens x 2 of 8 experts of 14336 x 4096): grouped GEMM vs
+         # mat-vec path, q4_K and f16; then the grouped GEMM's tile forced (one line per case)
+      $B/wgml bench moe --json > $OUTDIR/moe.json 2> $OUTDIR/moe.err; tail -n 3 $OUTDIR/moe.err
+      python3 -c "import json; d=json.load(open('$OUTDIR/moe.json')); print('\n'.join('moe %s %-7s %8.3f ms %7.2f TFLOP/s %s of bound %s' % (r['w'], r['path'], r['ms'], r['tflops'], r['of_bound'], r['check']) for r in d['results']))"
+      for v in t64 t128 t128k16; do
+        WGML_FORCE=gemm=$v $B/wgml bench moe --json 2>/dev/null | python3 -c "import json,sys; d=json.load(sys.stdin); print('\n'.join('moe gemm=$v %s %-7s %8.3f ms %7.2f TFLOP/s' % (r['w'], r['path'], r['ms'], r['tflops']) for r in d['results'] if r['path'] == 'grouped'))"
       done ;;
     mvshapes) # a decoder's mat-vec shapes for the table: n x k per variant, the q4_K model's dtypes
       for nk in 4096x4096 6144x4096 28672x4096 4096x14336; do

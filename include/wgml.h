@@ -605,7 +605,9 @@ wgml_status wgml_linear(const wgml_tensor *x, const wgml_tensor *w, const wgml_t
  * wgml_linear), ids [tokens, used] i32, x [tokens, used or 1, k]:
  * out [tokens, used, n], out[t, u] = w[ids[t, u]] . x[t, u (or 0)].
  * An id outside [0, experts) writes nothing and is WGML_ERR_INDEX at the
- * next sync. */
+ * next sync.  Few pairs (decode) run a mat-vec per pair; prefill sorts the
+ * pairs by expert on the GPU and runs each expert's pairs as one GEMM
+ * (WGML_FORCE=linear_id=matvec|grouped forces a path). */
 wgml_status wgml_linear_id(const wgml_tensor *x, const wgml_tensor *w, const wgml_tensor *ids,
                            wgml_tensor *out);
 

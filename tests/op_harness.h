@@ -69,6 +69,18 @@ static inline wgml_tensor *t_idx(int ndim, const int64_t *shape, const int32_t *
     return t;
 }
 
+/* WGML_FORCE=family=v for the calls that follow (v NULL: unset). */
+static inline void t_force(const char *family, const char *v)
+{
+    if (v) {
+        char b[96];
+        snprintf(b, sizeof b, "%s=%s", family, v);
+        setenv("WGML_FORCE", b, 1);
+    } else {
+        unsetenv("WGML_FORCE");
+    }
+}
+
 static inline void t_free(t_tensor *r)
 {
     wgml_tensor_free(r->t);

@@ -26,16 +26,7 @@ static const wgml_dtype floats[] = {WGML_F32, WGML_F16, WGML_BF16};
 static const char *const variants[] = {"t128", "t128k16", "t128s", "t64", "t32", "splitk"};
 #define NV (sizeof variants / sizeof *variants)
 
-static void force(const char *v)
-{
-    if (v) {
-        char b[64];
-        snprintf(b, sizeof b, "gemm=%s", v);
-        setenv("WGML_FORCE", b, 1);
-    } else {
-        unsetenv("WGML_FORCE");
-    }
-}
+static void force(const char *v) { t_force("gemm", v); }
 
 /* Dense [iter] copy of a view's logical values broadcast to iter. */
 static double *dense(const double *v, const wgml_tensor *t, const int64_t it[4])

@@ -27,51 +27,12 @@
  * CPU dequantiser's values, so the reference sees exactly the weights
  * the kernel decodes (fp16 scales times small integers are exact in f32).
  */
-#include "op_harness.h"
+#include "quant_table.h"
 #include "mm.h"
-#include "quant.h"
 
 static const wgml_dtype wtypes[] = {WGML_F32,  WGML_F16,  WGML_BF16, WGML_Q4_0, WGML_Q4_1,   WGML_Q5_0,
                                     WGML_Q5_1, WGML_Q8_0, WGML_Q2_K, WGML_Q3_K, WGML_Q4_K,   WGML_Q5_K,
                                     WGML_Q6_K, WGML_IQ4_NL, WGML_MXFP4};
-
-/* A weight tensor of shape (ndim, shape) from uniform [-1, 1] floats;
- * *deq: the values the kernel must see (logical order). */
-static wgml_tensor *make_w(wgml_dtype dt, int ndim, const int64_t *shape, double **deq)
-{
-    int64_t n = 1;
-    for (int i = 0; i < ndim; i++)
-        n *= shape[i];
-    *deq = malloc(sizeof(double) * (size_t)(n + 1));
-    if (wg_dtype_is_plain(dt)) {
-        t_tensor r = t_random(dt, ndim, shape, -1, 1);
-        memcpy(*deq, r.val, sizeof(double) * (size_t)n);
-        free(r.host);
-        free(r.val);
-        return r.t;
-    }
-    wgml_qtype qt = WGML_QT_COUNT;
-    for (int q = 0; q < WGML_QT_COUNT; q++)
-        if (strcmp(wgml_qtype_get((wgml_qtype)q)->name, wgml_dtype_name(dt)) == 0)
-            qt = (wgml_qtype)q;
-    float *src = malloc(sizeof(float) * (size_t)n), *back = malloc(sizeof(float) * (size_t)n);
-    for (int64_t i = 0; i < n; i++)
-        src[i] = (float)t_uniform(-1, 1);
-    wgml_tensor *t = NULL;
-    CHECK_OK(wgml_tensor_new(t_ctx, dt, ndim, shape, &t));
-    size_t bytes = t ? wgml_tensor_nbytes(t) : 0;
-    void *blocks = malloc(bytes + 1);
-    CHECK(qt != WGML_QT_COUNT && wg_quantize_ref(qt, src, blocks, n) == 0, "quantise %s", wgml_dtype_name(dt));
-    CHECK(wg_dequantize_ref(qt, blocks, back, n) == 0, "dequantise");
-    for (int64_t i = 0; i < n; i++)
-        (*deq)[i] = back[i];
-    if (t)
-        CHECK_OK(wgml_tensor_upload(t, blocks, bytes));
-    free(src);
-    free(back);
-    free(blocks);
-    return t;
-}
 
 static double act_ref(wgml_activation a, double v)
 {

@@ -165,17 +165,9 @@ static wgml_status run_one(wgml_ctx *ctx, const shape *s, result *r)
 
 int bench_gemm(wgml_ctx *ctx, int argc, char **argv)
 {
-    bool q = false, json = false;
-    for (int i = 1; i < argc; i++) { /* argv[0] is "gemm" */
-        if (!strcmp(argv[i], "--quick"))
-            q = true;
-        else if (!strcmp(argv[i], "--json"))
-            json = true;
-        else {
-            fprintf(stderr, "usage: wgml bench gemm [--quick] [--json]\n");
-            return 2;
-        }
-    }
+    bool q, json;
+    if (cli_bench_flags(argc, argv, &q, &json))
+        return 2;
     wgml_device_info info;
     if (wgml_device_info_get(ctx, &info) != WGML_OK)
         return cli_error("device info", WGML_ERR_INTERNAL);

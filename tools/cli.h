@@ -4,6 +4,8 @@
 
 #include "wgml.h"
 
+#include <stdbool.h>
+
 int cmd_info(int argc, char **argv);
 int cmd_selfcheck(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
@@ -15,6 +17,7 @@ int bench_variants(wgml_ctx *ctx, int argc, char **argv);
 int bench_graph(wgml_ctx *ctx, int argc, char **argv);
 int bench_gemm(wgml_ctx *ctx, int argc, char **argv);
 int bench_matvec(wgml_ctx *ctx, int argc, char **argv);
+int bench_moe(wgml_ctx *ctx, int argc, char **argv);
 int bench_attn(wgml_ctx *ctx, int argc, char **argv);
 int bench_llm(wgml_ctx *ctx, int argc, char **argv);
 int bench_sample(wgml_ctx *ctx, int argc, char **argv);
@@ -26,6 +29,9 @@ wgml_ctx *cli_open(void);
 /* Prints "wgml: <what>: STATUS: message" to stderr; returns 1. */
 int cli_error(const char *what, wgml_status st);
 double cli_now(void);
+/* A bench's [--quick] [--json] (argv[0] its name); 2 after a usage line
+ * for anything else, else 0. */
+int cli_bench_flags(int argc, char **argv, bool *quick, bool *json);
 /* The whole file ("-": stdin), malloc'd; NULL on failure. */
 char *cli_read_file(const char *path, size_t *len);
 

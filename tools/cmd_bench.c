@@ -10,6 +10,8 @@
  *                        attention (bench_gemm.c, bench_matvec.c, bench_attn.c;
  *                        attn also takes --decode and --skv N; matvec
  *                        --eager)
+ *   bench moe [--quick] [--json]   wgml_linear_id at prefill, grouped GEMM
+ *                        against the mat-vec path (bench_moe.c)
  *   bench sample [--quick] [--json] [--vocab N] [--rows N]   a decode
  *                        step's sampling, one-pass kernel against the
  *                        table's path (bench_sample.c) */
@@ -104,6 +106,22 @@ static int bench_dispatch(wgml_ctx *ctx, int n)
     return ok ? 0 : 1;
 }
 
+int cli_bench_flags(int argc, char **argv, bool *quick, bool *json)
+{
+    *quick = *json = false;
+    for (int i = 1; i < argc; i++) { /* argv[0] is the bench's name */
+        if (!strcmp(argv[i], "--quick"))
+            *quick = true;
+        else if (!strcmp(argv[i], "--json"))
+            *json = true;
+        else {
+            fprintf(stderr, "usage: wgml bench %s [--quick] [--json]\n", argv[0]);
+            return 2;
+        }
+    }
+    return 0;
+}
+
 /* Sub-benchmarks that take a context: one row each. */
 static const struct {
     const char *name;
@@ -115,6 +133,7 @@ static const struct {
     {"graph", bench_graph, "[chain|wide|block|decoder]... [--quick] [--json] [--dot] [--kv N]"},
     {"gemm", bench_gemm, "[--quick] [--json]"},
     {"matvec", bench_matvec, "[--quick] [--json]"},
+    {"moe", bench_moe, "[--quick] [--json]"},
     {"attn", bench_attn, "[--quick] [--json] [--decode] [--skv N]"},
     {"llm", bench_llm, "-m FILE.gguf [-p 512] [-n 128] [-r 3] [--json]"},
     {"sample", bench_sample, "[--quick] [--json] [--vocab N] [--rows N]"},

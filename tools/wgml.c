@@ -40,7 +40,7 @@ static const cli_command commands[] = {
      "                  eager: 10,000 dependent dispatches, a transformer block (--dot: its compiled\n"
      "                  graph as Graphviz DOT), a Llama-3-8B decoder block's decode step (q4_K, KV N\n"
      "                  rows, default 4096) against the copy bandwidth\n"
-     "bench gemm | matvec | attn [--quick] [--json]   matrix products and attention (attn: also\n"
+     "bench gemm | matvec | moe | attn [--quick] [--json]   matrix products, MoE and attention (attn: also\n"
      "                  [--decode] [--skv N]: decode shapes only, shapes of N keys only)\n"
      "bench llm -m FILE.gguf [-p 512] [-n 128] [-r 3] [--json]   prompt and generation tokens/s"},
     {"gguf", cmd_gguf, "gguf FILE.gguf    a GGUF's header, metadata and tensor table (name, dtype, shape, bytes)"},

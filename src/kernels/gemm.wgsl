@@ -7,11 +7,17 @@
 //   is 1 (else its n stride is 1); A_MODE/B_MODE ending in 4: vec4 loads
 //   (the host checks the 4-element alignment of every row start);
 //   QB + QT_<type>: B is a GGUF-quantised w [n, k] (B_KC), decoded while
-//   the tile loads (dequant_fns.wgsl);
+//   the tile loads (dequant_fns.wgsl); ROLLED: its 4-element loop kept a
+//   loop (CPU drivers, whose compile time grows with every inlined copy);
 //   SPLITK: the k range is cut into S slices, each writing raw f32 sums
 //   into partials that gemm_reduce adds up (small m.n, large k);
 //   REDUCE: gemm_reduce, one thread per output: the sum of the S partials
-//   (S = 0: k = 0) and the epilogue.
+//   (S = 0: k = 0) and the epilogue;
+//   MOE: the grouped GEMM of wgml_linear_id (host src/ops/moe.c, grouping
+//   passes moe_group.wgsl): a workgroup takes one tile of BM (token, used)
+//   pairs of one expert, gathered through the permutation in grp, times
+//   w[expert] (B_KC, dense or QB, z0 = the expert), and scatters its rows
+//   to out[t, u, :].  No c, bias, split-K or activation.
 // Tiles live in workgroup memory as f32 vec4s, both k-major (As[k][m],
 // Bs[k][n]), so the inner step reads TM/4 + TN/4 vectors and does TM.TN
 // FMAs.  Thread (tx, ty) owns rows 4(ty + i NTM) + r and columns
@@ -37,6 +43,9 @@ struct Params {
                       // act (1 relu, 2 gelu, 3 silu)
     pst: vec4<u32>,   // partials: offset, batch 0 and batch 1 strides (REDUCE), split stride (1)
     fp: vec4<f32>,    // alpha, beta
+    gx: vec4<u32>,    // MOE: x's steps along t and u, out's steps along t and u
+    gy: vec4<u32>,    // MOE: used, experts [elo, ehi) bound in this pass, experts
+    gz: vec4<u32>,    // MOE: grp's first word (moe.c: off[E + 1], toff[E + 1], perm[pairs]), -, -, -
 }
 @group(0) @binding(0) var<uniform> p: Params;
 
@@ -58,10 +67,45 @@ const BB: u32 = {{BB}}u;
 #ifdef SPLITK
 #tensor o 3 f32 O_MODE
 #else
+#ifdef MOE
+@group(0) @binding(3) var<storage, {{GRP_ACC}}> grp: array<u32>;
+@group(0) @binding(4) var<storage, read> err: array<u32>;
+#tensor o 5 O_DT O_MODE
+#else
 #tensor c 3 C_DT C_MODE
 #tensor bias 4 BIAS_DT BIAS_MODE
 #tensor o 5 O_DT O_MODE
 #endif
+#endif
+#endif
+
+#ifdef MOE
+// The tile's rows: element offsets of each gathered row of x and of its
+// out row (filled once per workgroup from the permutation), and how many
+// of the BM rows are real.
+var<workgroup> xrow: array<u32, {{BM}}>;
+var<workgroup> orow: array<u32, {{BM}}>;
+var<workgroup> tinfo: vec4<u32>;
+var<private> mrows: u32;
+fn m_lim() -> u32 {
+    return mrows;
+}
+fn a_row(m: u32) -> u32 {
+    return xrow[m];
+}
+fn o_row(z0: u32, z1: u32, m: u32) -> u32 {
+    return orow[m];
+}
+#else
+fn m_lim() -> u32 {
+    return p.dims.x;
+}
+fn a_row(m: u32) -> u32 {
+    return m * p.ast.z;
+}
+fn o_row(z0: u32, z1: u32, m: u32) -> u32 {
+    return z0 * p.ost.x + z1 * p.ost.y + m * p.ost.z;
+}
 #endif
 
 #ifndef SPLITK
@@ -69,6 +113,7 @@ const BB: u32 = {{BB}}u;
 // reads c (flag 1 is off), so NaN there cannot leak.
 fn epilogue(acc: f32, z0: u32, z1: u32, m: u32, n: u32) {
     var v = p.fp.x * acc;
+#ifndef MOE
     if ((p.misc.z & 1u) != 0u) {
         v = v + p.fp.y * f32(c_ld(p.offs.z + z0 * p.cst.x + z1 * p.cst.y + m * p.cst.z + n * p.cst.w));
     }
@@ -81,7 +126,8 @@ fn epilogue(acc: f32, z0: u32, z1: u32, m: u32, n: u32) {
         case 3u: { v = u_SILU(v, 0.0, 0.0); }
         default: {}
     }
-    o_st(p.misc.x + z0 * p.ost.x + z1 * p.ost.y + m * p.ost.z + n * p.ost.w, v);
+#endif
+    o_st(p.misc.x + o_row(z0, z1, m) + n * p.ost.w, v);
 }
 #endif
 
@@ -136,8 +182,8 @@ fn a_vec(base: u32, m0: u32, k0: u32, kend: u32, g: u32) -> vec4<f32> {
     let r = g / BK4;
     let m = m0 + r;
     let k = k0 + 4u * (g - r * BK4);
-    if (m < p.dims.x) {
-        let i = base + m * p.ast.z + k;
+    if (m < m_lim()) {
+        let i = base + a_row(m) + k;
 #ifdef VA
         if (k + 3u < kend) {
             return vec4<f32>(a_ld4(i >> 2u));
@@ -156,12 +202,12 @@ fn a_vec(base: u32, m0: u32, k0: u32, kend: u32, g: u32) -> vec4<f32> {
     if (k < kend) {
         let i = base + k * p.ast.w + m;
 #ifdef VA
-        if (m + 3u < p.dims.x) {
+        if (m + 3u < m_lim()) {
             return vec4<f32>(a_ld4(i >> 2u));
         }
 #endif
         for (var e = 0u; e < 4u; e++) {
-            if (m + e < p.dims.x) {
+            if (m + e < m_lim()) {
                 v[e] = f32(a_ld(i + e));
             }
         }
@@ -183,11 +229,20 @@ fn b_vec(base: u32, n0: u32, k0: u32, kend: u32, g: u32) -> vec4<f32> {
         let blk = k / QK;
         let at = base + n * p.bst.w + blk * BB;
         let j = k - blk * QK;
+#ifdef ROLLED
+        // a trip count the compiler cannot see: one copy of the decoder
+        // instead of four (CPU drivers: lavapipe's compile time)
+        let ne = min(4u, kend - min(k, kend));
+        for (var e = 0u; e < ne; e++) {
+            v[e] = deq(at, j + e);
+        }
+#else
         for (var e = 0u; e < 4u; e++) {
             if (k + e < kend) {
                 v[e] = deq(at, j + e);
             }
         }
+#endif
 #else
         let i = base + n * p.bst.w + k;
 #ifdef VB
@@ -257,7 +312,7 @@ fn b_put(buf: u32, g: u32, v: vec4<f32>) {
 // Four outputs of row m from column n on (guarded): the epilogue, or the
 // raw sums into the split-K partials.
 fn put4(m: u32, n: u32, v: vec4<f32>, z0: u32, z1: u32, s: u32) {
-    if (m >= p.dims.x || n >= p.dims.y) {
+    if (m >= m_lim() || n >= p.dims.y) {
         return;
     }
     // a trip count the compiler cannot see: one copy of the epilogue per
@@ -275,10 +330,68 @@ fn put4(m: u32, n: u32, v: vec4<f32>, z0: u32, z1: u32, s: u32) {
     }
 }
 
+#ifdef MOE
+// Tile tm of this pass (experts [elo, ehi)): (expert - elo, its first
+// slot in perm, rows), rows 0 when there is none or the ids check failed.
+// toff[e] is expert e's first tile: the expert is the last e with
+// toff[e] <= tile (empty experts share their successor's toff).
+fn moe_tile(tm: u32) -> vec4<u32> {
+    let toff = p.gz.x + p.gy.w + 1u;
+    let t = grp[toff + p.gy.y] + tm;
+    if (err[1] != 0u || t >= grp[toff + p.gy.z]) {
+        return vec4<u32>(0u);
+    }
+    var lo = p.gy.y;
+    var hi = p.gy.z;
+    while (hi - lo > 1u) {
+        let mid = (lo + hi) / 2u;
+        if (grp[toff + mid] <= t) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let first = grp[p.gz.x + lo] + (t - grp[toff + lo]) * {{BM}}u;
+    return vec4<u32>(lo - p.gy.y, first, min({{BM}}u, grp[p.gz.x + lo + 1u] - first), 0u);
+}
+#endif
+
 @compute @workgroup_size({{WG}})
 fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
     let wgi = wg_linear(wid, nwg);
+#ifdef MOE
+    // m-tiles fastest: the tiles of one expert that run together read the
+    // same n-slice of w[expert] (an expert of 14336 x 4096 q4_K is 33 MB,
+    // f16 117 MB: re-read from DRAM per m-tile if its tiles ran apart)
+    let tn = wgi / p.grid.y;
+    if (tn >= p.grid.x) {
+        return; // past the last n-tile (uniform)
+    }
+    if (li == 0u) {
+        tinfo = moe_tile(wgi - tn * p.grid.y);
+    }
+    let ti = workgroupUniformLoad(&tinfo);
+    if (ti.z == 0u) {
+        return; // no tile here: the grid is sized for the worst case
+    }
+    mrows = ti.z;
+    for (var r = li; r < ti.z; r += {{WG}}u) {
+        let q = grp[p.gz.x + 2u * (p.gy.w + 1u) + ti.y + r];
+        let t = q / p.gy.x;
+        let u = q - t * p.gy.x;
+        xrow[r] = t * p.gx.x + u * p.gx.y;
+        orow[r] = t * p.gx.z + u * p.gx.w;
+    }
+    workgroupBarrier();
+    let m0 = 0u;
+    let n0 = tn * {{BN}}u;
+    let z0 = ti.x;
+    let z1 = 0u;
+    let s = 0u;
+    let kbeg = 0u;
+    let kend = p.dims.z;
+#else
     let tiles = p.grid.x * p.grid.y;
     let zt = wgi / tiles;
     if (zt >= p.grid.w * p.dims.w) {
@@ -294,6 +407,7 @@ fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let z1 = z - z0 * p.grid.z;
     let kbeg = s * p.misc.y;
     let kend = min(p.dims.z, kbeg + p.misc.y);
+#endif
     let abase = p.offs.x + z0 * p.ast.x + z1 * p.ast.y;
     let bbase = p.offs.y + z0 * p.bst.x + z1 * p.bst.y;
     let tx = li % NTN;

@@ -40,9 +40,9 @@ static const wg_gemm_variant variants[] = {
 #define NVAR (sizeof variants / sizeof *variants)
 #define SPLITK_BK 16
 
-static uint32_t wg_mem(const wg_gemm_variant *v) { return (uint32_t)(v->nbuf * v->bk * (v->bm + v->bn) * 4); }
+uint32_t wg_gemm_wg_mem(const wg_gemm_variant *v) { return (uint32_t)(v->nbuf * v->bk * (v->bm + v->bn) * 4); }
 
-static const wg_gemm_variant *variant_named(const char *name)
+const wg_gemm_variant *wg_gemm_variant_named(const char *name)
 {
     for (size_t i = 0; i < NVAR; i++)
         if (!strcmp(variants[i].name, name))
@@ -57,7 +57,7 @@ wgml_status wg_gemm_forced(const wg_gemm_variant **v)
     *v = NULL;
     if (!f)
         return WGML_OK;
-    if ((*v = variant_named(f)) != NULL)
+    if ((*v = wg_gemm_variant_named(f)) != NULL)
         return WGML_OK;
     char list[160] = "";
     for (size_t i = 0; i < NVAR; i++)
@@ -137,13 +137,30 @@ static const wg_gemm_variant *choose(wgml_ctx *ctx, int64_t batches, int64_t m, 
     bool cpu = wg_is_cpu(ctx);
     int64_t mn = m < n ? m : n, tiles = cdiv(m, 128) * cdiv(n, 128) * batches;
     for (size_t i = 0; i < sizeof table / sizeof *table; i++) {
-        const wg_gemm_variant *v = variant_named(table[i].variant);
+        const wg_gemm_variant *v = wg_gemm_variant_named(table[i].variant);
         if (mn >= table[i].min_mn && tiles >= table[i].min_tiles && !(table[i].gpu_only && cpu) &&
-            wg_mem(v) <= info.max_workgroup_storage && (uint32_t)(v->bm / v->tm * v->bn / v->tn) <=
+            wg_gemm_wg_mem(v) <= info.max_workgroup_storage && (uint32_t)(v->bm / v->tm * v->bn / v->tn) <=
             info.max_invocations_per_workgroup)
             return v;
     }
-    return variant_named("t32");
+    return wg_gemm_variant_named("t32");
+}
+
+size_t wg_gemm_tile_defs(const wg_gemm_variant *v, wgml_dtype wdt, bool qb, char *defs, size_t cap)
+{
+    int wg = v->bm / v->tm * v->bn / v->tn, ld = v->bm * v->bk / 4 / wg;
+    int u = snprintf(defs, cap, "BM=%d;BN=%d;BK=%d;WG=%d;NBUF=%d;AS_N=%d;BS_N=%d%s%s%s", v->bm, v->bn, v->bk, wg,
+                     v->nbuf, v->nbuf * v->bk * v->bm / 4, v->nbuf * v->bk * v->bn / 4, v->tm == 8 ? ";TILE8" : "",
+                     ld == 2 ? ";LD2" : "", v->nbuf == 1 ? ";SINGLE_BUFFER" : "");
+    if (qb && u > 0 && (size_t)u < cap) {
+        const wg_dtype_info *d = wg_dtype(wdt);
+        char qt[16];
+        snprintf(qt, sizeof qt, "%s", d->name);
+        for (char *c = qt; *c; c++)
+            *c = (char)(*c >= 'a' && *c <= 'z' ? *c - 32 : *c);
+        u += snprintf(defs + u, cap - (size_t)u, ";QB;QT_%s;QK=%u;BB=%u", qt, d->block_elems, d->block_bytes);
+    }
+    return u < 0 ? 0 : (size_t)u < cap ? (size_t)u : cap - 1;
 }
 
 /* ------------------------------------------------------------ the plan */
@@ -262,22 +279,9 @@ static wgml_status dispatch(plan *pl, const wg_win *w, const int64_t it[4])
     }
     if (main) {
         const wgml_tensor *q = pl->g->bq ? pl->t[OB] : NULL;
-        int wg = v->bm / v->tm * v->bn / v->tn, ld = v->bm * v->bk / 4 / wg;
-        u += (size_t)snprintf(defs + u, sizeof defs - u,
-                              "BM=%d;BN=%d;BK=%d;WG=%d;NBUF=%d;AS_N=%d;BS_N=%d%s%s%s%s%s%s%s%s",
-                              v->bm, v->bn, v->bk, wg, v->nbuf, v->nbuf * v->bk * v->bm / 4,
-                              v->nbuf * v->bk * v->bn / 4, v->tm == 8 ? ";TILE8" : "", ld == 2 ? ";LD2" : "",
-                              v->nbuf == 1 ? ";SINGLE_BUFFER" : "", pl->a_kc ? ";A_KC" : "",
+        u += wg_gemm_tile_defs(v, q ? q->dtype : WGML_F32, q != NULL, defs + u, sizeof defs - u);
+        u += (size_t)snprintf(defs + u, sizeof defs - u, "%s%s%s%s%s", pl->a_kc ? ";A_KC" : "",
                               pl->b_kc ? ";B_KC" : "", va ? ";VA" : "", vb ? ";VB" : "", split ? ";SPLITK" : "");
-        if (q) {
-            const wg_dtype_info *d = wg_dtype(q->dtype);
-            char qt[16];
-            snprintf(qt, sizeof qt, "%s", d->name);
-            for (char *c = qt; *c; c++)
-                *c = (char)(*c >= 'a' && *c <= 'z' ? *c - 32 : *c);
-            u += (size_t)snprintf(defs + u, sizeof defs - u, ";QB;QT_%s;QK=%u;BB=%u", qt, d->block_elems,
-                                  d->block_bytes);
-        }
     } else {
         u += (size_t)snprintf(defs + u, sizeof defs - u, "REDUCE");
     }
@@ -288,10 +292,7 @@ static wgml_status dispatch(plan *pl, const wg_win *w, const int64_t it[4])
     if (st != WGML_OK)
         return st;
 
-    struct {
-        uint32_t dims[4], grid[4], ast[4], bst[4], cst[4], dst[4], ost[4], offs[4], misc[4], pst[4];
-        float fp[4];
-    } prm;
+    wg_gemm_params prm;
     memset(&prm, 0, sizeof prm);
     int64_t bm = it[2], bn = it[3], nb = it[0] * it[1];
     int64_t kc = pl->k == 0 ? 0 : pl->s > 1 ? pl->chunk : pl->k;
@@ -422,7 +423,7 @@ wgml_status wg_gemm_run(const wg_gemm_args *g)
     if (st != WGML_OK)
         return st;
     pl.s = wg_gemm_splits(pl.b0 * pl.b1, pl.m, pl.n, pl.k, &pl.chunk);
-    pl.v = pl.s > 1 ? variant_named("splitk") : forced && !forced->splitk ? forced
+    pl.v = pl.s > 1 ? wg_gemm_variant_named("splitk") : forced && !forced->splitk ? forced
                                                                             : choose(ctx, pl.b0 * pl.b1, pl.m, pl.n);
     pl.act = (uint32_t)g->p.act;
     pl.flags = (g->c ? 1u : 0u) | (g->bias ? 2u : 0u);

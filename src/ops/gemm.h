@@ -29,6 +29,23 @@ typedef struct wg_gemm_variant {
     bool splitk;
 } wg_gemm_variant;
 
+/* The variant of that name (NULL: none) and its workgroup memory bytes. */
+const wg_gemm_variant *wg_gemm_variant_named(const char *name);
+uint32_t wg_gemm_wg_mem(const wg_gemm_variant *v);
+
+/* Writes v's tile defines for gemm.wgsl (BM ... BS_N, TILE8, LD2,
+ * SINGLE_BUFFER) and, when qb, the quantised-B defines of weight dtype
+ * wdt (QB;QT_<type>;QK;BB) into defs (cap bytes); returns their length.
+ * Shared by gemm.c and the grouped GEMM of wgml_linear_id (moe.c). */
+size_t wg_gemm_tile_defs(const wg_gemm_variant *v, wgml_dtype wdt, bool qb, char *defs, size_t cap);
+
+/* Mirrors Params in gemm.wgsl. */
+typedef struct wg_gemm_params {
+    uint32_t dims[4], grid[4], ast[4], bst[4], cst[4], dst[4], ost[4], offs[4], misc[4], pst[4];
+    float fp[4];
+    uint32_t gx[4], gy[4], gz[4]; /* MOE only (moe.c) */
+} wg_gemm_params;
+
 /* The variant forced by WGML_FORCE=gemm=NAME (NULL: none); an unknown
  * name is WGML_ERR_INVALID_ARG listing the variants. */
 wgml_status wg_gemm_forced(const wg_gemm_variant **v);

@@ -188,18 +188,9 @@ uint64_t wg_sc_matmul(const wg_op_params *p, const wg_desc *const *in, int nin, 
  * message is set only when report: the scratch declaration stays pure). */
 static int qdeq_path(int64_t rows, bool rows_known, bool report)
 {
-    char buf[32];
-    const char *f = wg_forced_variant("qgemm", buf, sizeof buf);
-    if (f) {
-        if (!strcmp(f, "dequant"))
-            return 1;
-        if (!strcmp(f, "fused"))
-            return 0;
-        if (report)
-            wg_fail(WGML_ERR_INVALID_ARG, "wgml_linear: WGML_FORCE qgemm=%s is not a variant (variants: fused, "
-                    "dequant)", f);
-        return -1;
-    }
+    int f = wg_forced_path("wgml_linear", "qgemm", "fused", "dequant", report);
+    if (f != WG_NOT_FORCED)
+        return f;
     return !rows_known || rows >= QDEQ_ROWS;
 }
 

@@ -9,7 +9,8 @@
  *               of x, out, bias and c are read in place, no copy).
  *   linear_id   out[t, u] = w[ids[t, u]] . x[t, u or 0]: the same kernel,
  *               one workgroup row-group per (t, u) pair, the expert picked
- *               on the GPU.  A CHECK pass first records an id outside
+ *               on the GPU; from wg_moe_path's pair count (prefill) the
+ *               grouped GEMM of moe.c instead, one GEMM per expert.  A CHECK pass first records an id outside
  *               [0, experts) in the device error word (runtime.h); the
  *               writing pass then writes nothing, and the next sync
  *               returns WGML_ERR_INDEX naming wgml_linear_id.
@@ -640,11 +641,19 @@ static wgml_status linear_id(const wgml_tensor *x, const wgml_tensor *w, const w
     p->xst_u = (uint32_t)xst_u;
     p->ost_t = (uint32_t)out->strides[0];
     p->ost_u = (uint32_t)out->strides[1];
+    int path = wg_moe_path(T * U, E, true);
+    if (path < 0)
+        return WGML_ERR_INVALID_ARG;
     /* Ids first: the writing pass reads the verdict. */
     if ((st = check_ids(&j, ids, E, T)) != WGML_OK)
         return st;
     if (E == 0 || n == 0)
         return WGML_OK;
+    if (path == 1) { /* prefill: each expert's pairs one GEMM (moe.c) */
+        wg_moe_args ga = {op, x, w, ids, out, T, U, E, n, k, rowb, eb, xst_u};
+        if ((st = wg_moe_grouped(&ga)) != WGML_ERR_UNSUPPORTED)
+            return st;
+    }
     uint64_t wbytes = (uint64_t)k / ty->qk * ty->bb + (ty->qk == 8 ? (uint64_t)(k % 8) * (ty->bb / 8) : 0);
     uint64_t xt = (uint64_t)(T - 1) * p->xst_t + (uint64_t)(x->shape[1] - 1) * p->xst_u +
                   (uint64_t)(k ? k - 1 : 0) * p->xs;
@@ -697,8 +706,13 @@ wgml_status wg_ck_linear_id(const wg_op_params *p, const wg_desc *const *in, int
 
 uint64_t wg_sc_linear_id(const wg_op_params *p, const wg_desc *const *in, int nin, const wg_desc *out)
 {
-    (void)p, (void)in, (void)nin, (void)out;
-    return 0;
+    (void)p, (void)nin, (void)out;
+    const wg_desc *w = in[1], *ids = in[2];
+    if (w->ndim != 3 || ids->ndim != 2 || wg_is_sym(w->shape[0]) || wg_is_sym(ids->shape[0]) ||
+        wg_is_sym(ids->shape[1]))
+        return 0;
+    /* the dims' maxima (a graph's bound holds for every binding) */
+    return wg_moe_scratch(ids->shape[0] * ids->shape[1], w->shape[0]);
 }
 
 wgml_status wg_en_linear_id(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out,

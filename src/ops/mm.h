@@ -28,6 +28,12 @@
  * its variants. */
 const char *wg_forced_variant(const char *family, char *buf, size_t n);
 
+/* A two-way switch WGML_FORCE=family=p0|p1: 0 or 1, WG_NOT_FORCED when
+ * the family is not named, -1 for another value (WGML_ERR_INVALID_ARG's
+ * message set for op only when report: scratch declarations stay pure). */
+#define WG_NOT_FORCED (-2)
+int wg_forced_path(const char *op, const char *family, const char *p0, const char *p1, bool report);
+
 /* Op table rows: check, scratch, encode (optable.h's signatures). */
 wgml_status wg_ck_matmul(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out);
 uint64_t wg_sc_matmul(const wg_op_params *p, const wg_desc *const *in, int nin, const wg_desc *out);
@@ -77,6 +83,27 @@ wgml_status wg_ck_linear_pre(const wg_op_params *p, const wg_desc *const *in, in
 uint64_t wg_sc_linear_pre(const wg_op_params *p, const wg_desc *const *in, int nin, const wg_desc *out);
 wgml_status wg_en_linear_pre(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out,
                              wgml_tensor *out2);
+
+/* The grouped path of wgml_linear_id (moe.c): operands checked by
+ * matvec.c's linear_id, whose CHECK pass on ids is already recorded. */
+typedef struct wg_moe_args {
+    const char *op;
+    const wgml_tensor *x, *w, *ids;
+    wgml_tensor *out;
+    int64_t tokens, used, experts, n, k;
+    uint64_t rowb, eb;    /* w's bytes per row and per expert */
+    int64_t xst_u;        /* x's step along u (0 when x is [tokens, 1, k]) */
+} wg_moe_args;
+/* 1: the grouped path for this many (token, used) pairs and experts, 0:
+ * the mat-vec path, -1: a bad WGML_FORCE linear_id=... (the message set
+ * only when report).  Shape and WGML_FORCE only, so the scratch
+ * declaration and the encode agree. */
+int wg_moe_path(int64_t pairs, int64_t experts, bool report);
+/* Scratch the grouped path takes (0 where wg_moe_path is not 1). */
+uint64_t wg_moe_scratch(int64_t pairs, int64_t experts);
+/* Runs it; WGML_ERR_UNSUPPORTED, with nothing recorded, for operands it
+ * does not take (the caller then runs the mat-vec path). */
+wgml_status wg_moe_grouped(const wg_moe_args *a);
 
 /* Registry rows for `wgml ops` (registry.c). */
 wg_op_table wg_matmul_ops(void);

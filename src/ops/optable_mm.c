@@ -7,6 +7,9 @@
  * (x, w, ids), attention (q, k, v, mask, sinks), linear_pre (a, w, bias,
  * u, g: matvec_pre.c).  c is the beta operand:
  * the eager call passes out itself, a graph a separate node.
+ * Scratch: linear_id's grouped path (moe.c) takes 4 (2 (E + 1) + P +
+ * ceil(P / 256) E) bytes for P = tokens x used pairs and E experts (its
+ * sort by expert), declared where wg_moe_path takes it.
  */
 #include "mm.h"
 
@@ -27,6 +30,19 @@ _Static_assert(sizeof table / sizeof *table == WG_OP_COUNT - WG_OP_MATMUL,
 const wg_op_def *wg_op_def_mm(int op)
 {
     return op >= WG_OP_MATMUL && op < WG_OP_COUNT ? &table[op - WG_OP_MATMUL] : NULL;
+}
+
+int wg_forced_path(const char *op, const char *family, const char *p0, const char *p1, bool report)
+{
+    char buf[32];
+    const char *f = wg_forced_variant(family, buf, sizeof buf);
+    if (!f)
+        return WG_NOT_FORCED;
+    if (!strcmp(f, p0) || !strcmp(f, p1))
+        return !strcmp(f, p1);
+    if (report)
+        wg_fail(WGML_ERR_INVALID_ARG, "%s: WGML_FORCE %s=%s is not a variant (variants: %s, %s)", op, family, f, p0, p1);
+    return -1;
 }
 
 const char *wg_forced_variant(const char *family, char *buf, size_t n)
