@@ -5,7 +5,7 @@
 # and .devbuild (a Release build made here) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -248,6 +248,30 @@ for s in $sections; do
       for v in "dsg 0" "dsg_np 0" "splitkv 0" "dsg 4" "dsg 8" "dsg 12" "dsg 48"; do
         set -- $v
         echo "-- attn=$1 chunks=$2: $(WGML_FORCE=attn=$1 WGML_ATTN_CHUNKS=$2 $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 512 -n 128 -r 2 2>&1 | grep tg128)"
+      done ;;
+    ptests) # this session's tests: natively, the new ones also without f16 and in 64 KiB windows
+      for tm in "test_graph_prologue native nof16 window" "test_op_moe native nof16 window" "test_op_matvec native" \
+                "test_llm_graph native" "test_op_attention native" "test_op_indexing_errors native" \
+                "test_op_glu_sample native" "test_op_norm native" "test_op_matmul native"; do
+        set -- $tm; t=$1; shift
+        for m in "$@"; do
+          unset WGML_DISABLE WGML_MAX_BINDING
+          [ $m = nof16 ] && export WGML_DISABLE=f16
+          [ $m = window ] && export WGML_MAX_BINDING=65536
+          [ -x $B/tests/$t ] && echo "$t $m: $($B/tests/$t 2>&1 | tee $OUTDIR/$t.$m.log | grep -E 'passed|check failed' | head -n 4 | tr '\n' ' ')"
+        done
+      done
+      unset WGML_DISABLE WGML_MAX_BINDING ;;
+    ab) # A/B of this session's decode changes: the linear prologue fusion (WGML_GRAPH_FUSE=noprologue)
+        # and the 256-thread mat-vec for long rows (WGML_FORCE=matvec=sgq_r4: the old table), 8B tg128 and the decoder block
+      [ -f /tmp/llmgen.pid ] && while kill -0 "$(cat /tmp/llmgen.pid)" 2>/dev/null; do sleep 2; done
+      for rep in 1 2; do
+        for cfg in ${AB_CFGS:-"x x" "noprologue x" "x sgq_r4" "noprologue sgq_r4"}; do
+          set -- $cfg
+          f=""; [ $1 != x ] && f=$1; m=""; [ $2 != x ] && m=matvec=$2
+          echo "-- fuse=${f:-all} force=${m:-table}: $(WGML_GRAPH_FUSE=$f WGML_FORCE=$m $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 512 -n 128 -r 2 2>&1 | grep tg128 | cut -d'|' -f6,7)" \
+               "$(WGML_GRAPH_FUSE=$f WGML_FORCE=$m $B/wgml bench graph decoder --kv 512 2>/dev/null | grep -o '[0-9]* dispatches.*back to back [0-9.]*)')"
+        done
       done ;;
     llmfuse) # the 8B decode with q|k|v and gate|up kept apart, for the fusion's share
       $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 512 -n 128 -r 3 --no-fuse 2>&1 | tail -n 3 ;;

@@ -1,6 +1,7 @@
 /*
  * Fusion, before planning (off with wgml_graph_options.no_fuse or
- * WGML_GRAPH_FUSE=0).  Five rewrites, each saving dispatches and the
+ * WGML_GRAPH_FUSE=0; WGML_GRAPH_FUSE=noprologue leaves out the linear
+ * prologue alone, for timing).  Five rewrites, each saving dispatches and the
  * memory traffic of an intermediate:
  *
  *   unary chains    float unary ops feeding only each other become one
@@ -280,7 +281,8 @@ size_t wg_graph_fuse(wgml_graph *g)
     fuse_softmax(g, uses);
     fuse_matmul_epilogue(g, uses); /* before chains: an activation is the product's to take */
     fuse_residual_norm(g, uses);
-    fuse_linear_prologue(g, uses); /* after the residual: a norm with its sum is taken whole */
+    if (!(e && strstr(e, "noprologue"))) /* WGML_GRAPH_FUSE=noprologue: timing A/B */
+        fuse_linear_prologue(g, uses); /* after the residual: a norm with its sum is taken whole */
     fuse_chains(g, uses);
     free(uses);
     return g->fused;

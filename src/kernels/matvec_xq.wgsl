@@ -63,10 +63,15 @@ fn q8_block(r: u32, blk: u32, v: array<vec4<f32>, 8>) {
 }
 
 #ifdef PRE_ANY
-// u[ub + e .. + 3] (rows of u are contiguous: the host takes PRE_* only then)
+// u[ub + e .. + 3] (rows of u are contiguous: the host takes PRE_* only
+// then); UV4: one vector load (rows on 16 bytes, a 32-bit or vec4 dtype)
 fn uv4(ub: u32, e: u32) -> vec4<f32> {
     let i = ub + e;
+#ifdef UV4
+    return vec4<f32>(u_ld4(i / 4u));
+#else
     return vec4<f32>(f32(u_ld(i)), f32(u_ld(i + 1u)), f32(u_ld(i + 2u)), f32(u_ld(i + 3u)));
+#endif
 }
 #endif
 
@@ -83,6 +88,19 @@ fn norm_in(r: u32, e: u32) -> vec4<f32> {
     return v;
 }
 
+fn gv4(e: u32) -> vec4<f32> {
+    let i = p.pad0 + e;
+#ifdef GV4
+    return vec4<f32>(g_ld4(i / 4u));
+#else
+    return vec4<f32>(f32(g_ld(i)), f32(g_ld(i + 1u)), f32(g_ld(i + 2u)), f32(g_ld(i + 3u)));
+#endif
+}
+
+// Every load of a block is issued before any store: a, u and so may share
+// the arena's buffer (bound read_write), and a store before a load keeps
+// the load waiting behind it (on an H200 the first version, storing the
+// sum as it went, made the 8B decode 12% slower than unfused).
 @compute @workgroup_size(NWG)
 fn xquant_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                @builtin(local_invocation_index) li: u32) {
@@ -91,16 +109,23 @@ fn xquant_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
     let sb = p.co[r / 4u][r % 4u];
     var ss = 0.0;
     for (var blk = li; blk < nb; blk += NWG) {
+        var v: array<vec4<f32>, 8>;
+        for (var i = 0u; i < 8u; i++) {
+            v[i] = norm_in(r, blk * 32u + 4u * i);
+        }
         for (var i = 0u; i < 8u; i++) {
             let e = blk * 32u + 4u * i;
-            let v = norm_in(r, e);
             if ((p.pad1 & 4u) != 0u) {
-                so_st(sb + e, so_T(v.x));
-                so_st(sb + e + 1u, so_T(v.y));
-                so_st(sb + e + 2u, so_T(v.z));
-                so_st(sb + e + 3u, so_T(v.w));
+#ifdef SOV4
+                so_st4((sb + e) / 4u, v[i]);
+#else
+                so_st(sb + e, so_T(v[i].x));
+                so_st(sb + e + 1u, so_T(v[i].y));
+                so_st(sb + e + 2u, so_T(v[i].z));
+                so_st(sb + e + 3u, so_T(v[i].w));
+#endif
             }
-            ss += dot(v, v);
+            ss += dot(v[i], v[i]);
         }
     }
     nred[li] = ss;
@@ -116,13 +141,14 @@ fn xquant_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
     let scale = select(inverseSqrt(tot / f32(p.k) + p.alpha), bitcast<f32>(0x7fc00000u), ew_is_nan(tot));
     for (var blk = li; blk < nb; blk += NWG) {
         var v: array<vec4<f32>, 8>;
+        var gw: array<vec4<f32>, 8>;
         for (var i = 0u; i < 8u; i++) {
             let e = blk * 32u + 4u * i;
-            v[i] = norm_in(r, e) * scale;
-            if ((p.pad1 & 2u) != 0u) {
-                let gi = p.pad0 + e;
-                v[i] *= vec4<f32>(f32(g_ld(gi)), f32(g_ld(gi + 1u)), f32(g_ld(gi + 2u)), f32(g_ld(gi + 3u)));
-            }
+            v[i] = norm_in(r, e);
+            gw[i] = select(vec4<f32>(1.0), gv4(e), (p.pad1 & 2u) != 0u);
+        }
+        for (var i = 0u; i < 8u; i++) {
+            v[i] = v[i] * scale * gw[i];
         }
         q8_block(r, blk, v);
     }
@@ -142,12 +168,17 @@ fn xquant(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
     var v: array<vec4<f32>, 8>;
     for (var i = 0u; i < 8u; i++) {
         v[i] = xv4(xr, blk * 32u + 4u * i);
-#ifdef PRE_GLU
-        let a = v[i];
-        let u = uv4(p.bo[r / 4u][r % 4u], blk * 32u + 4u * i);
-        v[i] = vec4<f32>(glu_act(p.act, a.x), glu_act(p.act, a.y), glu_act(p.act, a.z), glu_act(p.act, a.w)) * u;
-#endif
     }
+#ifdef PRE_GLU
+    var u: array<vec4<f32>, 8>;
+    for (var i = 0u; i < 8u; i++) {
+        u[i] = uv4(p.bo[r / 4u][r % 4u], blk * 32u + 4u * i);
+    }
+    for (var i = 0u; i < 8u; i++) {
+        let a = v[i];
+        v[i] = vec4<f32>(glu_act(p.act, a.x), glu_act(p.act, a.y), glu_act(p.act, a.z), glu_act(p.act, a.w)) * u[i];
+    }
+#endif
     q8_block(r, blk, v);
 }
 #endif

@@ -101,7 +101,11 @@ wgml_status wg_xquant_pre(wgml_ctx *ctx, const char *op, const wg_xpre *pre, con
     p.act = (uint32_t)pre->glu;
     p.pad0 = pre->g ? (uint32_t)(g.first + go[0]) : 0;
     p.pad1 = (pre->u ? 1u : 0u) | (pre->g ? 2u : 0u) | (pre->so ? 4u : 0u);
+    /* vector loads and stores where rows start on 16 bytes */
     bool v4 = k % 4 == 0 && wg_vec4_dtype(ctx, pre->a->dtype);
+    bool u4 = pre->u && k % 4 == 0 && wg_vec4_dtype(ctx, pre->u->dtype);
+    bool s4 = pre->so && k % 4 == 0 && wg_vec4_dtype(ctx, pre->so->dtype);
+    bool g4 = pre->g && wg_vec4_dtype(ctx, pre->g->dtype) && p.pad0 % 4 == 0;
     for (int r = 0; r < 8; r++) {
         int q = r < rows ? r : 0;
         p.xo[r] = (uint32_t)(a.first + ao[q]);
@@ -109,6 +113,8 @@ wgml_status wg_xquant_pre(wgml_ctx *ctx, const char *op, const wg_xpre *pre, con
         p.co[r] = pre->so ? (uint32_t)(s.first + so[q]) : 0;
         p.oo[r] = (uint32_t)(qrem / 4 + (uint64_t)q * rw);
         v4 = v4 && p.xo[r] % 4 == 0;
+        u4 = u4 && p.bo[r] % 4 == 0;
+        s4 = s4 && p.co[r] % 4 == 0;
     }
     /* absent operands: x bound in u's and g's place, the codes in so's
      * (flags keep the kernel off them); one buffer is bound writable or
@@ -118,13 +124,13 @@ wgml_status wg_xquant_pre(wgml_ctx *ctx, const char *op, const wg_xpre *pre, con
     wg_binding b[5] = {bq, a.b, pre->u ? u.b : a.b, pre->g ? g.b : a.b, pre->so ? s.b : bq};
     char defs[320];
     int n = snprintf(defs, sizeof defs, "XQUANT;PRE_ANY;%s;M=1;RPW=1;WG=64;UPT=1;QK=32;BB=34;X_DT=%s;X_MODE=%s%s%s;"
-                     "U_DT=%s;U_MODE=%s", norm ? "PRE_NORM" : "PRE_GLU", wg_dtype(pre->a->dtype)->wgsl,
+                     "U_DT=%s;U_MODE=%s%s%s", norm ? "PRE_NORM" : "PRE_GLU", wg_dtype(pre->a->dtype)->wgsl,
                      mode(pre->a, false, written, 2), v4 ? "4" : "", v4 ? ";XV4" : "", wg_dtype(ut->dtype)->wgsl,
-                     mode(ut, false, written, 2));
+                     mode(ut, false, written, 2), u4 ? "4" : "", u4 ? ";UV4" : "");
     if (norm)
-        n += snprintf(defs + n, sizeof defs - (size_t)n, ";G_DT=%s;G_MODE=%s;SO_DT=%s;SO_MODE=rw",
-                      wg_dtype(gt->dtype)->wgsl, mode(gt, false, written, 2),
-                      pre->so ? wg_dtype(pre->so->dtype)->wgsl : "f32");
+        n += snprintf(defs + n, sizeof defs - (size_t)n, ";G_DT=%s;G_MODE=%s%s%s;SO_DT=%s;SO_MODE=rw%s%s",
+                      wg_dtype(gt->dtype)->wgsl, mode(gt, false, written, 2), g4 ? "4" : "", g4 ? ";GV4" : "",
+                      pre->so ? wg_dtype(pre->so->dtype)->wgsl : "f32", s4 ? "4" : "", s4 ? ";SOV4" : "");
     int nb = norm ? 5 : 3;
     unsigned ro = 0;
     const wgml_tensor *bt[5] = {*xq, pre->a, ut, gt, pre->so ? pre->so : *xq};
