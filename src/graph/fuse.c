@@ -221,7 +221,7 @@ static void fuse_matmul_epilogue(wgml_graph *g, size_t *uses)
  * pass makes x (WG_OP_LINEAR_PRE, src/ops/matvec_pre.c), so a decode step
  * runs no norm or glu dispatch before its products.  The norm keeps the
  * residual sum it writes for others (sum_out), now the fused node's. */
-static void fuse_linear_prologue(wgml_graph *g, size_t *uses)
+static void fuse_linear_prologue(wgml_graph *g, size_t *uses, bool norms, bool glus)
 {
     for (size_t i = 0; i < g->n; i++) {
         wgml_node *l = g->nodes[i], *x = l->in[0];
@@ -231,13 +231,13 @@ static void fuse_linear_prologue(wgml_graph *g, size_t *uses)
         int64_t k = x->d.shape[x->d.ndim - 1];
         wgml_node *a = x->in[0], *u = NULL, *w = NULL;
         int kind;
-        if (live_op(x, WG_OP_NORM) && x->p.norm.kind == WGML_RMS_NORM && !(x->nin > 2 && x->in[2])) {
+        if (norms && live_op(x, WG_OP_NORM) && x->p.norm.kind == WGML_RMS_NORM && !(x->nin > 2 && x->in[2])) {
             w = x->nin > 1 ? x->in[1] : NULL;
             u = x->nin > 3 ? x->in[3] : NULL;
             if (w && (w->d.ndim != 1 || w->d.shape[0] != k))
                 continue;
             kind = WG_XPRE_NORM;
-        } else if (live_op(x, WG_OP_GLU) && x->nin > 1 && x->in[1] && x->p.flag == 0) {
+        } else if (glus && live_op(x, WG_OP_GLU) && x->nin > 1 && x->in[1] && x->p.flag == 0) {
             u = x->in[1];
             kind = WG_XPRE_GLU;
         } else {
@@ -281,8 +281,9 @@ size_t wg_graph_fuse(wgml_graph *g)
     fuse_softmax(g, uses);
     fuse_matmul_epilogue(g, uses); /* before chains: an activation is the product's to take */
     fuse_residual_norm(g, uses);
-    if (!(e && strstr(e, "noprologue"))) /* WGML_GRAPH_FUSE=noprologue: timing A/B */
-        fuse_linear_prologue(g, uses); /* after the residual: a norm with its sum is taken whole */
+    /* WGML_GRAPH_FUSE=noprologue (or nonormpro, noglupro: one kind): timing A/B */
+    bool np = e && strstr(e, "noprologue");
+    fuse_linear_prologue(g, uses, !np && !(e && strstr(e, "nonormpro")), !np && !(e && strstr(e, "noglupro")));
     fuse_chains(g, uses);
     free(uses);
     return g->fused;
