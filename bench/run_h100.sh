@@ -262,11 +262,11 @@ for s in $sections; do
         done
       done
       unset WGML_DISABLE WGML_MAX_BINDING ;;
-    ab) # A/B of this session's decode changes: the linear prologue fusion (WGML_GRAPH_FUSE=noprologue)
+    ab) # A/B of the decode changes: the linear prologue fusion (opt-in: WGML_GRAPH_FUSE=prologue, normpro, glupro)
         # and the 256-thread mat-vec for long rows (WGML_FORCE=matvec=sgq_r4: the old table), 8B tg128 and the decoder block
       [ -f /tmp/llmgen.pid ] && while kill -0 "$(cat /tmp/llmgen.pid)" 2>/dev/null; do sleep 2; done
       for rep in 1 2; do
-        for cfg in "x x" "noprologue x" "nonormpro x" "noglupro x"; do
+        for cfg in "x x" "prologue x" "normpro x" "glupro x"; do
           set -- $cfg
           f=""; [ $1 != x ] && f=$1; m=""; [ $2 != x ] && m=matvec=$2
           echo "-- fuse=${f:-all} force=${m:-table}: $(WGML_GRAPH_FUSE=$f WGML_FORCE=$m $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 512 -n 128 -r 2 2>&1 | grep tg128 | cut -d'|' -f6,7)" \

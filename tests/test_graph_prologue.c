@@ -1,5 +1,6 @@
 /* Graph fusion of a linear with the rms_norm or glu that makes its x
- * (WG_OP_LINEAR_PRE, src/ops/matvec_pre.c): the fused graph against the
+ * (WG_OP_LINEAR_PRE, src/ops/matvec_pre.c; opt-in, WGML_GRAPH_FUSE=prologue,
+ * set here for every case): the fused graph against the
  * same graph compiled with no_fuse, for
  *   norm_res   y = linear(rms_norm(x + r) * g, W), the sum x + r also an
  *              output (the norm's sum_out, now the fused node's);
@@ -169,6 +170,7 @@ static void t_integer(void) { cases(true); }
 
 int main(int argc, char **argv)
 {
+    setenv("WGML_GRAPH_FUSE", "prologue", 1); /* opt-in (src/graph/fuse.c) */
     if (t_setup(argc, argv))
         return 1;
     static const t_case list[] = {

@@ -1,7 +1,7 @@
 /*
  * Fusion, before planning (off with wgml_graph_options.no_fuse or
- * WGML_GRAPH_FUSE=0; WGML_GRAPH_FUSE=noprologue leaves out the linear
- * prologue alone, for timing).  Five rewrites, each saving dispatches and the
+ * WGML_GRAPH_FUSE=0; the linear prologue only with WGML_GRAPH_FUSE=prologue,
+ * see wg_graph_fuse).  Five rewrites, each saving dispatches and the
  * memory traffic of an intermediate:
  *
  *   unary chains    float unary ops feeding only each other become one
@@ -13,9 +13,10 @@
  *                   the add's node keeps its memory but runs no kernel;
  *   softmax         softmax(add(scale(x, k), mask)) and its parts become
  *                   one softmax with scale k and the mask;
- *   linear prologue linear(rms_norm(a (+ u)) * w) and linear(glu(a, u))
- *                   become one WG_OP_LINEAR_PRE: the product's integer
- *                   mat-vec pass makes x (src/ops/matvec_pre.c);
+ *   linear prologue (opt-in) linear(rms_norm(a (+ u)) * w) and
+ *                   linear(glu(a, u)) become one WG_OP_LINEAR_PRE: the
+ *                   product's integer mat-vec pass makes x
+ *                   (src/ops/matvec_pre.c);
  *   matmul epilogue add(matmul(a, b), bias) with a bias of shape [n] (or
  *                   [1, ..., n]) and relu/gelu(erf)/silu of a matmul or
  *                   linear become the product's own bias and activation
@@ -281,9 +282,13 @@ size_t wg_graph_fuse(wgml_graph *g)
     fuse_softmax(g, uses);
     fuse_matmul_epilogue(g, uses); /* before chains: an activation is the product's to take */
     fuse_residual_norm(g, uses);
-    /* WGML_GRAPH_FUSE=noprologue (or nonormpro, noglupro: one kind): timing A/B */
-    bool np = e && strstr(e, "noprologue");
-    fuse_linear_prologue(g, uses, !np && !(e && strstr(e, "nonormpro")), !np && !(e && strstr(e, "noglupro")));
+    /* Opt-in (WGML_GRAPH_FUSE=prologue; normpro / glupro: one kind): on an
+     * H200 the 8B decode ran 230.7 tokens/s with both kinds, 240.1 / 240.6
+     * with one, 242.9 with neither (bench/NOTES.md): the fused first
+     * pass's one workgroup a row (norm) and 32 activations a thread (glu)
+     * cost more than the dispatch they save. */
+    bool all = e && strstr(e, "prologue");
+    fuse_linear_prologue(g, uses, all || (e && strstr(e, "normpro")), all || (e && strstr(e, "glupro")));
     fuse_chains(g, uses);
     free(uses);
     return g->fused;

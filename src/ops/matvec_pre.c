@@ -11,7 +11,11 @@
  * pass (matvec_xq.wgsl) quantises x anyway; computing the norm or the glu
  * there saves their dispatches (on an H200, dropping a decode layer's two
  * norms and its glu sped the Llama-3-8B decode by ~14% and ~5%;
- * bench/NOTES.md, WGML_SKIP_KERNELS).  Where the integer path does not
+ * bench/NOTES.md, WGML_SKIP_KERNELS).  Measured, it does not pay yet: the
+ * fused passes (one workgroup a row for the norm, 32 activations a thread
+ * for the glu) cost more than the dispatches saved (8B decode 230.7
+ * tokens/s fused, 242.9 unfused), so graph fusion makes this op only with
+ * WGML_GRAPH_FUSE=prologue.  Where the integer path does not
  * take the product (more rows, a dtype without it, a CPU adapter's table,
  * rows not contiguous) the encode makes x in declared scratch with the
  * norm or glu op and runs wgml_linear on it: the same values as the
