@@ -166,11 +166,10 @@ static wgml_status run_one(wgml_ctx *ctx, const shape *s, result *r)
 int bench_gemm(wgml_ctx *ctx, int argc, char **argv)
 {
     bool q, json;
-    if (cli_bench_flags(argc, argv, &q, &json))
-        return 2;
     wgml_device_info info;
-    if (wgml_device_info_get(ctx, &info) != WGML_OK)
-        return cli_error("device info", WGML_ERR_INTERNAL);
+    int brc = cli_bench_start(ctx, argc, argv, &q, &json, &info);
+    if (brc)
+        return brc;
     double peak = strstr(info.adapter, "H100") ? 67.0 : 0;
     const shape *set = q ? quick : full;
     size_t n = q ? sizeof quick / sizeof *quick : sizeof full / sizeof *full;

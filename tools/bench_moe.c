@@ -193,11 +193,10 @@ static wgml_status run_case(wgml_ctx *ctx, const mshape *s, mresult *r)
 int bench_moe(wgml_ctx *ctx, int argc, char **argv)
 {
     bool q, json;
-    if (cli_bench_flags(argc, argv, &q, &json))
-        return 2;
     wgml_device_info info;
-    if (wgml_device_info_get(ctx, &info) != WGML_OK)
-        return cli_error("device info", WGML_ERR_INTERNAL);
+    int brc = cli_bench_start(ctx, argc, argv, &q, &json, &info);
+    if (brc)
+        return brc;
     double copy_bw = strstr(info.adapter, "H100") ? 2.95e12 : 0;
     const mshape *set = q ? quick : full;
     size_t nc = q ? sizeof quick / sizeof *quick : sizeof full / sizeof *full;

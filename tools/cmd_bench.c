@@ -106,6 +106,14 @@ static int bench_dispatch(wgml_ctx *ctx, int n)
     return ok ? 0 : 1;
 }
 
+int cli_bench_start(wgml_ctx *ctx, int argc, char **argv, bool *quick, bool *json, wgml_device_info *info)
+{
+    int rc = cli_bench_flags(argc, argv, quick, json);
+    if (rc == 0 && wgml_device_info_get(ctx, info) != WGML_OK)
+        return cli_error("device info", WGML_ERR_INTERNAL);
+    return rc;
+}
+
 int cli_bench_flags(int argc, char **argv, bool *quick, bool *json)
 {
     *quick = *json = false;
