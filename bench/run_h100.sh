@@ -5,7 +5,7 @@
 # and .devbuild (a Release build made here) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab qin (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -272,25 +272,6 @@ for s in $sections; do
           echo "-- fuse=${f:-all} force=${m:-table}: $(WGML_GRAPH_FUSE=$f WGML_FORCE=$m $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 512 -n 128 -r 2 2>&1 | grep tg128 | cut -d'|' -f6,7)" \
                "$(WGML_GRAPH_FUSE=$f WGML_FORCE=$m $B/wgml bench graph decoder --kv 512 2>/dev/null | grep -o '[0-9]* dispatches.*back to back [0-9.]*)')"
         done
-      done ;;
-    qin) # in-kernel x quantising (QIN, default) against the first pass (mvx=pass): 8B / 1B tg128,
-         # the decoder block, the decoder's q4_K mat-vec shapes; then the mat-vec and decoder tests
-      [ -f /tmp/llmgen.pid ] && while kill -0 "$(cat /tmp/llmgen.pid)" 2>/dev/null; do sleep 2; done
-      for rep in 1 2; do
-        for f in "" mvx=pass; do
-          for m in 8b 1b; do
-            echo "-- ${f:-qin} $m: $(WGML_FORCE=$f $B/wgml bench llm -m /tmp/models/llama-$m-q4k.gguf -p 512 -n 128 -r 2 2>&1 | grep tg128 | cut -d'|' -f6,7)"
-          done
-          echo "   decoder: $(WGML_FORCE=$f $B/wgml bench graph decoder --kv 512 2>/dev/null | grep -o 'back to back [0-9.]*)')"
-        done
-      done
-      for nk in 6144x4096 4096x4096 28672x4096; do
-        for f in "" mvx=pass; do
-          echo "$nk ${f:-qin}: $(WGML_FORCE=$f $B/wgml bench matvec --nk $nk --dtype q4_K 2>&1 | grep q4_K | tail -n 1)"
-        done
-      done
-      for t in test_op_matvec test_llm_graph test_graph_prologue; do
-        echo "$t: $($B/tests/$t 2>&1 | grep -E 'passed|check failed' | head -n 3 | tr '\n' ' ')"
       done ;;
     llmfuse) # the 8B decode with q|k|v and gate|up kept apart, for the fusion's share
       $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 512 -n 128 -r 3 --no-fuse 2>&1 | tail -n 3 ;;
