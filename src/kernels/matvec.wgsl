@@ -129,9 +129,8 @@ fn word(i: u32) -> u32 {
 }
 #endif
 #endif
-#ifdef XQG
-// x quantised by the XQUANT pass (matvec_xq.wgsl says the layout); the
-// integer path without XQG (QIN) quantises x itself (matvec_wide.wgsl)
+#ifdef Q8X
+// x quantised by the XQUANT pass (matvec_xq.wgsl says the layout)
 @group(0) @binding(2) var<storage, {{XQ_ACC}}> xq: array<vec4<u32>>;
 #else
 #tensor x 2 X_DT X_MODE
@@ -478,12 +477,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     for (var r = 0u; r < M; r++) {
         xr[r] = p.xo[r / 4u][r % 4u];
     }
-#ifdef QIN
-    // x's one row quantised into workgroup memory by this workgroup, in
-    // uniform control flow before anything can return
-    qin_fill(li, xr[0]);
-    workgroupBarrier();
-#endif
     var wb = p.w_off;
     var live = pair < max(p.pairs, 1u);
 #ifdef IDS

@@ -277,44 +277,6 @@ fn accw(acc: ptr<function, array<f32, NV>>, rb: array<u32, RPW>, xr: array<u32, 
 // chunk: sum w x = d_w d_x (codes . codes) + m_w sum x, the integer sum
 // exact (|sum| <= 32 * 127 * 127 < 2^24).
 
-#ifdef QIN
-// QIN: one row of x of at most QIN_K elements quantised by each workgroup
-// into workgroup memory (5 KiB) before its chunks, instead of by a first
-// pass: for rows of k <= 4096 the separate dispatch cost more than every
-// workgroup rereading x's 16 KB from L1/L2 (bench/NOTES.md).
-const QIN_K: u32 = 4096u;
-var<workgroup> xsc: array<vec4<u32>, QIN_K / 16u>;  // block b's 8 code words: vec4s 2b, 2b + 1
-var<workgroup> xsd: array<vec2<f32>, QIN_K / 32u>;  // block b's (d, sum)
-
-#include "q8_quant.wgsl"
-
-fn qin_fill(li: u32, xr: u32) {
-    for (var blk = li; blk < p.k / 32u; blk += WG) {
-        var v: array<vec4<f32>, 8>;
-        for (var i = 0u; i < 8u; i++) {
-            v[i] = xv4(xr, blk * 32u + 4u * i);
-        }
-        let q = q8_quant(v);
-        xsc[2u * blk] = vec4<u32>(q.w[0], q.w[1], q.w[2], q.w[3]);
-        xsc[2u * blk + 1u] = vec4<u32>(q.w[4], q.w[5], q.w[6], q.w[7]);
-        xsd[blk] = q.ds;
-    }
-}
-
-// Eight code words of x at word a (a multiple of 4: 8 * block).
-fn xq8(a: u32) -> W8 {
-    return W8(xsc[a >> 2u], xsc[(a >> 2u) + 1u]);
-}
-
-fn xqds(xr: u32, blk: u32) -> vec2<f32> {
-    return xsd[blk];
-}
-
-// The word x's row starts at (workgroup memory holds the one row).
-fn xrow(xr: u32) -> u32 {
-    return 0u;
-}
-#else
 // Eight code words of x at word a (a multiple of 4).
 fn xq8(a: u32) -> W8 {
     return W8(xq[a >> 2u], xq[(a >> 2u) + 1u]);
@@ -325,11 +287,6 @@ fn xqds(xr: u32, blk: u32) -> vec2<f32> {
     let h = xq[(xr + p.k / 4u) / 4u + blk / 2u];
     return bitcast<vec2<f32>>(select(h.xy, h.zw, (blk & 1u) != 0u));
 }
-
-fn xrow(xr: u32) -> u32 {
-    return xr;
-}
-#endif
 
 // Chunk c of every weight row of the workgroup against x's code words.
 fn accq(acc: ptr<function, array<f32, NV>>, rb: array<u32, RPW>, xr: array<u32, M>, c: u32) {
@@ -344,8 +301,8 @@ fn accq(acc: ptr<function, array<f32, NV>>, rb: array<u32, RPW>, xr: array<u32, 
     var h0 = array<vec2<f32>, M>();
     var h1 = array<vec2<f32>, M>();
     for (var r = 0u; r < M; r++) {
-        let a = xq8(xrow(xr[r]) + 8u * b0);
-        let z = xq8(xrow(xr[r]) + 8u * b1);
+        let a = xq8(xr[r] + 8u * b0);
+        let z = xq8(xr[r] + 8u * b1);
         for (var i = 0u; i < 4u; i++) {
             xw[r * XN + i] = a.lo[i];
             xw[r * XN + 4u + i] = a.hi[i];

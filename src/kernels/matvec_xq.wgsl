@@ -38,17 +38,28 @@
 #tensor so 5 SO_DT SO_MODE
 #endif
 
-#include "q8_quant.wgsl"
-
 // Block blk of x row r (p.oo[r] its first word) from its 32 values.
 fn q8_block(r: u32, blk: u32, v: array<vec4<f32>, 8>) {
-    let q = q8_quant(v);
-    let o = p.oo[r / 4u][r % 4u];
+    var amax = 0.0;
+    var bad = false;
     for (var i = 0u; i < 8u; i++) {
-        xqo[o + 8u * blk + i] = q.w[i];
+        let a = abs(v[i]);
+        amax = max(amax, max(max(a.x, a.y), max(a.z, a.w)));
+        // exponent all ones: NaN or Inf (max() may drop a NaN)
+        bad = bad || any((bitcast<vec4<u32>>(v[i]) & vec4<u32>(0x7f800000u)) == vec4<u32>(0x7f800000u));
     }
-    xqo[o + p.k / 4u + 2u * blk] = bitcast<u32>(q.ds.x);
-    xqo[o + p.k / 4u + 2u * blk + 1u] = bitcast<u32>(q.ds.y);
+    let id = select(0.0, 127.0 / amax, amax > 0.0 && !bad);
+    let o = p.oo[r / 4u][r % 4u];
+    var cs = vec4<i32>(0);
+    for (var i = 0u; i < 8u; i++) {
+        let q = vec4<i32>(round(v[i] * id));
+        cs += q;
+        xqo[o + 8u * blk + i] = pack4xI8(q);
+    }
+    let d = select(amax / 127.0, bitcast<f32>(0x7fc00000u), bad);
+    let s = d * f32(cs.x + cs.y + cs.z + cs.w);
+    xqo[o + p.k / 4u + 2u * blk] = bitcast<u32>(d);
+    xqo[o + p.k / 4u + 2u * blk + 1u] = bitcast<u32>(s);
 }
 
 #ifdef PRE_ANY

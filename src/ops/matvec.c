@@ -203,8 +203,7 @@ typedef struct mv_job {
     int upt;                   /* the variant's units per step, or 1 (pick) */
     const wgml_tensor *t[NS];  /* w, x, out, bias, c, ids (NULL: absent) */
     int m;                     /* activation rows per workgroup */
-    bool q8;                   /* the integer path: t[SX] is x quantised (xquant()), or x itself with qin */
-    bool qin;                  /* the integer path quantising x in each workgroup (QIN) */
+    bool q8;                   /* the integer path: t[SX] is x quantised (xquant()) */
     uint64_t row[4][8];        /* x, out, bias, c: rows' first elements, less the window's offset */
     mv_params p;               /* everything but the window's offsets */
 } mv_job;
@@ -267,10 +266,8 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
     if (wide)
         n += snprintf(defs + n, sizeof defs - (size_t)n, ";WIDE;CH=%u;WQK=%u;WBB=%u;ACCW=%s%s%s", j->ty->ch, wqk,
                       wbb, j->q8 ? "accq;Q8X" : "accw", align16 ? ";ALIGN16" : "", covered ? "" : ";PIECE32");
-    if (j->qin)
-        n += snprintf(defs + n, sizeof defs - (size_t)n, ";QIN");
-    else if (j->q8)
-        n += snprintf(defs + n, sizeof defs - (size_t)n, ";XQG;XQ_ACC=%s", shares(j->t[SX], out) ? "read_write" : "read");
+    if (j->q8)
+        n += snprintf(defs + n, sizeof defs - (size_t)n, ";XQ_ACC=%s", shares(j->t[SX], out) ? "read_write" : "read");
     unsigned ro = 1u << 4;
     ro |= shares(j->t[SW], out) ? 0u : 1u << 0;
     ro |= shares(j->t[SX], out) ? 0u : 1u << 1;
@@ -301,24 +298,6 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
 }
 
 /* ------------------------------------------------------------ the integer path */
-
-/* One row of x with k <= QIN_K on the integer path is quantised by every
- * workgroup of the product into workgroup memory (matvec_wide.wgsl, QIN)
- * instead of by a first pass: that dispatch cost more than each workgroup
- * rereading x (16 KB at k 4096, L1/L2 hits).  WGML_FORCE=mvx=pass|qin
- * forces either (timing); returns 1 (qin), 0 (pass) or -1 (bad name). */
-#define QIN_K 4096
-static int qin_forced(const char *op)
-{
-    char buf[16];
-    const char *f = wg_forced_variant("mvx", buf, sizeof buf);
-    if (!f || !strcmp(f, "qin"))
-        return 1;
-    if (!strcmp(f, "pass"))
-        return 0;
-    wg_fail(WGML_ERR_INVALID_ARG, "%s: WGML_FORCE mvx=%s is not pass or qin", op, f);
-    return -1;
-}
 
 static bool q8_ok(const mv_type *ty, int64_t rows, int64_t k, uint64_t rowb, uint64_t w_offset)
 {
@@ -504,7 +483,7 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
     if ((st = pick(x->ctx, op, n, k, ty, rows, &var, &upt)) != WGML_OK)
         return st;
 
-    mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, bias, c, NULL}, (int)rows, false, false, {{0}}, {0}};
+    mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, bias, c, NULL}, (int)rows, false, {{0}}, {0}};
     uint64_t xspan, ospan, bspan = 0, cspan = 0, bmin = 0, cmin = 0;
     uint64_t xmin = row_starts(&xv, (int)rows, j.row[0], &xspan);
     uint64_t omin = row_starts(&ov, (int)rows, j.row[1], &ospan);
@@ -531,12 +510,7 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
     bool q8 = var->q8 && q8_ok(ty, rows, k, rowb, w->offset);
     if (pre && !q8)
         return WGML_ERR_UNSUPPORTED; /* the caller makes x and calls wg_matvec */
-    int qf = qin_forced(op);
-    if (qf < 0)
-        return WGML_ERR_INVALID_ARG;
-    j.qin = q8 && !pre && rows == 1 && k <= QIN_K && qf != 0;
-    j.q8 = j.qin;
-    if (q8 && !j.qin) {
+    if (q8) {
         /* x quantised once (or made and quantised: pre); the product reads
          * its codes in place of x */
         st = pre ? wg_xquant_pre(x->ctx, op, pre, &j.p, (int)rows, &xq) : xquant(&j, x, xmin, xspan + kx, &xq);
@@ -649,7 +623,7 @@ static wgml_status linear_id(const wgml_tensor *x, const wgml_tensor *w, const w
     int upt = 1;
     if ((st = pick(x->ctx, op, n, k, ty, 1, &var, &upt)) != WGML_OK)
         return st;
-    mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, NULL, NULL, ids}, 1, false, false, {{0}}, {0}};
+    mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, NULL, NULL, ids}, 1, false, {{0}}, {0}};
     mv_params *p = &j.p;
     p->units = (uint32_t)((k + 7) / 8);
     p->k = (uint32_t)k;
