@@ -2,7 +2,8 @@
 # One device run: checks and timings on the GPU machine, batched so a single
 # call of the device tool does everything.  Expects the tree with the
 # git-ignored folders .gl (Vulkan loader debs), third_party (wgpu-native)
-# and .devbuild (a Release build made here) carried along.
+# and .devbuild (the CLI and chosen test programs of a Release build made
+# here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
 #     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab (the case below says what each runs)
