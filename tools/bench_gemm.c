@@ -173,9 +173,7 @@ int bench_gemm(wgml_ctx *ctx, int argc, char **argv)
     double peak = strstr(info.adapter, "H100") ? 67.0 : 0;
     const shape *set = q ? quick : full;
     size_t n = q ? sizeof quick / sizeof *quick : sizeof full / sizeof *full;
-    if (json)
-        printf("{\"adapter\": \"%s\", \"results\": [", info.adapter);
-    else
+    if (!json)
         printf("gemm on %s (median of 7, out f32)\n%-7s %-22s %-9s %10s %9s %9s %s\n", info.adapter, "op", "m x n x k",
                "a.b", "ms", "TFLOP/s", "roofline", "check");
     int rc = 0;

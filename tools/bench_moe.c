@@ -200,9 +200,7 @@ int bench_moe(wgml_ctx *ctx, int argc, char **argv)
     double copy_bw = strstr(info.adapter, "H100") ? 2.95e12 : 0;
     const mshape *set = q ? quick : full;
     size_t nc = q ? sizeof quick / sizeof *quick : sizeof full / sizeof *full;
-    if (json)
-        printf("{\"adapter\": \"%s\", \"results\": [", info.adapter);
-    else
+    if (!json)
         printf("moe (wgml_linear_id) on %s (median of 7; x f32 broadcast, out f32)\n%-28s %-5s %-8s %10s %9s %9s "
                "%s\n", info.adapter, "tokens x used/experts n x k", "w", "path", "ms", "TFLOP/s", "of bound", "check");
     int rc = 0, row = 0;

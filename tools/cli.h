@@ -32,7 +32,8 @@ double cli_now(void);
 /* A bench's [--quick] [--json] (argv[0] its name); 2 after a usage line
  * for anything else, else 0. */
 int cli_bench_flags(int argc, char **argv, bool *quick, bool *json);
-/* The same, then the adapter's facts into *info (a failure printed, non-zero). */
+/* The same, then the adapter's facts into *info (a failure printed, non-zero)
+ * and, with --json, the opening `{"adapter": ..., "results": [`. */
 int cli_bench_start(wgml_ctx *ctx, int argc, char **argv, bool *quick, bool *json, wgml_device_info *info);
 /* The whole file ("-": stdin), malloc'd; NULL on failure. */
 char *cli_read_file(const char *path, size_t *len);

@@ -111,6 +111,8 @@ int cli_bench_start(wgml_ctx *ctx, int argc, char **argv, bool *quick, bool *jso
     int rc = cli_bench_flags(argc, argv, quick, json);
     if (rc == 0 && wgml_device_info_get(ctx, info) != WGML_OK)
         return cli_error("device info", WGML_ERR_INTERNAL);
+    if (rc == 0 && *json)
+        printf("{\"adapter\": \"%s\", \"results\": [", info->adapter);
     return rc;
 }
 
