@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -272,6 +272,13 @@ for s in $sections; do
           f=""; [ $1 != x ] && f=$1; m=""; [ $2 != x ] && m=matvec=$2
           echo "-- fuse=${f:-all} force=${m:-table}: $(WGML_GRAPH_FUSE=$f WGML_FORCE=$m $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 512 -n 128 -r 2 2>&1 | grep tg128 | cut -d'|' -f6,7)" \
                "$(WGML_GRAPH_FUSE=$f WGML_FORCE=$m $B/wgml bench graph decoder --kv 512 2>/dev/null | grep -o '[0-9]* dispatches.*back to back [0-9.]*)')"
+        done
+      done ;;
+    minchunk) # dsg's fewest keys a chunk (WGML_ATTN_MINCHUNK; 32 the default), 8B tg128 at KV 512-640
+      [ -f /tmp/llmgen.pid ] && while kill -0 "$(cat /tmp/llmgen.pid)" 2>/dev/null; do sleep 2; done
+      for rep in 1 2; do
+        for mc in 0 16 8; do
+          echo "-- minchunk ${mc}: $(WGML_ATTN_MINCHUNK=$mc $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 512 -n 128 -r 2 2>&1 | grep tg128 | cut -d'|' -f6,7)"
         done
       done ;;
     llmfuse) # the 8B decode with q|k|v and gate|up kept apart, for the fusion's share

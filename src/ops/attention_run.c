@@ -186,7 +186,11 @@ static dsg_plan plan_dsg(const wg_attn_variant *var, int64_t nblk, int64_t piece
     int kf = env_int("WGML_ATTN_KPT");
     d.kpt = kf == 1 || kf == 2 ? kf : kf >= 4 ? 4 : cpu ? 1 : 2;
     int64_t tile = var->tn / d.lpk * d.kpt;
-    int64_t minc = tile > WG_ATTN_DSG_MIN_CHUNK ? tile : WG_ATTN_DSG_MIN_CHUNK;
+    /* WGML_ATTN_MINCHUNK=n (timing): fewest keys a chunk (graphs grow their
+     * scratch to fit; eager calls may refuse more chunks than declared) */
+    int mf = env_int("WGML_ATTN_MINCHUNK");
+    int64_t mc = mf > 0 ? mf : WG_ATTN_DSG_MIN_CHUNK;
+    int64_t minc = tile > mc ? tile : mc;
     int64_t most = (piece + minc - 1) / minc;
     most = most > WG_ATTN_DSG_MAX_CHUNKS ? WG_ATTN_DSG_MAX_CHUNKS : most; /* <= wg_attn_dsg_max_chunks(piece) */
     int64_t n = (DSG_TARGET_THREADS + nblk * var->tn - 1) / (nblk * var->tn);
