@@ -253,8 +253,8 @@ static wgml_status launch(ix_job *j, const char *kind, ix_slot s[NSLOT], const i
     else
         snprintf(defs, sizeof defs, "EW_OWN_PARAMS;WRITES;GATHER_SCATTER;%s%s%s%s;A_DT=%s;A_MODE=%s;X_MODE=%s;"
                  "O_DT=%s;O_MODE=w;WIN_ACCESS=%s", kind, strcmp(kind, "ADD") == 0 && w->dtype == WGML_F32 ? ";ADD_F32" : "",
-                 s[SW].t ? ";WIN" : "", j->selfcheck ? ";SELFCHECK" : "", slot_dt(kind, s[SA].t, w), mode[SA], mode[SX], slot_dt(kind, w, s[SA].t),
-                 strcmp(mode[SW], "rw") == 0 ? "read_write" : "read");
+                 s[SW].t ? ";WIN" : "", j->selfcheck ? ";SELFCHECK" : "", slot_dt(kind, s[SA].t, w), mode[SA],
+                 mode[SX], slot_dt(kind, w, s[SA].t), strcmp(mode[SW], "rw") == 0 ? "read_write" : "read");
     wg_kernel_ref ref = {"indexing.wgsl", "main", defs, nb, ro};
     wgml_status st = wg_kernel_get(s[SX].t->ctx, &ref, &j->k);
     return st != WGML_OK ? st : run(j, s, it);
@@ -479,6 +479,18 @@ static wgml_status claim_rows(const char *op, const wgml_tensor *idx, wgml_tenso
     return launch(&j, "CLAIM", s, it);
 }
 
+/* set_rows' writing slots: src read in place, dst indexed along the axis. */
+static void copy_slots(const wgml_tensor *dst, const wgml_tensor *idx, const wgml_tensor *src, ix_slot s[NSLOT])
+{
+    int axis = idx->ndim - 1, pad = 4 - src->ndim;
+    memset(s, 0, sizeof(ix_slot) * NSLOT);
+    s[SA] = slot_of(src);
+    s[SX] = idx_slot(idx, pad);
+    s[SO] = slot_of(dst);
+    s[SO].st[pad + axis] = 0;
+    s[SO].ax = dst->strides[axis];
+}
+
 /* Whether set_rows' writing pass is one workgroup over operands that each
  * fit one binding (so it is one dispatch whose workgroup meets every
  * index): a decode step's KV-cache write, one row of Hkv * D elements. */
@@ -507,10 +519,10 @@ static wgml_status set_rows_selfcheck(const char *op, wgml_tensor *dst, const wg
     int64_t it[4], ii[4], step = 1;
     wg_shape4(src, it);
     wg_shape4(idx, ii);
-    ix_slot s[NSLOT] = {slot_of(src), idx_slot(idx, pad), slot_of(dst)};
-    s[SO].st[pad + axis] = 0;
-    s[SO].ax = dst->strides[axis];
-    ix_job j = {op, NULL, dst->shape[axis], true, wg_errword_op(dst->ctx, op, "idx"), (uint32_t)idx->ndim, {0}, true, (uint32_t)(pad + axis)};
+    ix_slot s[NSLOT];
+    copy_slots(dst, idx, src, s);
+    ix_job j = {op, NULL, dst->shape[axis], true, wg_errword_op(dst->ctx, op, "idx"), (uint32_t)idx->ndim, {0},
+                true, (uint32_t)(pad + axis)};
     for (int d = idx->ndim - 1; d >= 0; d--) { /* j: the index's row-major position in idx */
         s[SJ].st[pad + d] = step;
         step *= idx->shape[d];
@@ -561,9 +573,8 @@ wgml_status wg_set_rows_impl(wgml_tensor *dst, const wgml_tensor *idx, const wgm
         int64_t it[4];
         wg_shape4(src, it);
         int pad = 4 - src->ndim;
-        ix_slot s[NSLOT] = {slot_of(src), idx_slot(idx, pad), slot_of(dst)};
-        s[SO].st[pad + axis] = 0;
-        s[SO].ax = dst->strides[axis];
+        ix_slot s[NSLOT];
+        copy_slots(dst, idx, src, s);
         if (win) {
             s[SW] = slot_of(win);
             batch_strides(idx, pad, s[SW].st);
