@@ -72,11 +72,14 @@ static bool bind_rows(const wgml_tensor *t, int rows, const uint64_t off[8], uin
     return out->b.size >= rem + bytes;
 }
 
-static const char *mode(const wgml_tensor *t, bool written, const wgml_tensor *const *w, int nw)
+/* A read operand's access: rw where it shares a buffer with one of the
+ * dispatch's written operands w[0..nw). */
+static const char *mode(const wgml_tensor *t, const wgml_tensor *const *w, int nw)
 {
-    for (int i = 0; i < nw && !written; i++)
-        written = w[i] && w[i]->st->buf == t->st->buf;
-    return written ? "rw" : "r";
+    bool shared = false;
+    for (int i = 0; i < nw && !shared; i++)
+        shared = w[i] && w[i]->st->buf == t->st->buf;
+    return shared ? "rw" : "r";
 }
 
 wgml_status wg_xquant_pre(wgml_ctx *ctx, const char *op, const wg_xpre *pre, const mv_params *pp, int rows,
@@ -129,17 +132,17 @@ wgml_status wg_xquant_pre(wgml_ctx *ctx, const char *op, const wg_xpre *pre, con
     char defs[320];
     int n = snprintf(defs, sizeof defs, "XQUANT;PRE_ANY;%s;M=1;RPW=1;WG=64;UPT=1;QK=32;BB=34;X_DT=%s;X_MODE=%s%s%s;"
                      "U_DT=%s;U_MODE=%s%s%s", norm ? "PRE_NORM" : "PRE_GLU", wg_dtype(pre->a->dtype)->wgsl,
-                     mode(pre->a, false, written, 2), v4 ? "4" : "", v4 ? ";XV4" : "", wg_dtype(ut->dtype)->wgsl,
-                     mode(ut, false, written, 2), u4 ? "4" : "", u4 ? ";UV4" : "");
+                     mode(pre->a, written, 2), v4 ? "4" : "", v4 ? ";XV4" : "", wg_dtype(ut->dtype)->wgsl,
+                     mode(ut, written, 2), u4 ? "4" : "", u4 ? ";UV4" : "");
     if (norm)
         n += snprintf(defs + n, sizeof defs - (size_t)n, ";G_DT=%s;G_MODE=%s%s%s;SO_DT=%s;SO_MODE=rw%s%s",
-                      wg_dtype(gt->dtype)->wgsl, mode(gt, false, written, 2), g4 ? "4" : "", g4 ? ";GV4" : "",
+                      wg_dtype(gt->dtype)->wgsl, mode(gt, written, 2), g4 ? "4" : "", g4 ? ";GV4" : "",
                       pre->so ? wg_dtype(pre->so->dtype)->wgsl : "f32", s4 ? "4" : "", s4 ? ";SOV4" : "");
     int nb = norm ? 5 : 3;
     unsigned ro = 0;
     const wgml_tensor *bt[5] = {*xq, pre->a, ut, gt, pre->so ? pre->so : *xq};
     for (int i = 1; i < nb; i++)
-        ro |= i < 4 && strcmp(mode(bt[i], false, written, 2), "r") == 0 ? 1u << i : 0u;
+        ro |= i < 4 && strcmp(mode(bt[i], written, 2), "r") == 0 ? 1u << i : 0u;
     if (n >= (int)sizeof defs)
         return wg_fail(WGML_ERR_INTERNAL, "%s: kernel defines too long", op);
     wg_kernel_ref ref = {"matvec.wgsl", norm ? "xquant_norm" : "xquant", defs, nb, ro};
