@@ -29,6 +29,7 @@
  * contract a multiply-add.
  */
 #include "graph.h"
+#include "ops/mm.h" /* WG_XPRE_* for the linear prologue */
 
 #include <stdlib.h>
 #include <string.h>

@@ -8,7 +8,6 @@
 #define WGML_GRAPH_INTERNAL_H
 
 #include "ops/optable.h"
-#include "ops/mm.h"
 
 typedef enum wg_node_kind { WG_N_INPUT, WG_N_TENSOR, WG_N_VIEW, WG_N_OP } wg_node_kind;
 typedef enum wg_view_kind { WG_V_RESHAPE, WG_V_PERMUTE, WG_V_SLICE, WG_V_BROADCAST } wg_view_kind;

@@ -10,7 +10,8 @@
  *   linear_id   out[t, u] = w[ids[t, u]] . x[t, u or 0]: the same kernel,
  *               one workgroup row-group per (t, u) pair, the expert picked
  *               on the GPU; from wg_moe_path's pair count (prefill) the
- *               grouped GEMM of moe.c instead, one GEMM per expert.  A CHECK pass first records an id outside
+ *               grouped GEMM of moe.c instead, one GEMM per expert.  A
+ *               CHECK pass first records an id outside
  *               [0, experts) in the device error word (runtime.h); the
  *               writing pass then writes nothing, and the next sync
  *               returns WGML_ERR_INDEX naming wgml_linear_id.
@@ -45,9 +46,10 @@
  * threads, ~27 per SM of an H100), 2 from 1024, else 1 (a short n still
  * fills the GPU with workgroups); the unit path, one unit a step, on CPU
  * adapters (compile time on lavapipe); on the integer path, rows of 128+
- * chunks (k >= 8192 for K-quants) take 256 threads (sgq_r4t256).  sg_r4u1, sg_r4u4, sg_r2u8,
- * sg_r8u2, sgw_r4u2 (2 chunks a step), sgw_r8 (8 rows, 32 threads) and the
- * sgq_*t128 / t256 workgroup sizes are there to be forced and timed against the table's (bench/NOTES.md).
+ * chunks (k >= 8192 for K-quants) take 256 threads (sgq_r4t256).
+ * sg_r4u1, sg_r4u4, sg_r2u8, sg_r8u2, sgw_r4u2 (2 chunks a step), sgw_r8
+ * (8 rows, 32 threads) and the sgq_*t128 / t256 workgroup sizes are there
+ * to be forced and timed against the table's (bench/NOTES.md).
  * WGML_FORCE=matvec=<name> forces one.
  */
 #include "matvec.h"
@@ -168,17 +170,17 @@ static wgml_status pick(wgml_ctx *ctx, const char *op, int64_t n, int64_t k, con
         *upt = cpu ? 1 : (*out)->upt;
         return WGML_OK;
     }
-    for (size_t i = 0; i < sizeof variants / sizeof *variants; i++) {
-        if (strcmp(variants[i].name, f) == 0) {
-            if (variants[i].sg && !sg)
-                return wg_fail(WGML_ERR_UNSUPPORTED, "%s: WGML_FORCE matvec=%s needs subgroups, which this device "
-                               "does not have (use a wg_ variant)", op, f);
-            *out = &variants[i];
-            *upt = variants[i].upt;
-            return WGML_OK;
-        }
-        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", variants[i].name);
+    const mv_variant *v = named(f);
+    if (v && v->sg && !sg)
+        return wg_fail(WGML_ERR_UNSUPPORTED, "%s: WGML_FORCE matvec=%s needs subgroups, which this device "
+                       "does not have (use a wg_ variant)", op, f);
+    if (v) {
+        *out = v;
+        *upt = v->upt;
+        return WGML_OK;
     }
+    for (size_t i = 0; i < sizeof variants / sizeof *variants; i++)
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", variants[i].name);
     return wg_fail(WGML_ERR_INVALID_ARG, "%s: WGML_FORCE matvec=%s is not a variant (variants: %s)", op, f, names);
 }
 
