@@ -35,14 +35,18 @@ run: setup build
 	@test -f "$(MODEL)" || { echo "make run: $(MODEL) is missing: run scripts/fetch_model.sh smollm2 (or set MODEL=path.gguf)"; exit 1; }
 	./$(BUILD)/wgml generate -m "$(MODEL)" -p "$(PROMPT)" -n 64 --temp 0
 
-# One at a time: two at once made the wait-heavy elementwise tests 6x
-# slower on lavapipe (28 -> 184 s), more than the compiles gained.
+# Two programs at a time: a cold run (CI's clean clone) is mostly lavapipe
+# compiling kernels, one thread a pipeline, so two use both cores of a CI
+# machine: 372 s against 801 s one at a time (2 cores, 2026-11-26; in
+# 2026-11-23 two at once had made the wait-heavy elementwise tests 6x
+# slower, which no longer happens: 80 s against 92 alone).
+TEST_JOBS ?= 2
 test: setup build
-	cd $(BUILD) && ctest --output-on-failure -j 1 -LE full
+	cd $(BUILD) && ctest --output-on-failure -j $(TEST_JOBS) -LE full
 
 # Everything, the "full" label too (tests/CMakeLists.txt says why it is apart).
 test-full: setup build
-	cd $(BUILD) && ctest --output-on-failure -j 1
+	cd $(BUILD) && ctest --output-on-failure -j $(TEST_JOBS)
 
 # Randomized: every op test over SEEDS fresh seeds in every mode (CI's
 # `make test` uses fixed seeds).  Prints the first failing seed.

@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -144,7 +144,7 @@ for s in $sections; do
       [ -f /tmp/llmbuild.pid ] && { while kill -0 "$(cat /tmp/llmbuild.pid)" 2>/dev/null; do sleep 2; done; tail -n 8 $OUTDIR/llmbuild.log; }
       bash bench/peers/llamacpp_bench.sh "$PWD/.llamacpp" bench
       for m in /tmp/models/llama-1b-q4k.gguf /tmp/models/llama-8b-q4k.gguf; do
-        $B/wgml bench llm -m $m -p 512 -n 128 -r 3 2>&1 | tail -n 4
+        for d in 0 512; do $B/wgml bench llm -m $m -p 512 -n 128 -d $d -r 3 2>&1 | tail -n 3; done
       done ;;
     llmgen) # only the random-weight GGUFs (no llama.cpp build), in the background; wllm waits
       python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/gguf-*.whl 2>&1 | tail -n 2
@@ -155,7 +155,7 @@ for s in $sections; do
     wllm) # wgml bench llm alone on the generated files
       [ -f /tmp/llmgen.pid ] && while kill -0 "$(cat /tmp/llmgen.pid)" 2>/dev/null; do sleep 2; done
       for m in /tmp/models/llama-1b-q4k.gguf /tmp/models/llama-8b-q4k.gguf; do
-        $B/wgml bench llm -m $m -p 512 -n 128 -r 3 2>&1 | tail -n 4
+        for d in 0 512; do $B/wgml bench llm -m $m -p 512 -n 128 -d $d -r 3 2>&1 | tail -n 3; done
       done ;;
     gemmq) # quantised prefill linears: in-tile decode vs dequantise + dense GEMM
       for v in fused dequant; do
@@ -272,6 +272,17 @@ for s in $sections; do
           f=""; [ $1 != x ] && f=$1; m=""; [ $2 != x ] && m=matvec=$2
           echo "-- fuse=${f:-all} force=${m:-table}: $(WGML_GRAPH_FUSE=$f WGML_FORCE=$m $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 512 -n 128 -r 2 2>&1 | grep tg128 | cut -d'|' -f6,7)" \
                "$(WGML_GRAPH_FUSE=$f WGML_FORCE=$m $B/wgml bench graph decoder --kv 512 2>/dev/null | grep -o '[0-9]* dispatches.*back to back [0-9.]*)')"
+        done
+      done ;;
+    d0var) # host-side and attention knobs on tg128 from an empty cache (llama-bench's tg128), 8B then 1B:
+      # the replay's first chunk (WGML_REPLAY_FIRST), the wait's spin (WGML_SPIN_US), decode attention's chunks
+      [ -f /tmp/llmgen.pid ] && while kill -0 "$(cat /tmp/llmgen.pid)" 2>/dev/null; do sleep 2; done
+      for m in 8b 1b; do
+        for cfg in "x x x" "8 x x" "16 x x" "x 20000 x" "8 20000 x" "x x 1" "x x 2" "x x x"; do
+          set -- $cfg
+          e=""; [ $1 != x ] && e="WGML_REPLAY_FIRST=$1"; [ $2 != x ] && e="$e WGML_SPIN_US=$2"
+          [ $3 != x ] && e="$e WGML_ATTN_CHUNKS=$3"
+          echo "-- $m ${e:-defaults}: $(env $e $B/wgml bench llm -m /tmp/models/llama-$m-q4k.gguf -p 16 -n 128 -r 3 2>&1 | grep tg128 | cut -d'|' -f6,7)"
         done
       done ;;
     minchunk) # dsg's fewest keys a chunk (WGML_ATTN_MINCHUNK; 32 the default), 8B tg128 at KV 512-640

@@ -199,20 +199,32 @@ static int par_threads(size_t n)
     return t > 1 ? (int)(t < PAR_MAX_THREADS ? t : PAR_MAX_THREADS) : 0;
 }
 
+/* The first chunk of a replay (dispatches), encoded and submitted before
+ * the rest so the GPU starts at once; later chunks double.  The GPU waits
+ * for the whole first chunk's host encoding (~1.4 us a dispatch on the
+ * H100's host): 64 made a decode token wait ~90 us before its first
+ * dispatch ran.  WGML_REPLAY_FIRST=n sets it (timing). */
+static size_t first_chunk(void)
+{
+    const char *e = getenv("WGML_REPLAY_FIRST");
+    long v = e && *e ? strtol(e, NULL, 10) : 0;
+    return v >= 1 && v <= 4096 ? (size_t)v : 64;
+}
+
 static wgml_status replay_parallel(wgml_ctx *ctx, const wg_recording *r, size_t from, size_t to, int nt)
 {
     wgml_status st = wg_stream_submit(ctx); /* earlier work goes first */
     if (st != WGML_OK)
         return st;
-    size_t njobs = 0;
-    for (size_t i = from, c = 64; i < to; i += c, c = c < 1024 ? 2 * c : c)
+    size_t njobs = 0, c0 = first_chunk();
+    for (size_t i = from, c = c0; i < to; i += c, c = c < 1024 ? 2 * c : c)
         njobs++;
     par_state ps = {ctx, r, calloc(njobs, sizeof(par_job)), njobs, 0};
     pthread_t th[PAR_MAX_THREADS];
     if (!ps.jobs)
         return wg_fail(WGML_ERR_OOM, "replay: out of host memory");
     size_t j = 0;
-    for (size_t i = from, c = 64; i < to; i += c, c = c < 1024 ? 2 * c : c, j++) {
+    for (size_t i = from, c = c0; i < to; i += c, c = c < 1024 ? 2 * c : c, j++) {
         ps.jobs[j].from = i;
         ps.jobs[j].to = i + c < to ? i + c : to;
         atomic_init(&ps.jobs[j].done, 0);
@@ -259,7 +271,7 @@ static wgml_status replay_fast(wgml_ctx *ctx, const wg_recording *r, size_t from
          * dispatches while the host encodes the rest.  One submit at the
          * end ran host encoding (~1.4 us a dispatch on the H100's host)
          * and GPU execution back to back. */
-        size_t chunk = 64;
+        size_t chunk = first_chunk();
         for (size_t i = from; i < to;) {
             size_t end = to - i > chunk + 64 ? i + chunk : to;
             encode_range(wg_stream_pass(ctx), r, i, end);
