@@ -128,7 +128,9 @@ for s in $sections; do
       bash bench/peers/llamacpp_bench.sh "$PWD/.llamacpp" build 2>&1 | tail -n 8 ;;
     llmbuild_bg) # the same in the background (16 cores build while the GPU sections run); `llm` waits for it
       python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/gguf-*.whl 2>&1 | tail -n 2
-      PYTHONPATH=/tmp/site nice -n 10 bash bench/peers/llamacpp_bench.sh "$PWD/.llamacpp" build > $OUTDIR/llmbuild.log 2>&1 &
+      # after llmgen (which writes the GGUFs itself), the build does not write them again
+      sg=0; [ -f /tmp/llmgen.pid ] && sg=1
+      SKIP_GEN=$sg PYTHONPATH=/tmp/site nice -n 10 bash bench/peers/llamacpp_bench.sh "$PWD/.llamacpp" build > $OUTDIR/llmbuild.log 2>&1 &
       echo $! > /tmp/llmbuild.pid ;;
     mv) # mat-vec: the table's choice and every timing variant, in one process each
       python3 bench/torch_copy.py 2>&1 | tail -n 1
