@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -285,6 +285,27 @@ for s in $sections; do
           e=""; [ $1 != x ] && e="WGML_REPLAY_FIRST=$1"; [ $2 != x ] && e="$e WGML_SPIN_US=$2"
           [ $3 != x ] && e="$e WGML_ATTN_CHUNKS=$3"
           echo "-- $m ${e:-defaults}: $(env $e $B/wgml bench llm -m /tmp/models/llama-$m-q4k.gguf -p 16 -n 128 -r 3 2>&1 | grep tg128 | cut -d'|' -f6,7)"
+        done
+      done ;;
+    qtests) # the carried test programs (bench/devbuild.sh), natively
+      for t in $B/tests/test_*; do
+        [ -x "$t" ] && echo "$(basename $t): $($t 2>&1 | tee $OUTDIR/$(basename $t).log | grep -E 'passed|check failed' | head -n 4 | tr '\n' ' ')"
+      done ;;
+    mvfloat) # the integer mat-vec path (x quantised by a first pass) against the wide float path (no pass) by
+      # product size: the decoders' q4_K shapes (graph replay), then tg128 from an empty cache with
+      # WGML_MV_FLOAT_BELOW (products of at most that many million weights on the float path), 8B then 1B
+      for nk in 6144x4096 4096x4096 4096x14336 3072x2048 2048x2048 2048x8192; do
+        for v in "" sgw_r4 sgw_r2 sgq_r2 sgq_r1; do
+          echo "$nk ${v:-table}: $(WGML_FORCE=${v:+matvec=$v} $B/wgml bench matvec --nk $nk --dtype q4_K 2>&1 | grep q4_K | tail -n 1)"
+        done
+      done
+      [ -f /tmp/llmgen.pid ] && while kill -0 "$(cat /tmp/llmgen.pid)" 2>/dev/null; do sleep 2; done
+      for m in 8b 1b; do
+        for fb in 0 17 26 60 200 0; do
+          echo "-- $m float below ${fb}M: $(WGML_MV_FLOAT_BELOW=$fb $B/wgml bench llm -m /tmp/models/llama-$m-q4k.gguf -p 16 -n 128 -r 3 2>&1 | grep tg128 | cut -d'|' -f6,7)"
+        done
+        for sp in 1000 5000 20000; do
+          echo "-- $m spin ${sp}: $(WGML_SPIN_US=$sp $B/wgml bench llm -m /tmp/models/llama-$m-q4k.gguf -p 16 -n 128 -r 3 2>&1 | grep tg128 | cut -d'|' -f6,7)"
         done
       done ;;
     minchunk) # dsg's fewest keys a chunk (WGML_ATTN_MINCHUNK; 32 the default), 8B tg128 at KV 512-640

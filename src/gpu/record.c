@@ -203,12 +203,14 @@ static int par_threads(size_t n)
  * the rest so the GPU starts at once; later chunks double.  The GPU waits
  * for the whole first chunk's host encoding (~1.4 us a dispatch on the
  * H100's host): 64 made a decode token wait ~90 us before its first
- * dispatch ran.  WGML_REPLAY_FIRST=n sets it (timing). */
+ * dispatch ran.  H200, tg128 from an empty cache (bench/NOTES.md,
+ * 2026-11-26 (2) call 1): 64 / 16 / 8 gave the 1B 594-599 / 616 / 611
+ * tokens/s, the 8B 236-240 / 237 / 237.  WGML_REPLAY_FIRST=n sets it. */
 static size_t first_chunk(void)
 {
     const char *e = getenv("WGML_REPLAY_FIRST");
     long v = e && *e ? strtol(e, NULL, 10) : 0;
-    return v >= 1 && v <= 4096 ? (size_t)v : 64;
+    return v >= 1 && v <= 4096 ? (size_t)v : 16;
 }
 
 static wgml_status replay_parallel(wgml_ctx *ctx, const wg_recording *r, size_t from, size_t to, int nt)

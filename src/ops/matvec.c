@@ -56,6 +56,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ------------------------------------------------------------ tables */
@@ -156,6 +157,11 @@ static wgml_status pick(wgml_ctx *ctx, const char *op, int64_t n, int64_t k, con
         bool cpu = wg_is_cpu(ctx);
         bool wide = !cpu && ty->ch && rows == 1;
         bool q8 = wide && ty->q8 && Q8_TABLE;
+        /* WGML_MV_FLOAT_BELOW=m (timing): products of at most m million
+         * weights take the wide float path, no x-quantising pass */
+        const char *fb = getenv("WGML_MV_FLOAT_BELOW");
+        if (q8 && fb && (double)n * (double)k <= atof(fb) * 1e6)
+            q8 = false;
         int rpw = n >= 4096 ? 4 : n >= 1024 ? 2 : 1;
         for (size_t i = 0; i < NTABLE; i++)
             if (variants[i].rpw == rpw && variants[i].sg == sg && variants[i].wide == wide && variants[i].q8 == q8)
