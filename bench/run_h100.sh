@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvtable (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -285,6 +285,20 @@ for s in $sections; do
           e=""; [ $1 != x ] && e="WGML_REPLAY_FIRST=$1"; [ $2 != x ] && e="$e WGML_SPIN_US=$2"
           [ $3 != x ] && e="$e WGML_ATTN_CHUNKS=$3"
           echo "-- $m ${e:-defaults}: $(env $e $B/wgml bench llm -m /tmp/models/llama-$m-q4k.gguf -p 16 -n 128 -r 3 2>&1 | grep tg128 | cut -d'|' -f6,7)"
+        done
+      done ;;
+    mvtable) # the mat-vec table (short rows on the float path) against the old one (WGML_MV_TABLE=old): the 1B's
+      # gate|up shape, then tg128 from an empty cache, 1B then 8B, alternating, and the wait's spin
+      for v in "" sgw_r4 sgq_r4; do
+        echo "16384x2048 ${v:-table}: $(WGML_FORCE=${v:+matvec=$v} $B/wgml bench matvec --nk 16384x2048 --dtype q4_K 2>&1 | grep q4_K | tail -n 1)"
+      done
+      [ -f /tmp/llmgen.pid ] && while kill -0 "$(cat /tmp/llmgen.pid)" 2>/dev/null; do sleep 2; done
+      for m in 1b 8b; do
+        for t in new old new old; do
+          echo "-- $m table $t: $(WGML_MV_TABLE=$t $B/wgml bench llm -m /tmp/models/llama-$m-q4k.gguf -p 16 -n 128 -r 3 2>&1 | grep tg128 | cut -d'|' -f6,7)"
+        done
+        for sp in 5000 20000; do
+          echo "-- $m spin ${sp}: $(WGML_SPIN_US=$sp $B/wgml bench llm -m /tmp/models/llama-$m-q4k.gguf -p 16 -n 128 -r 3 2>&1 | grep tg128 | cut -d'|' -f6,7)"
         done
       done ;;
     qtests) # the carried test programs (bench/devbuild.sh), natively
