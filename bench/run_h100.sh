@@ -287,7 +287,7 @@ for s in $sections; do
           echo "-- $m ${e:-defaults}: $(env $e $B/wgml bench llm -m /tmp/models/llama-$m-q4k.gguf -p 16 -n 128 -r 3 2>&1 | grep tg128 | cut -d'|' -f6,7)"
         done
       done ;;
-    mvtable) # the mat-vec table (short rows on the float path) against the old one (WGML_MV_TABLE=old): the 1B's
+    mvtable) # the mat-vec table with short rows on the float path (a build of 2026-11-26 (2); now WGML_MV_FLOAT_BELOW) against the old one (WGML_MV_TABLE=old): the 1B's
       # gate|up shape, then tg128 from an empty cache, 1B then 8B, alternating, and the wait's spin
       for v in "" sgw_r4 sgq_r4; do
         echo "16384x2048 ${v:-table}: $(WGML_FORCE=${v:+matvec=$v} $B/wgml bench matvec --nk 16384x2048 --dtype q4_K 2>&1 | grep q4_K | tail -n 1)"
