@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvtable (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvtable mvhead (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -299,6 +299,13 @@ for s in $sections; do
         done
         for sp in 5000 20000; do
           echo "-- $m spin ${sp}: $(WGML_SPIN_US=$sp $B/wgml bench llm -m /tmp/models/llama-$m-q4k.gguf -p 16 -n 128 -r 3 2>&1 | grep tg128 | cut -d'|' -f6,7)"
+        done
+      done ;;
+    mvhead) # the vocabulary products (q6_K, 128256 rows: ~6% of an 8B decode token), every integer-path shape
+      python3 bench/torch_copy.py 2>&1 | tail -n 1
+      for nk in 128256x4096 128256x2048; do
+        for v in "" sgq_r2 sgq_r8 sgq_r4u2 sgq_r4t128 sgq_r8t128 sgw_r4; do
+          echo "$nk ${v:-table}: $(WGML_FORCE=${v:+matvec=$v} $B/wgml bench matvec --nk $nk --dtype q6_K 2>&1 | grep q6_K | tail -n 1)"
         done
       done ;;
     qtests) # the carried test programs (bench/devbuild.sh), natively
