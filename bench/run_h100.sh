@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvtable mvhead (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvtable mvhead mvshort (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -308,6 +308,19 @@ for s in $sections; do
           echo "$nk ${v:-table}: $(WGML_FORCE=${v:+matvec=$v} $B/wgml bench matvec --nk $nk --dtype q6_K 2>&1 | grep q6_K | tail -n 1)"
         done
       done ;;
+    mvshort) # short rows of many rows: sgq_r8 (the table's, for k / chunk <= 32 and n >= 16384) against
+      # sgq_r4 (WGML_MV_SHORT=r4): the 1B's gate|up and vocabulary shapes, then the 1B decode A/B
+      for nk in "16384x2048 q4_K" "128256x2048 q6_K" "16384x1024 q4_K"; do
+        set -- $nk
+        for v in "" r4; do
+          echo "$1 $2 ${v:-table}: $(WGML_MV_SHORT=$v $B/wgml bench matvec --nk $1 --dtype $2 2>&1 | grep $2 | tail -n 1)"
+        done
+      done
+      [ -f /tmp/llmgen.pid ] && while kill -0 "$(cat /tmp/llmgen.pid)" 2>/dev/null; do sleep 2; done
+      for t in "" r4 "" r4; do
+        echo "-- 1b ${t:-table}: $(WGML_MV_SHORT=$t $B/wgml bench llm -m /tmp/models/llama-1b-q4k.gguf -p 16 -n 128 -r 3 2>&1 | grep tg128 | cut -d'|' -f6,7)"
+      done
+      echo "-- 8b: $($B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 16 -n 128 -r 3 2>&1 | grep tg128 | cut -d'|' -f6,7)" ;;
     qtests) # the carried test programs (bench/devbuild.sh), natively
       for t in $B/tests/test_*; do
         [ -x "$t" ] && echo "$(basename $t): $($t 2>&1 | tee $OUTDIR/$(basename $t).log | grep -E 'passed|check failed' | head -n 4 | tr '\n' ' ')"

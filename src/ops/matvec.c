@@ -179,6 +179,19 @@ static wgml_status pick(wgml_ctx *ctx, const char *op, int64_t n, int64_t k, con
          * 2x slower (64 chunks a row leave 3/4 of the threads idle). */
         if (q8 && sg && rpw == 4 && ty->ch && k / ty->ch >= 128)
             *out = named("sgq_r4t256");
+        /* Short rows of many rows on the integer path: 8 rows a workgroup
+         * of 32 threads, one chunk a row each, where 64 threads would leave
+         * half idle (k 2048: 32 chunks a row).  H200, graph replay of 32
+         * products, sgq_r4 -> sgq_r8 (µs): 128256 x 2048 q6_K (a 1B's
+         * vocabulary product) 5330 -> 3082 (0.31 -> 0.53 of copy), 16384 x
+         * 2048 q4_K 577 -> 545, 16384 x 1024 553 -> 478; the 1B decode
+         * (tg128) 624 -> 644-653 tokens/s (bench/NOTES.md).  Timing:
+         * WGML_MV_SHORT=r4 keeps sgq_r4, =all takes sgq_r8 for short rows
+         * of any row count. */
+        const char *sh = getenv("WGML_MV_SHORT");
+        bool all = sh && !strcmp(sh, "all");
+        if (q8 && sg && ty->ch && k / ty->ch <= 32 && (all || (rpw == 4 && n >= 16384)) && !(sh && !strcmp(sh, "r4")))
+            *out = named("sgq_r8");
         *upt = cpu ? 1 : (*out)->upt;
         return WGML_OK;
     }
