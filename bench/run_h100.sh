@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvtable mvhead mvshort (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvtable mvhead mvshort mvshortall (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -321,6 +321,17 @@ for s in $sections; do
         echo "-- 1b ${t:-table}: $(WGML_MV_SHORT=$t $B/wgml bench llm -m /tmp/models/llama-1b-q4k.gguf -p 16 -n 128 -r 3 2>&1 | grep tg128 | cut -d'|' -f6,7)"
       done
       echo "-- 8b: $($B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 16 -n 128 -r 3 2>&1 | grep tg128 | cut -d'|' -f6,7)" ;;
+    mvshortall) # sgq_r8 for short rows of any row count (WGML_MV_SHORT=all) against the table: the 1B's q|k|v and
+      # o shapes, then the 1B decode A/B
+      for nk in 3072x2048 2048x2048 2048x8192; do
+        for v in "" sgq_r8; do
+          echo "$nk ${v:-table}: $(WGML_FORCE=${v:+matvec=$v} $B/wgml bench matvec --nk $nk --dtype q4_K 2>&1 | grep q4_K | tail -n 1)"
+        done
+      done
+      [ -f /tmp/llmgen.pid ] && while kill -0 "$(cat /tmp/llmgen.pid)" 2>/dev/null; do sleep 2; done
+      for t in "" all "" all; do
+        echo "-- 1b ${t:-table}: $(WGML_MV_SHORT=$t $B/wgml bench llm -m /tmp/models/llama-1b-q4k.gguf -p 16 -n 128 -r 3 2>&1 | grep tg128 | cut -d'|' -f6,7)"
+      done ;;
     qtests) # the carried test programs (bench/devbuild.sh), natively
       for t in $B/tests/test_*; do
         [ -x "$t" ] && echo "$(basename $t): $($t 2>&1 | tee $OUTDIR/$(basename $t).log | grep -E 'passed|check failed' | head -n 4 | tr '\n' ' ')"
