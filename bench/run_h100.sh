@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvtable mvhead mvshort mvshortall (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvtable mvhead mvshort mvshortall mvfew llmgen1 (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -332,6 +332,22 @@ for s in $sections; do
       for t in "" all "" all; do
         echo "-- 1b ${t:-table}: $(WGML_MV_SHORT=$t $B/wgml bench llm -m /tmp/models/llama-1b-q4k.gguf -p 16 -n 128 -r 3 2>&1 | grep tg128 | cut -d'|' -f6,7)"
       done ;;
+    mvfew) # short rows (k 2048: 32 chunks) of few rows: 32-thread variants against the table's 64-thread sgq_r2 /
+      # sgq_r4 (half their threads idle), the 1B's q|k|v and o shapes, then the 1B decode with candidates
+      for nk in 3072x2048 2048x2048; do
+        for v in "" sgq_r2t32 sgq_r4t32 sgq_r1 sgq_r2; do
+          echo "$nk ${v:-table}: $(WGML_FORCE=${v:+matvec=$v} $B/wgml bench matvec --nk $nk --dtype q4_K 2>&1 | grep q4_K | tail -n 1)"
+        done
+      done
+      [ -f /tmp/llmgen.pid ] && while kill -0 "$(cat /tmp/llmgen.pid)" 2>/dev/null; do sleep 2; done
+      for t in "" sgq_r2t32 sgq_r4t32 "" sgq_r2t32 sgq_r4t32; do
+        echo "-- 1b ${t:-table}: $(WGML_MV_SHORT_FEW=$t $B/wgml bench llm -m /tmp/models/llama-1b-q4k.gguf -p 16 -n 128 -r 3 2>&1 | grep tg128 | cut -d'|' -f6,7)"
+      done ;;
+    llmgen1) # only the 1B random-weight GGUF, in the background
+      python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/gguf-*.whl 2>&1 | tail -n 2
+      mkdir -p /tmp/models
+      PYTHONPATH=/tmp/site python3 bench/peers/gen_gguf.py /tmp/models/llama-1b-q4k.gguf 1b > $OUTDIR/llmgen.log 2>&1 &
+      echo $! > /tmp/llmgen.pid ;;
     qtests) # the carried test programs (bench/devbuild.sh), natively
       for t in $B/tests/test_*; do
         [ -x "$t" ] && echo "$(basename $t): $($t 2>&1 | tee $OUTDIR/$(basename $t).log | grep -E 'passed|check failed' | head -n 4 | tr '\n' ' ')"

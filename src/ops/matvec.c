@@ -192,6 +192,11 @@ static wgml_status pick(wgml_ctx *ctx, const char *op, int64_t n, int64_t k, con
         bool all = sh && !strcmp(sh, "all");
         if (q8 && sg && ty->ch && k / ty->ch <= 32 && (all || (rpw == 4 && n >= 16384)) && !(sh && !strcmp(sh, "r4")))
             *out = named("sgq_r8");
+        /* WGML_MV_SHORT_FEW=<variant> (timing): that variant for short rows
+         * (<= 32 chunks) of fewer than 16384 rows on the integer path */
+        const char *few = getenv("WGML_MV_SHORT_FEW");
+        if (q8 && sg && ty->ch && k / ty->ch <= 32 && n < 16384 && few && named(few) && named(few)->q8)
+            *out = named(few);
         *upt = cpu ? 1 : (*out)->upt;
         return WGML_OK;
     }
