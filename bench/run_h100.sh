@@ -321,7 +321,7 @@ for s in $sections; do
         echo "-- 1b ${t:-table}: $(WGML_MV_SHORT=$t $B/wgml bench llm -m /tmp/models/llama-1b-q4k.gguf -p 16 -n 128 -r 3 2>&1 | grep tg128 | cut -d'|' -f6,7)"
       done
       echo "-- 8b: $($B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 16 -n 128 -r 3 2>&1 | grep tg128 | cut -d'|' -f6,7)" ;;
-    mvshortall) # sgq_r8 for short rows of any row count (WGML_MV_SHORT=all) against the table: the 1B's q|k|v and
+    mvshortall) # sgq_r8 for short rows of any row count (WGML_MV_SHORT=sgq_r8) against the table: the 1B's q|k|v and
       # o shapes, then the 1B decode A/B
       for nk in 3072x2048 2048x2048 2048x8192; do
         for v in "" sgq_r8; do
@@ -329,7 +329,7 @@ for s in $sections; do
         done
       done
       [ -f /tmp/llmgen.pid ] && while kill -0 "$(cat /tmp/llmgen.pid)" 2>/dev/null; do sleep 2; done
-      for t in "" all "" all; do
+      for t in "" sgq_r8 "" sgq_r8; do
         echo "-- 1b ${t:-table}: $(WGML_MV_SHORT=$t $B/wgml bench llm -m /tmp/models/llama-1b-q4k.gguf -p 16 -n 128 -r 3 2>&1 | grep tg128 | cut -d'|' -f6,7)"
       done ;;
     mvfew) # short rows (k 2048: 32 chunks) of few rows: 32-thread variants against the table's 64-thread sgq_r2 /
@@ -341,7 +341,7 @@ for s in $sections; do
       done
       [ -f /tmp/llmgen.pid ] && while kill -0 "$(cat /tmp/llmgen.pid)" 2>/dev/null; do sleep 2; done
       for t in "" sgq_r2t32 sgq_r4t32 "" sgq_r2t32 sgq_r4t32; do
-        echo "-- 1b ${t:-table}: $(WGML_MV_SHORT_FEW=$t $B/wgml bench llm -m /tmp/models/llama-1b-q4k.gguf -p 16 -n 128 -r 3 2>&1 | grep tg128 | cut -d'|' -f6,7)"
+        echo "-- 1b ${t:-table}: $(WGML_MV_SHORT=$t $B/wgml bench llm -m /tmp/models/llama-1b-q4k.gguf -p 16 -n 128 -r 3 2>&1 | grep tg128 | cut -d'|' -f6,7)"
       done ;;
     llmgen1) # only the 1B random-weight GGUF, in the background
       python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/gguf-*.whl 2>&1 | tail -n 2

@@ -185,18 +185,18 @@ static wgml_status pick(wgml_ctx *ctx, const char *op, int64_t n, int64_t k, con
          * products, sgq_r4 -> sgq_r8 (µs): 128256 x 2048 q6_K (a 1B's
          * vocabulary product) 5330 -> 3082 (0.31 -> 0.53 of copy), 16384 x
          * 2048 q4_K 577 -> 545, 16384 x 1024 553 -> 478; the 1B decode
-         * (tg128) 624 -> 644-653 tokens/s (bench/NOTES.md).  Timing:
-         * WGML_MV_SHORT=r4 keeps sgq_r4, =all takes sgq_r8 for short rows
-         * of any row count. */
+         * (tg128) 624 -> 644-653 tokens/s (bench/NOTES.md); for fewer rows
+         * it was slower (the 1B's 3072 x 2048: 432 -> 503, as were sgq_r2t32
+         * and sgq_r4t32).  WGML_MV_SHORT (timing): r4 keeps sgq_r4 here, a
+         * variant name takes that variant for short rows of fewer rows. */
         const char *sh = getenv("WGML_MV_SHORT");
-        bool all = sh && !strcmp(sh, "all");
-        if (q8 && sg && ty->ch && k / ty->ch <= 32 && (all || (rpw == 4 && n >= 16384)) && !(sh && !strcmp(sh, "r4")))
-            *out = named("sgq_r8");
-        /* WGML_MV_SHORT_FEW=<variant> (timing): that variant for short rows
-         * (<= 32 chunks) of fewer than 16384 rows on the integer path */
-        const char *few = getenv("WGML_MV_SHORT_FEW");
-        if (q8 && sg && ty->ch && k / ty->ch <= 32 && n < 16384 && few && named(few) && named(few)->q8)
-            *out = named(few);
+        if (q8 && sg && ty->ch && k / ty->ch <= 32) {
+            const mv_variant *v = sh && n < 16384 ? named(sh) : NULL;
+            if (n >= 16384 && !(sh && !strcmp(sh, "r4")))
+                *out = named("sgq_r8");
+            else if (v && v->q8)
+                *out = v;
+        }
         *upt = cpu ? 1 : (*out)->upt;
         return WGML_OK;
     }
