@@ -56,14 +56,14 @@ int bench_llm(wgml_ctx *ctx, int argc, char **argv)
         fprintf(stderr, "wgml bench llm: -m FILE.gguf is required; -p, -n >= 1, 0 <= -d <= 2^20, 1 <= -r <= 100\n");
         return 2;
     }
-    wgml_model_params mp = {.n_ctx = d + (p > n ? p : n) + 8, .n_batch = (p > d ? p : d) < 512 ? (p > d ? p : d) : 512, .no_fuse = no_fuse};
+    int nid = p > d ? p : d; /* token ids: the pp test's and the depth's */
+    wgml_model_params mp = {.n_ctx = d + (p > n ? p : n) + 8, .n_batch = nid < 512 ? nid : 512, .no_fuse = no_fuse};
     wgml_model *m = NULL;
     wgml_status st = wgml_model_load(ctx, path, &mp, &m);
     if (st != WGML_OK)
         return cli_error("bench llm: loading", st);
     wgml_model_info info;
     wgml_model_info_get(m, &info);
-    int nid = p > d ? p : d;
     int32_t *ids = malloc(sizeof *ids * (size_t)nid);
     double pp[100], tg[100];
     uint32_t x = 12345;
