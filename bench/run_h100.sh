@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvtable mvhead mvshort mvshortall mvfew llmgen1 (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -39,6 +39,12 @@ smi_stop() {
     END {printf "smi: %d samples, %d busy; busy SM MHz:", n, b; for (k in sm) printf " %s(x%d)", k, sm[k];
          printf "; reasons:"; for (k in r) printf " %s(x%d)", k, r[k]; printf "; max %.0f W, max %d MiB used\n", p, m}' "$OUTDIR/smi.$1.csv"
 }
+# Waits for the background GGUF writer (llmgen, llmgen1, llmgen8).
+wait_gen() { [ -f /tmp/llmgen.pid ] && while kill -0 "$(cat /tmp/llmgen.pid)" 2>/dev/null; do sleep 2; done; }
+# tg128 tokens/s of the llama-<1b|8b> GGUF from an empty cache: tg MODEL [VAR=value ...]
+tg() { local m=$1; shift; env "$@" $B/wgml bench llm -m /tmp/models/llama-$m-q4k.gguf -p 16 -n 128 -r 3 2>&1 | grep tg128 | cut -d'|' -f6,7; }
+# One shape's mat-vec row (32 products, graph replay): mvrow NxK DTYPE [VAR=value ...]
+mvrow() { local nk=$1 dt=$2; shift 2; env "$@" $B/wgml bench matvec --nk $nk --dtype $dt 2>&1 | grep $dt | tail -n 1; }
 for s in $sections; do
   echo "=== $s ($(clocks))"
   smi_start "$s"
@@ -155,7 +161,7 @@ for s in $sections; do
         > $OUTDIR/llmgen.log 2>&1 &
       echo $! > /tmp/llmgen.pid ;;
     wllm) # wgml bench llm alone on the generated files
-      [ -f /tmp/llmgen.pid ] && while kill -0 "$(cat /tmp/llmgen.pid)" 2>/dev/null; do sleep 2; done
+      wait_gen
       for m in /tmp/models/llama-1b-q4k.gguf /tmp/models/llama-8b-q4k.gguf; do
         for d in 0 512; do $B/wgml bench llm -m $m -p 512 -n 128 -d $d -r 3 2>&1 | tail -n 3; done
       done ;;
@@ -225,7 +231,7 @@ for s in $sections; do
       echo $! > /tmp/llmgen.pid ;;
     skip) # where the 8B decode's time goes: tg128 with each kernel's dispatches dropped
       # (WGML_SKIP_KERNELS, a timing probe: the difference to the full step is that kernel's cost)
-      [ -f /tmp/llmgen.pid ] && while kill -0 "$(cat /tmp/llmgen.pid)" 2>/dev/null; do sleep 2; done
+      wait_gen
       for k in "" ":xquant[" "matvec:main[" "norm:" "attn_dsg" "attn_merge" "CHECK;ONE_WG" "WRITES;GATHER" "rope:" "glu:" \
                "ew_cast:" "norm:,rope:,glu:,ew_cast:,CHECK;ONE_WG,WRITES;GATHER,:xquant[" "matvec:main[,:xquant[,attn_dsg,attn_merge"; do
         echo "-- skip '${k}': $(WGML_SKIP_KERNELS=$k $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 16 -n 128 -r 2 2>&1 | grep tg128)"
@@ -242,12 +248,12 @@ for s in $sections; do
           echo "$nk ${v:-table}: $(WGML_FORCE=${v:+matvec=$v} $B/wgml bench matvec --nk $nk --dtype q4_K 2>&1 | grep q4_K | tail -n 1)"
         done
       done
-      [ -f /tmp/llmgen.pid ] && while kill -0 "$(cat /tmp/llmgen.pid)" 2>/dev/null; do sleep 2; done
+      wait_gen
       for v in sgq_r4t128 sgq_r4t256 sgq_r2t256; do
         echo "-- 8B $v: $(WGML_FORCE=matvec=$v $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 16 -n 128 -r 2 2>&1 | grep tg128)"
       done ;;
     attnvar) # the 8B decode (KV 512-640, bound as 768) with each decode-attention kernel and chunk count
-      [ -f /tmp/llmgen.pid ] && while kill -0 "$(cat /tmp/llmgen.pid)" 2>/dev/null; do sleep 2; done
+      wait_gen
       for v in "dsg 0" "dsg_np 0" "splitkv 0" "dsg 4" "dsg 8" "dsg 12" "dsg 48"; do
         set -- $v
         echo "-- attn=$1 chunks=$2: $(WGML_FORCE=attn=$1 WGML_ATTN_CHUNKS=$2 $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 512 -n 128 -r 2 2>&1 | grep tg128)"
@@ -267,7 +273,7 @@ for s in $sections; do
       unset WGML_DISABLE WGML_MAX_BINDING ;;
     ab) # A/B of the decode changes: the linear prologue fusion (opt-in: WGML_GRAPH_FUSE=prologue, normpro, glupro)
         # and the 256-thread mat-vec for long rows (WGML_FORCE=matvec=sgq_r4: the old table), 8B tg128 and the decoder block
-      [ -f /tmp/llmgen.pid ] && while kill -0 "$(cat /tmp/llmgen.pid)" 2>/dev/null; do sleep 2; done
+      wait_gen
       for rep in 1 2; do
         for cfg in "x x" "prologue x" "normpro x" "glupro x"; do
           set -- $cfg
@@ -278,34 +284,20 @@ for s in $sections; do
       done ;;
     d0var) # host-side and attention knobs on tg128 from an empty cache (llama-bench's tg128), 8B then 1B:
       # the replay's first chunk (WGML_REPLAY_FIRST), the wait's spin (WGML_SPIN_US), decode attention's chunks
-      [ -f /tmp/llmgen.pid ] && while kill -0 "$(cat /tmp/llmgen.pid)" 2>/dev/null; do sleep 2; done
+      wait_gen
       for m in 8b 1b; do
         for cfg in "x x x" "8 x x" "16 x x" "x 20000 x" "8 20000 x" "x x 1" "x x 2" "x x x"; do
           set -- $cfg
           e=""; [ $1 != x ] && e="WGML_REPLAY_FIRST=$1"; [ $2 != x ] && e="$e WGML_SPIN_US=$2"
           [ $3 != x ] && e="$e WGML_ATTN_CHUNKS=$3"
-          echo "-- $m ${e:-defaults}: $(env $e $B/wgml bench llm -m /tmp/models/llama-$m-q4k.gguf -p 16 -n 128 -r 3 2>&1 | grep tg128 | cut -d'|' -f6,7)"
-        done
-      done ;;
-    mvtable) # the mat-vec table with short rows on the float path (a build of 2026-11-26 (2); now WGML_MV_FLOAT_BELOW) against the old one (WGML_MV_TABLE=old): the 1B's
-      # gate|up shape, then tg128 from an empty cache, 1B then 8B, alternating, and the wait's spin
-      for v in "" sgw_r4 sgq_r4; do
-        echo "16384x2048 ${v:-table}: $(WGML_FORCE=${v:+matvec=$v} $B/wgml bench matvec --nk 16384x2048 --dtype q4_K 2>&1 | grep q4_K | tail -n 1)"
-      done
-      [ -f /tmp/llmgen.pid ] && while kill -0 "$(cat /tmp/llmgen.pid)" 2>/dev/null; do sleep 2; done
-      for m in 1b 8b; do
-        for t in new old new old; do
-          echo "-- $m table $t: $(WGML_MV_TABLE=$t $B/wgml bench llm -m /tmp/models/llama-$m-q4k.gguf -p 16 -n 128 -r 3 2>&1 | grep tg128 | cut -d'|' -f6,7)"
-        done
-        for sp in 5000 20000; do
-          echo "-- $m spin ${sp}: $(WGML_SPIN_US=$sp $B/wgml bench llm -m /tmp/models/llama-$m-q4k.gguf -p 16 -n 128 -r 3 2>&1 | grep tg128 | cut -d'|' -f6,7)"
+          echo "-- $m ${e:-defaults}: $(tg $m $e)"
         done
       done ;;
     mvhead) # the vocabulary products (q6_K, 128256 rows: ~6% of an 8B decode token), every integer-path shape
       python3 bench/torch_copy.py 2>&1 | tail -n 1
       for nk in 128256x4096 128256x2048; do
         for v in "" sgq_r2 sgq_r8 sgq_r4u2 sgq_r4t128 sgq_r8t128 sgw_r4; do
-          echo "$nk ${v:-table}: $(WGML_FORCE=${v:+matvec=$v} $B/wgml bench matvec --nk $nk --dtype q6_K 2>&1 | grep q6_K | tail -n 1)"
+          echo "$nk ${v:-table}: $(mvrow $nk q6_K ${v:+WGML_FORCE=matvec=$v})"
         done
       done ;;
     mvshort) # short rows of many rows: sgq_r8 (the table's, for k / chunk <= 32 and n >= 16384) against
@@ -313,35 +305,35 @@ for s in $sections; do
       for nk in "16384x2048 q4_K" "128256x2048 q6_K" "16384x1024 q4_K"; do
         set -- $nk
         for v in "" r4; do
-          echo "$1 $2 ${v:-table}: $(WGML_MV_SHORT=$v $B/wgml bench matvec --nk $1 --dtype $2 2>&1 | grep $2 | tail -n 1)"
+          echo "$1 $2 ${v:-table}: $(mvrow $1 $2 ${v:+WGML_MV_SHORT=$v})"
         done
       done
-      [ -f /tmp/llmgen.pid ] && while kill -0 "$(cat /tmp/llmgen.pid)" 2>/dev/null; do sleep 2; done
+      wait_gen
       for t in "" r4 "" r4; do
-        echo "-- 1b ${t:-table}: $(WGML_MV_SHORT=$t $B/wgml bench llm -m /tmp/models/llama-1b-q4k.gguf -p 16 -n 128 -r 3 2>&1 | grep tg128 | cut -d'|' -f6,7)"
+        echo "-- 1b ${t:-table}: $(tg 1b ${t:+WGML_MV_SHORT=$t})"
       done
-      echo "-- 8b: $($B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 16 -n 128 -r 3 2>&1 | grep tg128 | cut -d'|' -f6,7)" ;;
+      echo "-- 8b: $(tg 8b)" ;;
     mvshortall) # sgq_r8 for short rows of any row count (WGML_MV_SHORT=sgq_r8) against the table: the 1B's q|k|v and
       # o shapes, then the 1B decode A/B
       for nk in 3072x2048 2048x2048 2048x8192; do
         for v in "" sgq_r8; do
-          echo "$nk ${v:-table}: $(WGML_FORCE=${v:+matvec=$v} $B/wgml bench matvec --nk $nk --dtype q4_K 2>&1 | grep q4_K | tail -n 1)"
+          echo "$nk ${v:-table}: $(mvrow $nk q4_K ${v:+WGML_FORCE=matvec=$v})"
         done
       done
-      [ -f /tmp/llmgen.pid ] && while kill -0 "$(cat /tmp/llmgen.pid)" 2>/dev/null; do sleep 2; done
+      wait_gen
       for t in "" sgq_r8 "" sgq_r8; do
-        echo "-- 1b ${t:-table}: $(WGML_MV_SHORT=$t $B/wgml bench llm -m /tmp/models/llama-1b-q4k.gguf -p 16 -n 128 -r 3 2>&1 | grep tg128 | cut -d'|' -f6,7)"
+        echo "-- 1b ${t:-table}: $(tg 1b ${t:+WGML_MV_SHORT=$t})"
       done ;;
     mvfew) # short rows (k 2048: 32 chunks) of few rows: 32-thread variants against the table's 64-thread sgq_r2 /
       # sgq_r4 (half their threads idle), the 1B's q|k|v and o shapes, then the 1B decode with candidates
       for nk in 3072x2048 2048x2048; do
         for v in "" sgq_r2t32 sgq_r4t32 sgq_r1 sgq_r2; do
-          echo "$nk ${v:-table}: $(WGML_FORCE=${v:+matvec=$v} $B/wgml bench matvec --nk $nk --dtype q4_K 2>&1 | grep q4_K | tail -n 1)"
+          echo "$nk ${v:-table}: $(mvrow $nk q4_K ${v:+WGML_FORCE=matvec=$v})"
         done
       done
-      [ -f /tmp/llmgen.pid ] && while kill -0 "$(cat /tmp/llmgen.pid)" 2>/dev/null; do sleep 2; done
+      wait_gen
       for t in "" sgq_r2t32 sgq_r4t32 "" sgq_r2t32 sgq_r4t32; do
-        echo "-- 1b ${t:-table}: $(WGML_MV_SHORT=$t $B/wgml bench llm -m /tmp/models/llama-1b-q4k.gguf -p 16 -n 128 -r 3 2>&1 | grep tg128 | cut -d'|' -f6,7)"
+        echo "-- 1b ${t:-table}: $(tg 1b ${t:+WGML_MV_SHORT=$t})"
       done ;;
     llmgen1) # only the 1B random-weight GGUF, in the background
       python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/gguf-*.whl 2>&1 | tail -n 2
@@ -357,20 +349,20 @@ for s in $sections; do
       # WGML_MV_FLOAT_BELOW (products of at most that many million weights on the float path), 8B then 1B
       for nk in 6144x4096 4096x4096 4096x14336 3072x2048 2048x2048 2048x8192; do
         for v in "" sgw_r4 sgw_r2 sgq_r2 sgq_r1; do
-          echo "$nk ${v:-table}: $(WGML_FORCE=${v:+matvec=$v} $B/wgml bench matvec --nk $nk --dtype q4_K 2>&1 | grep q4_K | tail -n 1)"
+          echo "$nk ${v:-table}: $(mvrow $nk q4_K ${v:+WGML_FORCE=matvec=$v})"
         done
       done
-      [ -f /tmp/llmgen.pid ] && while kill -0 "$(cat /tmp/llmgen.pid)" 2>/dev/null; do sleep 2; done
+      wait_gen
       for m in 8b 1b; do
         for fb in 0 17 26 60 200 0; do
-          echo "-- $m float below ${fb}M: $(WGML_MV_FLOAT_BELOW=$fb $B/wgml bench llm -m /tmp/models/llama-$m-q4k.gguf -p 16 -n 128 -r 3 2>&1 | grep tg128 | cut -d'|' -f6,7)"
+          echo "-- $m float below ${fb}M: $(tg $m WGML_MV_FLOAT_BELOW=$fb)"
         done
         for sp in 1000 5000 20000; do
-          echo "-- $m spin ${sp}: $(WGML_SPIN_US=$sp $B/wgml bench llm -m /tmp/models/llama-$m-q4k.gguf -p 16 -n 128 -r 3 2>&1 | grep tg128 | cut -d'|' -f6,7)"
+          echo "-- $m spin ${sp}: $(tg $m WGML_SPIN_US=$sp)"
         done
       done ;;
     minchunk) # dsg's fewest keys a chunk (WGML_ATTN_MINCHUNK; 32 the default), 8B tg128 at KV 512-640
-      [ -f /tmp/llmgen.pid ] && while kill -0 "$(cat /tmp/llmgen.pid)" 2>/dev/null; do sleep 2; done
+      wait_gen
       for rep in 1 2; do
         for mc in 0 16 8; do
           echo "-- minchunk ${mc}: $(WGML_ATTN_MINCHUNK=$mc $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 512 -n 128 -r 2 2>&1 | grep tg128 | cut -d'|' -f6,7)"
