@@ -175,6 +175,15 @@ uint64_t wgml_buffer_size(const wgml_buffer *buf);
 wgml_status wgml_buffer_write(wgml_buffer *buf, uint64_t offset, const void *src, uint64_t size);
 /* Device -> host; waits for earlier work on the context. */
 wgml_status wgml_buffer_read(wgml_buffer *buf, uint64_t offset, void *dst, uint64_t size);
+/* Device -> host without waiting for work issued later: _begin copies the
+ * bytes aside as the work issued so far leaves them (a submit, no wait);
+ * _end waits for that work only, not for what was issued after the begin
+ * (a decode loop reads step t's token while step t + 1 runs), stores the
+ * bytes in dst and frees the read.  Every begin needs its end (dst may be
+ * NULL to drop the bytes).  At most 64 MiB a read (WGML_ERR_LIMIT). */
+typedef struct wgml_pending wgml_pending;
+wgml_status wgml_buffer_read_begin(wgml_buffer *buf, uint64_t offset, uint64_t size, wgml_pending **out);
+wgml_status wgml_buffer_read_end(wgml_pending *read, void *dst);
 /* Device -> device by a copy kernel (faster than the copy engine on big
  * GPUs); any offsets; overlapping ranges in one buffer are handled. */
 wgml_status wgml_buffer_copy(wgml_buffer *dst, uint64_t dst_offset,

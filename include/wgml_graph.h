@@ -202,6 +202,14 @@ wgml_status wgml_graph_wait(wgml_graph *g);
 wgml_status wgml_graph_done(wgml_graph *g, int *done);
 /* Output (or input) bytes at the current binding; waits. */
 wgml_status wgml_graph_read(wgml_graph *g, wgml_node *n, void *dst, uint64_t bytes);
+/* The same without waiting (wgml_buffer_read_begin): the bytes as the runs
+ * issued so far leave them; wgml_buffer_read_end(*out, dst) waits for
+ * those runs only.  n's data must be contiguous. */
+wgml_status wgml_graph_read_begin(wgml_graph *g, wgml_node *n, uint64_t bytes, wgml_pending **out);
+/* bytes of src (an output or input) into the input dst on the device,
+ * after the runs issued before and before those issued after: a decode
+ * loop feeds the sampled token back without reading it first. */
+wgml_status wgml_graph_copy(wgml_graph *g, wgml_node *dst, wgml_node *src, uint64_t bytes);
 
 /* Rewires input slot `slot` of n to src (graph editing; checked again at
  * compile, where a cycle is refused). */

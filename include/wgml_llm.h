@@ -278,6 +278,16 @@ wgml_status wgml_model_info_get(const wgml_model *m, wgml_model_info *out);
  * must stay within n_ctx (WGML_ERR_LIMIT). */
 wgml_status wgml_model_decode(wgml_model *m, const int32_t *ids, int n, int n_past, const wgml_sample_params *sp,
                               int32_t *token, float *logits);
+/* Generates n tokens: evaluates `first` at n_past, then each sampled
+ * token at the next position, calling on_token with each sampled token in
+ * order (nonzero from it stops).  The same tokens as n wgml_model_decode
+ * calls of one token each, but each step's input is the last step's token
+ * copied on the GPU and step i + 1 is issued before step i's token is read,
+ * so the GPU does not wait for the host between tokens.  Stopping early
+ * leaves one step more evaluated (its cache row lies past the kept
+ * positions).  *n_done (may be NULL): tokens passed to on_token. */
+wgml_status wgml_model_generate(wgml_model *m, int32_t first, int n_past, int n, const wgml_sample_params *sp,
+                                int (*on_token)(int32_t token, void *user), void *user, int *n_done);
 /* The logits of every position of n tokens at n_past.. into logits
  * ([n, n_vocab] f32), for perplexity and tests. */
 wgml_status wgml_model_eval_all(wgml_model *m, const int32_t *ids, int n, int n_past, float *logits);

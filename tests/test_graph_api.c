@@ -230,6 +230,55 @@ static void state_persists_across_runs(void)
     wgml_tensor_free(kvt);
 }
 
+/* Reads in flight (wgml_graph_read_begin / wgml_buffer_read_end) and
+ * device-side copies into inputs (wgml_graph_copy), as a pipelined decode
+ * uses them: y = 2x + 1 fed back into x three times with every read still
+ * in flight, the reads ended out of order; then the refusals. */
+static void reads_in_flight_and_device_copies(void)
+{
+    wgml_graph *g = NULL;
+    CHECK_OK(wgml_graph_create(t_ctx, &g));
+    wgml_node *x, *h, *y;
+    CHECK_OK(wgml_graph_input(g, "x", WGML_F32, 1, (int64_t[]){4}, &x));
+    CHECK_OK(wgml_g_unary(g, WGML_SCALE, x, 2.0f, 0.0f, &h));
+    CHECK_OK(wgml_g_binary(g, WGML_ADD, h, x, &h)); /* 3x, so h is an op node, not an output */
+    CHECK_OK(wgml_g_unary(g, WGML_SCALE, h, 1.0f, 1.0f, &y));
+    CHECK_OK(wgml_graph_output(g, y));
+    CHECK_OK(wgml_graph_compile(g, &(wgml_graph_options){.no_fuse = 1}));
+    float x0[4] = {0, 1, -2, 0.5f};
+    CHECK_OK(wgml_graph_write(g, x, x0, sizeof x0));
+    wgml_pending *rd[3] = {0};
+    for (int k = 0; k < 3; k++) {
+        if (k)
+            CHECK_OK(wgml_graph_copy(g, x, y, sizeof x0));
+        CHECK_OK(wgml_graph_run(g));
+        CHECK_OK(wgml_graph_read_begin(g, y, sizeof x0, &rd[k]));
+    }
+    float got[3][4];
+    const int order[3] = {2, 0, 1};
+    for (int k = 0; k < 3; k++)
+        if (rd[order[k]])
+            CHECK_OK(wgml_buffer_read_end(rd[order[k]], got[order[k]]));
+    for (int i = 0; i < 4; i++) {
+        double v = x0[i];
+        for (int k = 0; k < 3; k++) {
+            v = 3 * v + 1;
+            CHECK(got[k][i] == (float)v, "run %d: y[%d] = %g, want %g", k, i, (double)got[k][i], v);
+        }
+    }
+    wgml_pending *r = NULL;
+    CHECK_ERR(wgml_graph_copy(g, y, x, sizeof x0), WGML_ERR_INVALID_ARG, "dst must be an input");
+    CHECK_ERR(wgml_graph_copy(g, x, y, sizeof x0 + 4), WGML_ERR_INVALID_ARG, "holds 16");
+    CHECK_ERR(wgml_graph_read_begin(g, h, 4, &r), WGML_ERR_INVALID_ARG, "not an output");
+    CHECK(r == NULL, "a refused read handed out a handle");
+    CHECK_ERR(wgml_graph_read_begin(g, y, 4, NULL), WGML_ERR_INVALID_ARG, "out is NULL");
+    CHECK_ERR(wgml_buffer_read_end(NULL, got[0]), WGML_ERR_INVALID_ARG, "no read");
+    CHECK_OK(wgml_graph_read_begin(g, y, 0, &r)); /* an empty read still waits and frees */
+    if (r)
+        CHECK_OK(wgml_buffer_read_end(r, NULL));
+    wgml_graph_free(g);
+}
+
 /* A get_rows with a bad index inside a graph: WGML_ERR_INDEX at the next
  * read, naming the op, and its output keeps its last contents. */
 static void bad_index_in_graph(void)
@@ -724,6 +773,7 @@ static const t_case cases[] = {
     {"symbolic_dims_rebind_without_compiling", symbolic_dims_rebind_without_compiling},
     {"rebinding_compiles_no_pipeline", rebinding_compiles_no_pipeline},
     {"state_persists_across_runs", state_persists_across_runs},
+    {"reads_in_flight_and_device_copies", reads_in_flight_and_device_copies},
     {"bad_index_in_graph", bad_index_in_graph},
     {"bad_graphs_name_the_node", bad_graphs_name_the_node},
     {"verifier_can_fail", verifier_can_fail},

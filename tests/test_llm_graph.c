@@ -235,6 +235,7 @@ static void run_arch(llm_arch arch, bool fuse)
     llm_graph one;
     st = llm_graph_build(&m, 8, false, &greedy, &one);
     CHECK_OK(st);
+    static double last[STEPS + 1][V]; /* the reference's logits of each step's last row */
     if (st == WGML_OK) {
         int n = T0, past = 0;
         for (int s = 0; s <= STEPS; s++) {
@@ -246,6 +247,7 @@ static void run_arch(llm_arch arch, bool fuse)
             char what[48];
             snprintf(what, sizeof what, "step %d logits", s);
             compare(what, got, want + (n - 1) * V, V);
+            memcpy(last[s], want + (n - 1) * V, sizeof last[s]);
             int best = 0;
             for (int i = 1; i < V; i++)
                 best = want[(n - 1) * V + i] > want[(n - 1) * V + best] ? i : best;
@@ -255,6 +257,33 @@ static void run_arch(llm_arch arch, bool fuse)
             n = 1;
             if (s < STEPS)
                 ids[past] = tok >= 0 && tok < V ? tok : 0;
+        }
+        /* Again, as wgml_model_generate runs it: each step fed the last
+         * step's token on the GPU (ids NULL) and issued before that token
+         * is read (two reads in flight).  The same tokens (or, on a GPU
+         * whose reductions reorder, one whose reference logit ties). */
+        int32_t fed[STEPS + 1] = {0};
+        wgml_pending *rd[STEPS + 1] = {0};
+        CHECK_OK(llm_graph_eval(&one, ids, T0, 0));
+        CHECK_OK(wgml_graph_read_begin(one.g, one.token, 4, &rd[0]));
+        for (int s = 1; s <= STEPS; s++) {
+            CHECK_OK(llm_graph_eval(&one, NULL, 1, T0 + s - 1));
+            CHECK_OK(wgml_graph_read_begin(one.g, one.token, 4, &rd[s]));
+            if (rd[s - 1])
+                CHECK_OK(wgml_buffer_read_end(rd[s - 1], &fed[s - 1]));
+        }
+        if (rd[STEPS])
+            CHECK_OK(wgml_buffer_read_end(rd[STEPS], &fed[STEPS]));
+        for (int s = 0; s <= STEPS; s++) {
+            int32_t want_tok = s < STEPS ? ids[T0 + s] : -1;
+            if (s == STEPS) { /* the last stepwise token was not kept in ids: the reference argmax */
+                want_tok = 0;
+                for (int i = 1; i < V; i++)
+                    want_tok = last[s][i] > last[s][want_tok] ? i : want_tok;
+            }
+            CHECK(fed[s] >= 0 && fed[s] < V &&
+                  (fed[s] == want_tok || fabs(last[s][fed[s]] - last[s][want_tok]) < 1e-3),
+                  "fed step %d: token %d, stepwise %d", s, fed[s], want_tok);
         }
         llm_graph_free(&one);
     }

@@ -8,7 +8,10 @@
  * tg after pp512 puts every decode step over a 512-token longer cache
  * than llama-bench's tg128 has).  Token ids are fixed pseudo-random ids
  * (the speed does not depend on them); generation feeds back the sampled
- * (greedy) token as a real decode step does. */
+ * (greedy) token as a real decode step does: wgml_model_generate, the
+ * GPU copying each token into the next step's input while the host reads
+ * it, or with --sync one wgml_model_decode a token (each token read back
+ * before the next step is issued, as llama-bench's loop does). */
 #include "cli.h"
 #include "wgml_llm.h"
 
@@ -16,6 +19,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+static int keep_going(int32_t token, void *user)
+{
+    (void)token, (void)user;
+    return 0;
+}
 
 static void stats(const double *v, int n, double *mean, double *sd)
 {
@@ -31,10 +40,12 @@ static void stats(const double *v, int n, double *mean, double *sd)
 int bench_llm(wgml_ctx *ctx, int argc, char **argv)
 {
     const char *path = NULL;
-    int p = 512, n = 128, d = 0, r = 3, json = 0, no_fuse = 0;
+    int p = 512, n = 128, d = 0, r = 3, json = 0, no_fuse = 0, sync = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--json"))
             json = 1;
+        else if (!strcmp(argv[i], "--sync"))
+            sync = 1;
         else if (!strcmp(argv[i], "--no-fuse"))
             no_fuse = 1;
         else if (i + 1 < argc && !strcmp(argv[i], "-m"))
@@ -48,7 +59,8 @@ int bench_llm(wgml_ctx *ctx, int argc, char **argv)
         else if (i + 1 < argc && !strcmp(argv[i], "-r"))
             r = atoi(argv[++i]);
         else {
-            fprintf(stderr, "usage: wgml bench llm -m FILE.gguf [-p 512] [-n 128] [-d 0] [-r 3] [--json] [--no-fuse]\n");
+            fprintf(stderr, "usage: wgml bench llm -m FILE.gguf [-p 512] [-n 128] [-d 0] [-r 3] [--json] [--no-fuse] "
+                            "[--sync]\n");
             return 2;
         }
     }
@@ -86,8 +98,11 @@ int bench_llm(wgml_ctx *ctx, int argc, char **argv)
         double t1 = cli_now();
         tok = ids[0];
         double t2 = cli_now();
-        for (int i = 0; st == WGML_OK && i < n; i++)
-            st = wgml_model_decode(m, &tok, 1, d + i, &greedy, &tok, NULL);
+        if (sync) /* one wgml_model_decode a token: the host reads each token before the next step */
+            for (int i = 0; st == WGML_OK && i < n; i++)
+                st = wgml_model_decode(m, &tok, 1, d + i, &greedy, &tok, NULL);
+        else
+            st = wgml_model_generate(m, tok, d, n, &greedy, keep_going, NULL, NULL);
         double t3 = cli_now();
         if (rep >= 0) {
             pp[rep] = p / (t1 - t0);

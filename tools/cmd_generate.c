@@ -145,6 +145,26 @@ static wgml_status tokenize(const wgml_vocab *v, const char *text, int32_t **ids
     return wgml_vocab_tokenize(v, text, strlen(text), true, true, *ids, need + 1, n);
 }
 
+typedef struct stream_state {
+    const wgml_vocab *v;
+    int printed;
+} stream_state;
+
+/* Prints a generated token's piece; 1 (stop) at an end-of-generation token. */
+static int put_token(int32_t tok, void *user)
+{
+    stream_state *s = user;
+    if (end_token(s->v, tok))
+        return 1;
+    char piece[256];
+    size_t len = 0;
+    if (wgml_vocab_token_piece(s->v, tok, false, piece, sizeof piece, &len) == WGML_OK)
+        fwrite(piece, 1, len, stdout);
+    fflush(stdout);
+    s->printed++;
+    return 0;
+}
+
 int cmd_generate(int argc, char **argv)
 {
     gen_opts o;
@@ -178,18 +198,12 @@ int cmd_generate(int argc, char **argv)
         int32_t tok;
         st = wgml_model_decode(m, ids, (int)n, 0, &o.sp, &tok, NULL);
         t1 = cli_now();
-        for (int pos = (int)n; st == WGML_OK && generated < o.n_predict; pos++) {
-            if (end_token(v, tok))
-                break;
-            char piece[256];
-            size_t len = 0;
-            if (wgml_vocab_token_piece(v, tok, false, piece, sizeof piece, &len) == WGML_OK)
-                fwrite(piece, 1, len, stdout);
-            fflush(stdout);
-            generated++;
-            if (generated < o.n_predict)
-                st = wgml_model_decode(m, &tok, 1, pos, &o.sp, &tok, NULL);
-        }
+        stream_state ss = {v, 0};
+        /* the prompt's token, then the rest generated one step ahead of
+         * the printing (wgml_model_generate) */
+        if (st == WGML_OK && !put_token(tok, &ss) && o.n_predict > 1)
+            st = wgml_model_generate(m, tok, (int)n, o.n_predict - 1, &o.sp, put_token, &ss, NULL);
+        generated = ss.printed;
         printf("\n");
     }
     double t2 = cli_now();

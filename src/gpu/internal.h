@@ -141,7 +141,7 @@ void wg_staging_release(wgml_ctx *ctx);
  * set. */
 wgml_status wg_errword_init(wgml_ctx *ctx);
 void wg_errword_release(wgml_ctx *ctx);
-void wg_errword_stage(wgml_ctx *ctx);
+bool wg_errword_stage(wgml_ctx *ctx); /* true: staged now (false: clean, or already staged) */
 wgml_status wg_errword_report(wgml_ctx *ctx);
 
 typedef struct wg_staging {

@@ -404,6 +404,109 @@ wgml_status wgml_buffer_read(wgml_buffer *b, uint64_t off, void *dst, uint64_t s
     return st != WGML_OK ? st : wg_check(ctx);
 }
 
+/* ------------------------------------------------------------ reads that do not wait */
+
+/* A read-back in flight: its own mappable buffer (the staging pool's are
+ * reused by the next wgml_buffer_read, which may come before the end). */
+struct wgml_pending {
+    wgml_ctx *ctx;
+    WGPUBuffer buf;
+    uint64_t size, skip; /* bytes asked for; bytes before them in buf (offset alignment) */
+    volatile int done;   /* on_map: 1 mapped, 2 failed */
+    bool errw;           /* the error word's copy rode on this read's submit */
+};
+
+/* Largest read-back in flight: a token, a row of logits (128256 x 4 bytes)
+ * and more; bigger reads are wgml_buffer_read's. */
+#define PENDING_MAX (64u << 20)
+
+wgml_status wgml_buffer_read_begin(wgml_buffer *b, uint64_t off, uint64_t size, wgml_pending **out)
+{
+    if (!out)
+        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_buffer_read_begin: out is NULL");
+    *out = NULL;
+    wgml_status st = check_range(b, off, size, "wgml_buffer_read_begin");
+    if (st == WGML_OK)
+        st = wg_stream_not_recording(b->ctx, "wgml_buffer_read_begin: a read-back");
+    if (st != WGML_OK)
+        return st;
+    if (size > PENDING_MAX)
+        return wg_fail(WGML_ERR_LIMIT, "wgml_buffer_read_begin: %llu bytes; a read in flight takes at most %u "
+                       "(use wgml_buffer_read)", (unsigned long long)size, PENDING_MAX);
+    wgml_ctx *ctx = b->ctx;
+    wgml_pending *p = calloc(1, sizeof *p);
+    if (!p)
+        return wg_fail(WGML_ERR_OOM, "wgml_buffer_read_begin: out of host memory");
+    uint64_t lo = wg_align_down(off, 4), hi = wg_align_up(off + size, 4);
+    p->ctx = ctx;
+    p->size = size;
+    p->skip = off - lo;
+    WGPUBufferDescriptor d = {0};
+    d.size = hi - lo > 4 ? hi - lo : 4;
+    d.usage = WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst;
+    p->buf = wgpuDeviceCreateBuffer(ctx->device, &d);
+    if (!p->buf) {
+        free(p);
+        return wg_fail(WGML_ERR_OOM, "wgml_buffer_read_begin: could not allocate a %llu-byte read-back buffer",
+                       (unsigned long long)d.size);
+    }
+    /* The error word's copy rides on this submit, as a read's does; only
+     * the read that carried it reports it (mapping the word's staging after
+     * a later read carried it would wait for that read's work too). */
+    p->errw = wg_errword_stage(ctx);
+    if (hi > lo)
+        wgpuCommandEncoderCopyBufferToBuffer(wg_stream_encoder(ctx), b->buf, lo, p->buf, 0, hi - lo);
+    else
+        wg_stream_encoder(ctx); /* an empty read still marks its place in the queue */
+    if ((st = wg_stream_submit(ctx)) != WGML_OK) {
+        wgpuBufferRelease(p->buf);
+        free(p);
+        return st;
+    }
+    /* Mapped once the submit above has run: wgpu answers a map when the
+     * buffer's last submission is done, not the whole queue. */
+    WGPUBufferMapCallbackInfo ci = {0};
+    ci.mode = WGPUCallbackMode_AllowProcessEvents;
+    ci.callback = on_map;
+    ci.userdata1 = (void *)&p->done;
+    wgpuBufferMapAsync(p->buf, WGPUMapMode_Read, 0, d.size, ci);
+    *out = p;
+    return wg_check(ctx);
+}
+
+wgml_status wgml_buffer_read_end(wgml_pending *p, void *dst)
+{
+    if (!p)
+        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_buffer_read_end: no read");
+    wgml_ctx *ctx = p->ctx;
+    wgml_status st = WGML_OK;
+    ctx->stats.waits++;
+    /* waited for even without dst: the buffer is released mapped or failed */
+    if (!wg_wait_flag(ctx, &p->done, 120.0)) {
+        st = wg_fail(WGML_ERR_TIMEOUT, "reading back %llu bytes: no answer in 120 s", (unsigned long long)p->size);
+    } else if (p->done != 1) {
+        if ((st = wg_check(ctx)) == WGML_OK)
+            st = wg_fail(WGML_ERR_DEVICE, "reading back %llu bytes: mapping the buffer failed",
+                         (unsigned long long)p->size);
+    } else {
+        uint64_t span = wg_align_up(p->skip + p->size, 4);
+        const uint8_t *m = wgpuBufferGetConstMappedRange(p->buf, 0, span > 4 ? span : 4);
+        if (!m)
+            st = wg_fail(WGML_ERR_DEVICE, "reading back: no mapped range");
+        else if (dst)
+            memcpy(dst, m + p->skip, p->size);
+        wgpuBufferUnmap(p->buf);
+        ctx->stats.bytes_downloaded += p->size;
+    }
+    bool errw = p->errw;
+    wgpuBufferRelease(p->buf);
+    free(p);
+    wgml_status es = errw ? wg_errword_report(ctx) : WGML_OK;
+    if (st != WGML_OK)
+        return st;
+    return es != WGML_OK ? es : wg_check(ctx);
+}
+
 /* ------------------------------------------------------------ copy */
 
 static wgml_status copy_window(wgml_buffer *dst, uint64_t doff, wgml_buffer *src, uint64_t soff,
@@ -523,14 +626,15 @@ uint32_t wg_errword_op(wgml_ctx *ctx, const char *op, const char *what)
     return ++ctx->errw.n_ops;
 }
 
-void wg_errword_stage(wgml_ctx *ctx)
+bool wg_errword_stage(wgml_ctx *ctx)
 {
     if (!ctx->errw.dirty || ctx->errw.staged)
-        return;
+        return false;
     WGPUCommandEncoder enc = wg_stream_encoder(ctx);
     wgpuCommandEncoderCopyBufferToBuffer(enc, ctx->errw.buf->buf, 0, ctx->errw.stage, 0, WG_ERRW_WORDS * 4);
     ctx->errw.dirty = false;
     ctx->errw.staged = true;
+    return true;
 }
 
 /* "[2, 5]": logical position pos of an index tensor of this shape. */

@@ -455,6 +455,54 @@ wgml_status wgml_graph_read(wgml_graph *g, wgml_node *n, void *dst, uint64_t byt
     return wgml_tensor_download(n->t, dst, bytes);
 }
 
+/* A node's bytes [0, bytes) as one range of its buffer (contiguous data). */
+static wgml_status node_range(wgml_node *n, uint64_t bytes, const char *fn, wgml_buffer **buf, uint64_t *off)
+{
+    char lab[160];
+    if (!n->t || !wgml_tensor_is_contiguous(n->t))
+        return wg_fail(WGML_ERR_INVALID_ARG, "%s: %s is not contiguous", fn, wg_node_label(n, lab, sizeof lab));
+    uint64_t have = wgml_tensor_nbytes(n->t);
+    if (bytes > have)
+        return wg_fail(WGML_ERR_INVALID_ARG, "%s: %llu bytes, but %s holds %llu at the current binding", fn,
+                       (unsigned long long)bytes, wg_node_label(n, lab, sizeof lab), (unsigned long long)have);
+    *buf = n->t->st->buf;
+    *off = n->t->offset;
+    return WGML_OK;
+}
+
+wgml_status wgml_graph_read_begin(wgml_graph *g, wgml_node *n, uint64_t bytes, wgml_pending **out)
+{
+    if (out)
+        *out = NULL;
+    wgml_status st = ready(g, "wgml_graph_read_begin");
+    if (st != WGML_OK)
+        return st;
+    if (!n || n->g != g || !out)
+        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_graph_read_begin: not a node of this graph, or out is NULL");
+    wgml_buffer *b;
+    uint64_t off;
+    if ((st = readable(n, "wgml_graph_read_begin")) != WGML_OK ||
+        (st = node_range(n, bytes, "wgml_graph_read_begin", &b, &off)) != WGML_OK)
+        return st;
+    return wgml_buffer_read_begin(b, off, bytes, out);
+}
+
+wgml_status wgml_graph_copy(wgml_graph *g, wgml_node *dst, wgml_node *src, uint64_t bytes)
+{
+    wgml_status st = ready(g, "wgml_graph_copy");
+    if (st != WGML_OK)
+        return st;
+    if (!dst || !src || dst->g != g || src->g != g || dst->kind != WG_N_INPUT)
+        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_graph_copy: dst must be an input and src a node of this graph");
+    wgml_buffer *db, *sb;
+    uint64_t doff, soff;
+    if ((st = readable(src, "wgml_graph_copy")) != WGML_OK ||
+        (st = node_range(src, bytes, "wgml_graph_copy", &sb, &soff)) != WGML_OK ||
+        (st = node_range(dst, bytes, "wgml_graph_copy", &db, &doff)) != WGML_OK)
+        return st;
+    return bytes ? wgml_buffer_copy(db, doff, sb, soff, bytes) : WGML_OK;
+}
+
 /* WGML_GRAPH_NANCHECK=1: node by node, stop at the first float output
  * holding a NaN or an Inf. */
 static wgml_status run_checked(wgml_graph *g)

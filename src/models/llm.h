@@ -94,7 +94,8 @@ wgml_status llm_graph_build(llm_model *m, int max_tokens, bool all_logits, const
 void llm_graph_free(llm_graph *lg);
 /* Binds T = n tokens at positions n_past.. and KV = n_past + n rounded up
  * to LLM_KV_BUCKET (at most n_ctx), writes the inputs (the masks hide the
- * rows past n_past + n) and runs (asynchronously). */
+ * rows past n_past + n) and runs (asynchronously).  ids NULL (n 1, a
+ * sampling graph): the token the last run sampled, copied on the GPU. */
 wgml_status llm_graph_eval(llm_graph *lg, const int32_t *ids, int n, int n_past);
 
 /* KV is bound in steps of this many rows: a graph records its dispatches

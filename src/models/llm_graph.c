@@ -336,7 +336,7 @@ static wgml_status write_mask(llm_graph *lg, wgml_node *mask, int n, int n_past,
 
 wgml_status llm_graph_eval(llm_graph *lg, const int32_t *ids, int n, int n_past)
 {
-    if (!lg || !lg->g || !ids || n < 1 || n > lg->max_tokens || n_past < 0)
+    if (!lg || !lg->g || (!ids && (n != 1 || !lg->token)) || n < 1 || n > lg->max_tokens || n_past < 0)
         return wgml_error(WGML_ERR_INVALID_ARG, "llm_graph_eval: %d tokens at %d (at most %d a step)", n, n_past,
                           lg ? lg->max_tokens : 0);
     int32_t pos[512];
@@ -356,7 +356,10 @@ wgml_status llm_graph_eval(llm_graph *lg, const int32_t *ids, int n, int n_past)
     TRY(write_mask(lg, lg->mask, n, n_past, kv, 0));
     if (lg->mask_swa)
         TRY(write_mask(lg, lg->mask_swa, n, n_past, kv, lg->window));
-    TRY(wgml_graph_write(lg->g, lg->ids, ids, (uint64_t)n * 4));
+    if (ids)
+        TRY(wgml_graph_write(lg->g, lg->ids, ids, (uint64_t)n * 4));
+    else /* fed by the last run's sampled token, on the GPU */
+        TRY(wgml_graph_copy(lg->g, lg->ids, lg->token, 4));
     TRY(wgml_graph_write(lg->g, lg->pos, p, (uint64_t)n * 4));
     if (lg->last) {
         int32_t last = n - 1;

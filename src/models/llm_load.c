@@ -335,10 +335,10 @@ static wgml_status check_span(const wgml_model *mm, const int32_t *ids, int n, i
     return WGML_OK;
 }
 
-wgml_status wgml_model_decode(wgml_model *mm, const int32_t *ids, int n, int n_past, const wgml_sample_params *sp,
-                              int32_t *token, float *logits)
+/* The sampling step's graph for sp (greedy when NULL), rebuilt when the
+ * sampling changed. */
+static wgml_status step_graph(wgml_model *mm, const wgml_sample_params *sp)
 {
-    TRY(check_span(mm, ids, n, n_past, "wgml_model_decode"));
     wgml_sample_params greedy = {0};
     if (!sp)
         sp = &greedy;
@@ -348,6 +348,14 @@ wgml_status wgml_model_decode(wgml_model *mm, const int32_t *ids, int n, int n_p
         TRY(llm_graph_build(&mm->m, mm->n_batch, false, sp, &mm->step));
         mm->step_sp = *sp;
     }
+    return WGML_OK;
+}
+
+wgml_status wgml_model_decode(wgml_model *mm, const int32_t *ids, int n, int n_past, const wgml_sample_params *sp,
+                              int32_t *token, float *logits)
+{
+    TRY(check_span(mm, ids, n, n_past, "wgml_model_decode"));
+    TRY(step_graph(mm, sp));
     TRY(run_steps(mm, &mm->step, ids, n, n_past, NULL));
     if (token)
         TRY(wgml_graph_read(mm->step.g, mm->step.token, token, 4));
@@ -366,4 +374,58 @@ wgml_status wgml_model_eval_all(wgml_model *mm, const int32_t *ids, int n, int n
         TRY(llm_graph_build(&mm->m, mm->n_batch, true, &greedy, &mm->all));
     }
     return run_steps(mm, &mm->all, ids, n, n_past, logits);
+}
+
+/* Step i (position n_past + i) is issued before step i - 1's token is read:
+ * its input is that token, copied on the GPU (llm_graph_eval with no ids),
+ * so the GPU goes from step to step without waiting for the host's read,
+ * write and encoding in between (the host does them while step i runs).
+ * A step issued past a stop only wrote its KV row at a position the caller
+ * does not keep. */
+wgml_status wgml_model_generate(wgml_model *mm, int32_t first, int n_past, int n, const wgml_sample_params *sp,
+                                int (*on_token)(int32_t token, void *user), void *user, int *n_done)
+{
+    if (n_done)
+        *n_done = 0;
+    TRY(check_span(mm, &first, 1, n_past, "wgml_model_generate"));
+    if (n < 1 || !on_token)
+        return wgml_error(WGML_ERR_INVALID_ARG, "wgml_model_generate: %d tokens%s", n,
+                          on_token ? "" : ", on_token is NULL");
+    if ((int64_t)n_past + n > mm->m.n_ctx)
+        return wgml_error(WGML_ERR_LIMIT, "wgml_model_generate: positions up to %lld exceed the context of %d",
+                          (long long)n_past + n, mm->m.n_ctx);
+    TRY(step_graph(mm, sp));
+    llm_graph *lg = &mm->step;
+    wgml_pending *rd[2] = {NULL, NULL};
+    wgml_status st = llm_graph_eval(lg, &first, 1, n_past);
+    if (st == WGML_OK)
+        st = wgml_graph_read_begin(lg->g, lg->token, 4, &rd[0]);
+    int done = 0;
+    for (int i = 1; st == WGML_OK && i <= n; i++) {
+        if (i < n) {
+            st = llm_graph_eval(lg, NULL, 1, n_past + i);
+            if (st == WGML_OK)
+                st = wgml_graph_read_begin(lg->g, lg->token, 4, &rd[i % 2]);
+        }
+        int32_t tok = 0;
+        wgml_pending *r = rd[(i - 1) % 2];
+        rd[(i - 1) % 2] = NULL;
+        wgml_status rs = wgml_buffer_read_end(r, &tok);
+        if (st == WGML_OK)
+            st = rs;
+        if (st != WGML_OK)
+            break;
+        done++;
+        if (on_token(tok, user))
+            break;
+    }
+    for (int k = 0; k < 2; k++)
+        if (rd[k]) {
+            wgml_status rs = wgml_buffer_read_end(rd[k], NULL);
+            if (st == WGML_OK)
+                st = rs;
+        }
+    if (n_done)
+        *n_done = done;
+    return st;
 }
