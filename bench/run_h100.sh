@@ -43,6 +43,8 @@ smi_stop() {
 wait_gen() { [ -f /tmp/llmgen.pid ] && while kill -0 "$(cat /tmp/llmgen.pid)" 2>/dev/null; do sleep 2; done; }
 # tg128 tokens/s of the llama-<1b|8b> GGUF from an empty cache: tg MODEL [VAR=value ...]
 tg() { local m=$1; shift; env "$@" $B/wgml bench llm -m /tmp/models/llama-$m-q4k.gguf -p 16 -n 128 -r 3 2>&1 | grep tg128 | cut -d'|' -f6,7; }
+# the same with the old decode loop (a token read back before the next step is issued)
+tgs() { local m=$1; shift; env "$@" $B/wgml bench llm --sync -m /tmp/models/llama-$m-q4k.gguf -p 16 -n 128 -r 3 2>&1 | grep tg128 | cut -d'|' -f6,7; }
 # One shape's mat-vec row (32 products, graph replay): mvrow NxK DTYPE [VAR=value ...]
 mvrow() { local nk=$1 dt=$2; shift 2; env "$@" $B/wgml bench matvec --nk $nk --dtype $dt 2>&1 | grep $dt | tail -n 1; }
 for s in $sections; do
@@ -335,6 +337,22 @@ for s in $sections; do
       for t in "" sgq_r2t32 sgq_r4t32 "" sgq_r2t32 sgq_r4t32; do
         echo "-- 1b ${t:-table}: $(tg 1b ${t:+WGML_MV_SHORT=$t})"
       done ;;
+    pipe) # tg128 pipelined (wgml_model_generate: step t+1 issued before step t's token is read) against the
+      # old loop (--sync), two rounds, 8B then 1B
+      wait_gen
+      for round in 1 2; do for m in 8b 1b; do echo "-- $m round $round: pipelined $(tg $m) | sync $(tgs $m)"; done; done ;;
+    knobs) # host-side and fusion knobs on the pipelined decode (tg128, -r 3), 8B then 1B
+      wait_gen
+      for m in 8b 1b; do
+        echo "-- $m base $(tg $m) | first64 $(tg $m WGML_REPLAY_FIRST=64) | first1024 $(tg $m WGML_REPLAY_FIRST=1024)"
+        echo "-- $m thr1 $(tg $m WGML_REPLAY_THREADS=1) | normpro $(tg $m WGML_GRAPH_FUSE=normpro) | glupro $(tg $m WGML_GRAPH_FUSE=glupro) | base $(tg $m)"
+      done ;;
+    submit) # a replay issued while the GPU is busy goes in one submit: the default against WGML_REPLAY_ONE_SUBMIT=0
+      # (a submit a chunk), the one-chunk replay (WGML_REPLAY_FIRST=1024) and the old loop (--sync), two rounds
+      wait_gen
+      for round in 1 2; do for m in 8b 1b; do
+        echo "-- $m round $round: base $(tg $m) | one0 $(tg $m WGML_REPLAY_ONE_SUBMIT=0) | first1024 $(tg $m WGML_REPLAY_FIRST=1024) | sync $(tgs $m)"
+      done; done ;;
     llmgen1) # only the 1B random-weight GGUF, in the background
       python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/gguf-*.whl 2>&1 | tail -n 2
       mkdir -p /tmp/models

@@ -536,6 +536,27 @@ static void parallel_replay_in_order(void)
         }
         CHECK(!bad, "run %d: %d of %d elements wrong (got[0] = %g, want %g)", run, bad, W, got[0], want0);
     }
+    /* Back to back, the second run fed the first's output by a device copy
+     * (wgml_graph_copy), every chunk in one submit behind the copy (as a
+     * replay does while the GPU is still busy: forced here, since a CPU
+     * driver has mostly finished by then). */
+    setenv("WGML_REPLAY_ONE_SUBMIT", "1", 1);
+    for (int i = 0; i < W; i++)
+        h[i] = (float)(3 * i - 300);
+    CHECK_OK(wgml_graph_write(g, x, h, sizeof h));
+    CHECK_OK(wgml_graph_run(g));
+    CHECK_OK(wgml_graph_copy(g, x, y, sizeof h));
+    CHECK_OK(wgml_graph_run(g));
+    CHECK_OK(wgml_graph_read(g, y, got, sizeof got));
+    int bad = 0;
+    for (int i = 0; i < W; i++) {
+        double v = h[i];
+        for (int k = 0; k < 2 * N; k++)
+            v = k % N % 3 == 2 ? fabs(v) : (k % N % 7) - v;
+        bad += got[i] != v;
+    }
+    CHECK(!bad, "back to back: %d of %d elements wrong", bad, W);
+    unsetenv("WGML_REPLAY_ONE_SUBMIT");
     wgml_graph_free(g);
     unsetenv("WGML_REPLAY_THREADS");
 }
