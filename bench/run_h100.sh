@@ -347,11 +347,11 @@ for s in $sections; do
         echo "-- $m base $(tg $m) | first64 $(tg $m WGML_REPLAY_FIRST=64) | first1024 $(tg $m WGML_REPLAY_FIRST=1024)"
         echo "-- $m thr1 $(tg $m WGML_REPLAY_THREADS=1) | normpro $(tg $m WGML_GRAPH_FUSE=normpro) | glupro $(tg $m WGML_GRAPH_FUSE=glupro) | base $(tg $m)"
       done ;;
-    submit) # a replay issued while the GPU is busy goes in one submit: the default against WGML_REPLAY_ONE_SUBMIT=0
-      # (a submit a chunk), the one-chunk replay (WGML_REPLAY_FIRST=1024) and the old loop (--sync), two rounds
+    submit) # a replay issued while the GPU is busy is one command buffer: the default against WGML_REPLAY_WHOLE=0
+      # (chunks of 16, 32, ...), and the old loop (--sync), two rounds
       wait_gen
       for round in 1 2; do for m in 8b 1b; do
-        echo "-- $m round $round: base $(tg $m) | one0 $(tg $m WGML_REPLAY_ONE_SUBMIT=0) | first1024 $(tg $m WGML_REPLAY_FIRST=1024) | sync $(tgs $m)"
+        echo "-- $m round $round: base $(tg $m) | whole0 $(tg $m WGML_REPLAY_WHOLE=0) | sync $(tgs $m)"
       done; done ;;
     llmgen1) # only the 1B random-weight GGUF, in the background
       python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/gguf-*.whl 2>&1 | tail -n 2

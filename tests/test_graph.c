@@ -537,10 +537,10 @@ static void parallel_replay_in_order(void)
         CHECK(!bad, "run %d: %d of %d elements wrong (got[0] = %g, want %g)", run, bad, W, got[0], want0);
     }
     /* Back to back, the second run fed the first's output by a device copy
-     * (wgml_graph_copy), every chunk in one submit behind the copy (as a
-     * replay does while the GPU is still busy: forced here, since a CPU
+     * (wgml_graph_copy), each run one command buffer behind the copy (as a
+     * replay is while the GPU is still busy: forced here, since a CPU
      * driver has mostly finished by then). */
-    setenv("WGML_REPLAY_ONE_SUBMIT", "1", 1);
+    setenv("WGML_REPLAY_WHOLE", "1", 1);
     for (int i = 0; i < W; i++)
         h[i] = (float)(3 * i - 300);
     CHECK_OK(wgml_graph_write(g, x, h, sizeof h));
@@ -556,7 +556,7 @@ static void parallel_replay_in_order(void)
         bad += got[i] != v;
     }
     CHECK(!bad, "back to back: %d of %d elements wrong", bad, W);
-    unsetenv("WGML_REPLAY_ONE_SUBMIT");
+    unsetenv("WGML_REPLAY_WHOLE");
     wgml_graph_free(g);
     unsetenv("WGML_REPLAY_THREADS");
 }

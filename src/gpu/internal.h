@@ -203,9 +203,6 @@ wgml_status wg_stream_put(wgml_ctx *ctx, const wg_cmd *c);
 wgml_status wg_stream_not_recording(wgml_ctx *ctx, const char *what);
 /* Ends the pass so copy commands can be recorded; returns the encoder. */
 WGPUCommandEncoder wg_stream_encoder(wgml_ctx *ctx);
-/* The stream's recorded work as one command buffer, not submitted (NULL:
- * none): a replay submits it with its own first command buffers. */
-WGPUCommandBuffer wg_stream_finish(wgml_ctx *ctx);
 void wg_stream_forget_buffer(wgml_ctx *ctx, uint64_t id);
 /* Bind groups, for the stream's cache and for compiled recordings: the key
  * of (layout, bindings), and a bind group with `uniform` (WG_PARAMS_MAX

@@ -213,47 +213,18 @@ static size_t first_chunk(void)
     return v >= 1 && v <= 4096 ? (size_t)v : 16;
 }
 
-/* WGML_REPLAY_ONE_SUBMIT: 0 submits each chunk as it is encoded even
- * while the GPU is busy (timing), 1 submits them all at once even while
- * it is idle (tests: a CPU driver is rarely still busy); unset, at once
- * only while busy. */
-static bool one_submit(wgml_ctx *ctx)
-{
-    const char *e = getenv("WGML_REPLAY_ONE_SUBMIT");
-    if (e && (!strcmp(e, "0") || !strcmp(e, "1")))
-        return *e == '1';
-    return ctx->fence_issued && !wg_fence_done(ctx, ctx->fence_issued);
-}
-
-/* Chunks are encoded in parallel.  While the GPU is idle the first goes
- * as soon as it is encoded (the GPU starts at once) and the rest follow
- * as they come; while it is still busy with earlier work (a pipelined
- * decode issues step t + 1 while step t runs) nothing is gained by that,
- * and every submit costs the GPU time: H200, tg128 pipelined, the first
- * chunk 16 / 64 / 1024 dispatches (~6 / 4 / 1 submits a token) gave the
- * 8B 247 / 249 / 255 tokens/s and the 1B 661 / 668 / 705 (bench/NOTES.md).
- * So then every chunk goes in one submit at the end, with the work the
- * stream recorded before the replay (a decode's token copy) in front. */
 static wgml_status replay_parallel(wgml_ctx *ctx, const wg_recording *r, size_t from, size_t to, int nt)
 {
-    bool busy = one_submit(ctx);
-    WGPUCommandBuffer pre = wg_stream_finish(ctx); /* earlier work goes first */
+    wgml_status st = wg_stream_submit(ctx); /* earlier work goes first */
+    if (st != WGML_OK)
+        return st;
     size_t njobs = 0, c0 = first_chunk();
     for (size_t i = from, c = c0; i < to; i += c, c = c < 1024 ? 2 * c : c)
         njobs++;
     par_state ps = {ctx, r, calloc(njobs, sizeof(par_job)), njobs, 0};
     pthread_t th[PAR_MAX_THREADS];
-    /* the command buffers of one submit: pre, then the chunks' */
-    WGPUCommandBuffer *cbs = calloc(njobs + 1, sizeof *cbs);
-    if (!ps.jobs || !cbs) {
-        free(ps.jobs), free(cbs);
-        if (pre)
-            wgpuCommandBufferRelease(pre);
+    if (!ps.jobs)
         return wg_fail(WGML_ERR_OOM, "replay: out of host memory");
-    }
-    size_t ncb = 0;
-    if (pre)
-        cbs[ncb++] = pre;
     size_t j = 0;
     for (size_t i = from, c = c0; i < to; i += c, c = c < 1024 ? 2 * c : c, j++) {
         ps.jobs[j].from = i;
@@ -274,33 +245,44 @@ static wgml_status replay_parallel(wgml_ctx *ctx, const wg_recording *r, size_t 
             bad = true;
             continue;
         }
-        cbs[ncb++] = cb;
-        if (busy && j + 1 < njobs)
-            continue;
-        if (!bad && !ctx->lost) { /* wgpu-native aborts on a submit to a lost device */
-            wgpuQueueSubmit(ctx->queue, ncb, cbs);
-            ctx->stats.submits++;
-        }
-        for (size_t k = 0; k < ncb; k++)
-            wgpuCommandBufferRelease(cbs[k]);
-        ncb = 0;
+        if (!bad && !ctx->lost) /* wgpu-native aborts on a submit to a lost device */
+            wgpuQueueSubmit(ctx->queue, 1, &cb);
+        wgpuCommandBufferRelease(cb);
+        ctx->stats.submits++;
     }
-    for (size_t k = 0; k < ncb; k++) /* after a failed chunk */
-        wgpuCommandBufferRelease(cbs[k]);
     for (int t = 0; t < started; t++)
         pthread_join(th[t], NULL);
     free(ps.jobs);
-    free(cbs);
     if (bad)
         return wg_fail(WGML_ERR_OOM, "replay: wgpu could not make a command encoder or buffer");
     return WGML_OK;
+}
+
+/* Whether a replay goes into one command buffer.  While the GPU is still
+ * busy with earlier work (a pipelined decode issues step t + 1 while step
+ * t runs) an early first chunk gains nothing, and every command buffer
+ * costs the GPU time.  H200, tg128 pipelined (bench/NOTES.md): the first
+ * chunk 16 / 64 / 1024 dispatches (~6 / 4 / 1 command buffers a token)
+ * gave the 8B 247 / 249 / 255 tokens/s and the 1B 661 / 668 / 705, and
+ * the same chunks in one submit (6 command buffers) were no faster than
+ * in six: the command buffers cost, not the submits.  Encoding is then
+ * serial (~1.5 us a dispatch, under the GPU's time for the step before).
+ * WGML_REPLAY_WHOLE: 1 always (tests: a CPU driver is rarely still
+ * busy), 0 never (timing); unset, while busy. */
+static bool whole(wgml_ctx *ctx)
+{
+    const char *e = getenv("WGML_REPLAY_WHOLE");
+    if (e && (!strcmp(e, "0") || !strcmp(e, "1")))
+        return *e == '1';
+    return ctx->fence_issued && !wg_fence_done(ctx, ctx->fence_issued);
 }
 
 static wgml_status replay_fast(wgml_ctx *ctx, const wg_recording *r, size_t from, size_t to)
 {
     const wg_replay *c = r->compiled;
     size_t since = from;
-    int nt = par_threads(to - from);
+    bool one = whole(ctx);
+    int nt = one ? 0 : par_threads(to - from);
     if (nt) {
         wgml_status st = replay_parallel(ctx, r, from, to, nt);
         if (st != WGML_OK)
@@ -311,7 +293,7 @@ static wgml_status replay_fast(wgml_ctx *ctx, const wg_recording *r, size_t from
          * dispatches while the host encodes the rest.  One submit at the
          * end ran host encoding (~1.4 us a dispatch on the H100's host)
          * and GPU execution back to back. */
-        size_t chunk = first_chunk();
+        size_t chunk = one ? to - from : first_chunk();
         for (size_t i = from; i < to;) {
             size_t end = to - i > chunk + 64 ? i + chunk : to;
             encode_range(wg_stream_pass(ctx), r, i, end);

@@ -365,7 +365,7 @@ wgml_status wg_stream_encode(wgml_ctx *ctx, void *unused, const wg_cmd *c)
     return WGML_OK;
 }
 
-WGPUCommandBuffer wg_stream_finish(wgml_ctx *ctx)
+static WGPUCommandBuffer stream_finish(wgml_ctx *ctx)
 {
     wg_stream *s = &ctx->stream;
     if (!s->enc)
@@ -390,7 +390,7 @@ wgml_status wg_stream_submit(wgml_ctx *ctx)
         return WGML_OK;
     if (ctx->lost) /* wgpu-native aborts the process on a submit to a lost device */
         return wg_check(ctx);
-    WGPUCommandBuffer cb = wg_stream_finish(ctx);
+    WGPUCommandBuffer cb = stream_finish(ctx);
     wgpuQueueSubmit(ctx->queue, 1, &cb);
     wgpuCommandBufferRelease(cb);
     ctx->stats.submits++;
