@@ -356,10 +356,6 @@ wgml_status llm_graph_eval(llm_graph *lg, const int32_t *ids, int n, int n_past)
     TRY(write_mask(lg, lg->mask, n, n_past, kv, 0));
     if (lg->mask_swa)
         TRY(write_mask(lg, lg->mask_swa, n, n_past, kv, lg->window));
-    if (ids)
-        TRY(wgml_graph_write(lg->g, lg->ids, ids, (uint64_t)n * 4));
-    else /* fed by the last run's sampled token, on the GPU */
-        TRY(wgml_graph_copy(lg->g, lg->ids, lg->token, 4));
     TRY(wgml_graph_write(lg->g, lg->pos, p, (uint64_t)n * 4));
     if (lg->last) {
         int32_t last = n - 1;
@@ -369,5 +365,13 @@ wgml_status llm_graph_eval(llm_graph *lg, const int32_t *ids, int n, int n_past)
         int32_t seed = n_past + n;
         TRY(wgml_graph_write(lg->g, lg->seed, &seed, 4));
     }
+    /* ids last: a host write submits the work recorded before it (to stay
+     * ordered after it), so the token's copy, recorded after the writes,
+     * shares the replay's command buffer (each one costs the GPU time:
+     * src/gpu/record.c, whole()) */
+    if (ids)
+        TRY(wgml_graph_write(lg->g, lg->ids, ids, (uint64_t)n * 4));
+    else /* fed by the last run's sampled token, on the GPU */
+        TRY(wgml_graph_copy(lg->g, lg->ids, lg->token, 4));
     return wgml_graph_run(lg->g);
 }
