@@ -42,7 +42,7 @@ static const cli_command commands[] = {
      "                  rows, default 4096) against the copy bandwidth\n"
      "bench gemm | matvec | moe | attn [--quick] [--json]   matrix products, MoE and attention (attn: also\n"
      "                  [--decode] [--skv N]: decode shapes only, shapes of N keys only)\n"
-     "bench llm -m FILE.gguf [-p 512] [-n 128] [-r 3] [--json]   prompt and generation tokens/s"},
+     "bench llm -m FILE.gguf [-p 512] [-n 128] [-r 3] [--json] [--sync]   prompt and generation tokens/s"},
     {"gguf", cmd_gguf, "gguf FILE.gguf    a GGUF's header, metadata and tensor table (name, dtype, shape, bytes)"},
     {"tokenize", cmd_tokenize,
      "tokenize -m FILE.gguf [-p text | -f file|-] [--no-special] [--ids-only]\n"
