@@ -206,6 +206,10 @@ wgml_status wgml_graph_read(wgml_graph *g, wgml_node *n, void *dst, uint64_t byt
  * issued so far leave them; wgml_buffer_read_end(*out, dst) waits for
  * those runs only.  n's data must be contiguous. */
 wgml_status wgml_graph_read_begin(wgml_graph *g, wgml_node *n, uint64_t bytes, wgml_pending **out);
+/* wgml_graph_run, then wgml_graph_read_begin of n, the read's copy in the
+ * run's own command buffer (each command buffer costs a GPU ~20 us: a
+ * decode step's token read this way spares one a token). */
+wgml_status wgml_graph_run_read(wgml_graph *g, wgml_node *n, uint64_t bytes, wgml_pending **out);
 /* bytes of src (an output or input) into the input dst on the device,
  * after the runs issued before and before those issued after: a decode
  * loop feeds the sampled token back without reading it first. */

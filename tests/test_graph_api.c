@@ -230,10 +230,11 @@ static void state_persists_across_runs(void)
     wgml_tensor_free(kvt);
 }
 
-/* Reads in flight (wgml_graph_read_begin / wgml_buffer_read_end) and
- * device-side copies into inputs (wgml_graph_copy), as a pipelined decode
- * uses them: y = 2x + 1 fed back into x three times with every read still
- * in flight, the reads ended out of order; then the refusals. */
+/* Reads in flight (wgml_graph_read_begin, wgml_graph_run_read; ended by
+ * wgml_buffer_read_end) and device-side copies into inputs
+ * (wgml_graph_copy), as a pipelined decode uses them: y = 3x + 1 fed back
+ * into x three times with every read still in flight, the reads ended out
+ * of order; then the refusals. */
 static void reads_in_flight_and_device_copies(void)
 {
     wgml_graph *g = NULL;
@@ -251,8 +252,12 @@ static void reads_in_flight_and_device_copies(void)
     for (int k = 0; k < 3; k++) {
         if (k)
             CHECK_OK(wgml_graph_copy(g, x, y, sizeof x0));
-        CHECK_OK(wgml_graph_run(g));
-        CHECK_OK(wgml_graph_read_begin(g, y, sizeof x0, &rd[k]));
+        if (k == 2) { /* the read in the run's own command buffer */
+            CHECK_OK(wgml_graph_run_read(g, y, sizeof x0, &rd[k]));
+        } else {
+            CHECK_OK(wgml_graph_run(g));
+            CHECK_OK(wgml_graph_read_begin(g, y, sizeof x0, &rd[k]));
+        }
     }
     float got[3][4];
     const int order[3] = {2, 0, 1};
@@ -272,6 +277,7 @@ static void reads_in_flight_and_device_copies(void)
     CHECK_ERR(wgml_graph_read_begin(g, h, 4, &r), WGML_ERR_INVALID_ARG, "not an output");
     CHECK(r == NULL, "a refused read handed out a handle");
     CHECK_ERR(wgml_graph_read_begin(g, y, 4, NULL), WGML_ERR_INVALID_ARG, "out is NULL");
+    CHECK_ERR(wgml_graph_run_read(g, h, 4, &r), WGML_ERR_INVALID_ARG, "not an output");
     CHECK_ERR(wgml_buffer_read_end(NULL, got[0]), WGML_ERR_INVALID_ARG, "no read");
     CHECK_OK(wgml_graph_read_begin(g, y, 0, &r)); /* an empty read still waits and frees */
     if (r)

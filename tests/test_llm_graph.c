@@ -266,9 +266,8 @@ static void run_arch(llm_arch arch, bool fuse)
         wgml_pending *rd[STEPS + 1] = {0};
         CHECK_OK(llm_graph_eval(&one, ids, T0, 0));
         CHECK_OK(wgml_graph_read_begin(one.g, one.token, 4, &rd[0]));
-        for (int s = 1; s <= STEPS; s++) {
-            CHECK_OK(llm_graph_eval(&one, NULL, 1, T0 + s - 1));
-            CHECK_OK(wgml_graph_read_begin(one.g, one.token, 4, &rd[s]));
+        for (int s = 1; s <= STEPS; s++) { /* the read in the step's command buffer */
+            CHECK_OK(llm_graph_eval_read(&one, NULL, 1, T0 + s - 1, &rd[s]));
             if (rd[s - 1])
                 CHECK_OK(wgml_buffer_read_end(rd[s - 1], &fed[s - 1]));
         }

@@ -412,66 +412,83 @@ struct wgml_pending {
     wgml_ctx *ctx;
     WGPUBuffer buf;
     uint64_t size, skip; /* bytes asked for; bytes before them in buf (offset alignment) */
+    uint64_t span;       /* bytes of buf */
     volatile int done;   /* on_map: 1 mapped, 2 failed */
     bool errw;           /* the error word's copy rode on this read's submit */
+    bool armed;          /* mapping asked for (after the submit) */
 };
 
 /* Largest read-back in flight: a token, a row of logits (128256 x 4 bytes)
  * and more; bigger reads are wgml_buffer_read's. */
 #define PENDING_MAX (64u << 20)
 
-wgml_status wgml_buffer_read_begin(wgml_buffer *b, uint64_t off, uint64_t size, wgml_pending **out)
+wgml_status wg_pending_record(wgml_buffer *b, uint64_t off, uint64_t size, const char *fn, wgml_pending **out)
 {
     if (!out)
-        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_buffer_read_begin: out is NULL");
+        return wg_fail(WGML_ERR_INVALID_ARG, "%s: out is NULL", fn);
     *out = NULL;
-    wgml_status st = check_range(b, off, size, "wgml_buffer_read_begin");
+    wgml_status st = check_range(b, off, size, fn);
     if (st == WGML_OK)
-        st = wg_stream_not_recording(b->ctx, "wgml_buffer_read_begin: a read-back");
+        st = wg_stream_not_recording(b->ctx, "a read-back in flight");
     if (st != WGML_OK)
         return st;
     if (size > PENDING_MAX)
-        return wg_fail(WGML_ERR_LIMIT, "wgml_buffer_read_begin: %llu bytes; a read in flight takes at most %u "
-                       "(use wgml_buffer_read)", (unsigned long long)size, PENDING_MAX);
+        return wg_fail(WGML_ERR_LIMIT, "%s: %llu bytes; a read in flight takes at most %u (use wgml_buffer_read)",
+                       fn, (unsigned long long)size, PENDING_MAX);
     wgml_ctx *ctx = b->ctx;
     wgml_pending *p = calloc(1, sizeof *p);
     if (!p)
-        return wg_fail(WGML_ERR_OOM, "wgml_buffer_read_begin: out of host memory");
+        return wg_fail(WGML_ERR_OOM, "%s: out of host memory", fn);
     uint64_t lo = wg_align_down(off, 4), hi = wg_align_up(off + size, 4);
     p->ctx = ctx;
     p->size = size;
     p->skip = off - lo;
+    p->span = hi - lo > 4 ? hi - lo : 4;
     WGPUBufferDescriptor d = {0};
-    d.size = hi - lo > 4 ? hi - lo : 4;
+    d.size = p->span;
     d.usage = WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst;
     p->buf = wgpuDeviceCreateBuffer(ctx->device, &d);
     if (!p->buf) {
         free(p);
-        return wg_fail(WGML_ERR_OOM, "wgml_buffer_read_begin: could not allocate a %llu-byte read-back buffer",
+        return wg_fail(WGML_ERR_OOM, "%s: could not allocate a %llu-byte read-back buffer", fn,
                        (unsigned long long)d.size);
     }
-    /* The error word's copy rides on this submit, as a read's does; only
-     * the read that carried it reports it (mapping the word's staging after
-     * a later read carried it would wait for that read's work too). */
+    /* The error word's copy rides on this read's submit; only the read that
+     * carried it reports it (mapping the word's staging after a later read
+     * carried it would wait for that read's work too). */
     p->errw = wg_errword_stage(ctx);
     if (hi > lo)
         wgpuCommandEncoderCopyBufferToBuffer(wg_stream_encoder(ctx), b->buf, lo, p->buf, 0, hi - lo);
     else
         wg_stream_encoder(ctx); /* an empty read still marks its place in the queue */
-    if ((st = wg_stream_submit(ctx)) != WGML_OK) {
-        wgpuBufferRelease(p->buf);
-        free(p);
-        return st;
-    }
-    /* Mapped once the submit above has run: wgpu answers a map when the
-     * buffer's last submission is done, not the whole queue. */
+    *out = p;
+    return WGML_OK;
+}
+
+/* Mapped once the submit that carried the copy has run: wgpu answers a map
+ * when the buffer's last submission is done, not the whole queue. */
+void wg_pending_arm(wgml_pending *p)
+{
     WGPUBufferMapCallbackInfo ci = {0};
     ci.mode = WGPUCallbackMode_AllowProcessEvents;
     ci.callback = on_map;
     ci.userdata1 = (void *)&p->done;
-    wgpuBufferMapAsync(p->buf, WGPUMapMode_Read, 0, d.size, ci);
-    *out = p;
-    return wg_check(ctx);
+    wgpuBufferMapAsync(p->buf, WGPUMapMode_Read, 0, p->span, ci);
+    p->armed = true;
+}
+
+wgml_status wgml_buffer_read_begin(wgml_buffer *b, uint64_t off, uint64_t size, wgml_pending **out)
+{
+    wgml_status st = wg_pending_record(b, off, size, "wgml_buffer_read_begin", out);
+    if (st != WGML_OK)
+        return st;
+    if ((st = wg_stream_submit(b->ctx)) != WGML_OK) {
+        wgml_buffer_read_end(*out, NULL);
+        *out = NULL;
+        return st;
+    }
+    wg_pending_arm(*out);
+    return wg_check(b->ctx);
 }
 
 wgml_status wgml_buffer_read_end(wgml_pending *p, void *dst)
@@ -482,15 +499,18 @@ wgml_status wgml_buffer_read_end(wgml_pending *p, void *dst)
     wgml_status st = WGML_OK;
     ctx->stats.waits++;
     /* waited for even without dst: the buffer is released mapped or failed */
-    if (!wg_wait_flag(ctx, &p->done, 120.0)) {
+    if (!p->armed) { /* its submit failed: nothing to wait for */
+        if ((st = wg_check(ctx)) == WGML_OK)
+            st = wg_fail(WGML_ERR_DEVICE, "reading back %llu bytes: the read was never submitted",
+                         (unsigned long long)p->size);
+    } else if (!wg_wait_flag(ctx, &p->done, 120.0)) {
         st = wg_fail(WGML_ERR_TIMEOUT, "reading back %llu bytes: no answer in 120 s", (unsigned long long)p->size);
     } else if (p->done != 1) {
         if ((st = wg_check(ctx)) == WGML_OK)
             st = wg_fail(WGML_ERR_DEVICE, "reading back %llu bytes: mapping the buffer failed",
                          (unsigned long long)p->size);
     } else {
-        uint64_t span = wg_align_up(p->skip + p->size, 4);
-        const uint8_t *m = wgpuBufferGetConstMappedRange(p->buf, 0, span > 4 ? span : 4);
+        const uint8_t *m = wgpuBufferGetConstMappedRange(p->buf, 0, p->span);
         if (!m)
             st = wg_fail(WGML_ERR_DEVICE, "reading back: no mapped range");
         else if (dst)

@@ -85,6 +85,13 @@ wgml_status wg_stream_wait(wgml_ctx *ctx);
  * submitted before it (polling, never waiting). */
 wgml_status wg_fence_issue(wgml_ctx *ctx, uint64_t *ticket);
 bool wg_fence_done(wgml_ctx *ctx, uint64_t ticket);
+/* A read in flight (wgml_buffer_read_begin) in two halves, so the copy can
+ * ride in a graph run's own command buffer (wgml_graph_run_read):
+ * wg_pending_record records the copy into the stream (no submit);
+ * wg_pending_arm asks for the mapping once the stream has been submitted.
+ * wgml_buffer_read_end ends either (an unarmed read fails and is freed). */
+wgml_status wg_pending_record(wgml_buffer *b, uint64_t off, uint64_t size, const char *fn, wgml_pending **out);
+void wg_pending_arm(wgml_pending *p);
 /* Splits a 1-D grid over max_dim workgroups into x/y/z. */
 void wg_split_grid(uint32_t max_dim, uint64_t groups, uint32_t out[3]);
 

@@ -561,6 +561,37 @@ wgml_status wgml_graph_run(wgml_graph *g)
     return wg_fence_issue(g->ctx, &g->ticket);
 }
 
+wgml_status wgml_graph_run_read(wgml_graph *g, wgml_node *n, uint64_t bytes, wgml_pending **out)
+{
+    if (out)
+        *out = NULL;
+    wgml_status st = ready(g, "wgml_graph_run_read");
+    if (st != WGML_OK)
+        return st;
+    if (!n || n->g != g || !out)
+        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_graph_run_read: not a node of this graph, or out is NULL");
+    wgml_buffer *b;
+    uint64_t off;
+    if ((st = readable(n, "wgml_graph_run_read")) != WGML_OK ||
+        (st = node_range(n, bytes, "wgml_graph_run_read", &b, &off)) != WGML_OK)
+        return st;
+    if (g->eager || g->nancheck) { /* no recording to share a command buffer with */
+        if ((st = wgml_graph_run(g)) != WGML_OK)
+            return st;
+        return wgml_buffer_read_begin(b, off, bytes, out);
+    }
+    if ((st = current_recording(g)) != WGML_OK || (st = wg_recording_replay(g->ctx, &g->cur->rec)) != WGML_OK ||
+        (st = wg_pending_record(b, off, bytes, "wgml_graph_run_read", out)) != WGML_OK)
+        return st;
+    if ((st = wg_fence_issue(g->ctx, &g->ticket)) != WGML_OK) {
+        wgml_buffer_read_end(*out, NULL);
+        *out = NULL;
+        return st;
+    }
+    wg_pending_arm(*out);
+    return WGML_OK;
+}
+
 wgml_status wgml_graph_done(wgml_graph *g, int *done)
 {
     if (!g || !done)

@@ -97,6 +97,9 @@ void llm_graph_free(llm_graph *lg);
  * rows past n_past + n) and runs (asynchronously).  ids NULL (n 1, a
  * sampling graph): the token the last run sampled, copied on the GPU. */
 wgml_status llm_graph_eval(llm_graph *lg, const int32_t *ids, int n, int n_past);
+/* The same, and a read of the sampled token begun in the run's own command
+ * buffer (wgml_graph_run_read; end it with wgml_buffer_read_end). */
+wgml_status llm_graph_eval_read(llm_graph *lg, const int32_t *ids, int n, int n_past, wgml_pending **token);
 
 /* KV is bound in steps of this many rows: a graph records its dispatches
  * again (bind groups, parameters) for every new binding of its dims, and

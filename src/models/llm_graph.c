@@ -336,6 +336,11 @@ static wgml_status write_mask(llm_graph *lg, wgml_node *mask, int n, int n_past,
 
 wgml_status llm_graph_eval(llm_graph *lg, const int32_t *ids, int n, int n_past)
 {
+    return llm_graph_eval_read(lg, ids, n, n_past, NULL);
+}
+
+wgml_status llm_graph_eval_read(llm_graph *lg, const int32_t *ids, int n, int n_past, wgml_pending **token)
+{
     if (!lg || !lg->g || (!ids && (n != 1 || !lg->token)) || n < 1 || n > lg->max_tokens || n_past < 0)
         return wgml_error(WGML_ERR_INVALID_ARG, "llm_graph_eval: %d tokens at %d (at most %d a step)", n, n_past,
                           lg ? lg->max_tokens : 0);
@@ -373,5 +378,10 @@ wgml_status llm_graph_eval(llm_graph *lg, const int32_t *ids, int n, int n_past)
         TRY(wgml_graph_write(lg->g, lg->ids, ids, (uint64_t)n * 4));
     else /* fed by the last run's sampled token, on the GPU */
         TRY(wgml_graph_copy(lg->g, lg->ids, lg->token, 4));
+    if (token) {
+        if (!lg->token)
+            return wgml_error(WGML_ERR_INVALID_ARG, "llm_graph_eval_read: the graph samples no token");
+        return wgml_graph_run_read(lg->g, lg->token, 4, token);
+    }
     return wgml_graph_run(lg->g);
 }

@@ -397,16 +397,11 @@ wgml_status wgml_model_generate(wgml_model *mm, int32_t first, int n_past, int n
     TRY(step_graph(mm, sp));
     llm_graph *lg = &mm->step;
     wgml_pending *rd[2] = {NULL, NULL};
-    wgml_status st = llm_graph_eval(lg, &first, 1, n_past);
-    if (st == WGML_OK)
-        st = wgml_graph_read_begin(lg->g, lg->token, 4, &rd[0]);
+    wgml_status st = llm_graph_eval_read(lg, &first, 1, n_past, &rd[0]);
     int done = 0;
     for (int i = 1; st == WGML_OK && i <= n; i++) {
-        if (i < n) {
-            st = llm_graph_eval(lg, NULL, 1, n_past + i);
-            if (st == WGML_OK)
-                st = wgml_graph_read_begin(lg->g, lg->token, 4, &rd[i % 2]);
-        }
+        if (i < n)
+            st = llm_graph_eval_read(lg, NULL, 1, n_past + i, &rd[i % 2]);
         int32_t tok = 0;
         wgml_pending *r = rd[(i - 1) % 2];
         rd[(i - 1) % 2] = NULL;
