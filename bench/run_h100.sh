@@ -353,13 +353,6 @@ for s in $sections; do
       for round in 1 2; do for m in 8b 1b; do
         echo "-- $m round $round: base $(tg $m) | whole0 $(tg $m WGML_REPLAY_WHOLE=0) | sync $(tgs $m)"
       done; done ;;
-    cbs) # command buffers a pipelined token: the default (host writes recorded into the step's command buffer
-      # while the GPU is busy; the token read in the run's) against WGML_WRITE_RECORDED=0 (wgpu's queue writes:
-      # their own command buffer, and the recorded work submitted before them), and the old loop, two rounds
-      wait_gen
-      for round in 1 2; do for m in 8b 1b; do
-        echo "-- $m round $round: base $(tg $m) | queue-writes $(tg $m WGML_WRITE_RECORDED=0) | sync $(tgs $m)"
-      done; done ;;
     llmgen1) # only the 1B random-weight GGUF, in the background
       python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/gguf-*.whl 2>&1 | tail -n 2
       mkdir -p /tmp/models

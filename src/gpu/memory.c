@@ -262,49 +262,6 @@ static uint32_t bytes_pattern(const uint8_t *src, uint64_t off, uint64_t lo, uin
     return p;
 }
 
-/* Writes of at most this many bytes may go as recorded copies. */
-#define RECORDED_WRITE_MAX (64u << 10)
-
-/* Whether a small aligned write goes as a copy recorded into the stream
- * from a buffer mapped at creation, rather than wgpuQueueWriteBuffer:
- * while the GPU still runs earlier work (a pipelined decode writes a step's
- * positions and mask while the step before runs).  A queue write puts
- * wgpu's own command buffer in front of the next submit, and must submit
- * the work recorded before it first (to land after it): two command
- * buffers, each costing an H200 ~20 us (src/gpu/record.c, whole()); the
- * recorded copy joins the step's.  WGML_WRITE_RECORDED: 1 always (tests),
- * 0 never; unset, while busy. */
-static bool recorded_write(wgml_ctx *ctx, uint64_t off, uint64_t size)
-{
-    if (size > RECORDED_WRITE_MAX || off % 4 || size % 4)
-        return false;
-    const char *e = getenv("WGML_WRITE_RECORDED");
-    if (e && (!strcmp(e, "0") || !strcmp(e, "1")))
-        return *e == '1';
-    return ctx->fence_issued && !wg_fence_done(ctx, ctx->fence_issued);
-}
-
-/* The write as a recorded copy; false when wgpu gave no mapped buffer (the
- * caller then writes through the queue). */
-static bool write_recorded(wgml_buffer *b, uint64_t off, const void *src, uint64_t size)
-{
-    wgml_ctx *ctx = b->ctx;
-    WGPUBufferDescriptor d = {0};
-    d.size = size;
-    d.usage = WGPUBufferUsage_CopySrc;
-    d.mappedAtCreation = true;
-    WGPUBuffer sb = wgpuDeviceCreateBuffer(ctx->device, &d);
-    void *m = sb ? wgpuBufferGetMappedRange(sb, 0, size) : NULL;
-    if (m) {
-        memcpy(m, src, size);
-        wgpuBufferUnmap(sb);
-        wgpuCommandEncoderCopyBufferToBuffer(wg_stream_encoder(ctx), sb, 0, b->buf, off, size);
-    }
-    if (sb)
-        wgpuBufferRelease(sb); /* wgpu keeps it until the copy has run */
-    return m != NULL;
-}
-
 wgml_status wgml_buffer_write(wgml_buffer *b, uint64_t off, const void *src, uint64_t size)
 {
     wgml_status st = check_range(b, off, size, "wgml_buffer_write");
@@ -315,10 +272,6 @@ wgml_status wgml_buffer_write(wgml_buffer *b, uint64_t off, const void *src, uin
     wgml_ctx *ctx = b->ctx;
     if ((st = wg_stream_not_recording(ctx, "wgml_buffer_write: an upload")) != WGML_OK)
         return st;
-    if (!ctx->lost && recorded_write(ctx, off, size) && write_recorded(b, off, src, size)) {
-        ctx->stats.bytes_uploaded += size;
-        return wg_check(ctx);
-    }
     /* writeBuffer is ordered against submits, not against work still being
      * recorded: submit that work first so the write lands after it. */
     if (ctx->stream.enc && (st = wg_stream_submit(ctx)) != WGML_OK)
