@@ -353,6 +353,25 @@ for s in $sections; do
       for round in 1 2; do for m in 8b 1b; do
         echo "-- $m round $round: base $(tg $m) | whole0 $(tg $m WGML_REPLAY_WHOLE=0) | sync $(tgs $m)"
       done; done ;;
+    profnorm) # GPU time per kernel (timestamps) of the 8B decode (tg32 after pp16), unfused against the opt-in norm
+      # and glu prologue fusions: which kernel makes the fused step slower
+      wait_gen
+      for f in 1 normpro glupro; do
+        echo "-- WGML_GRAPH_FUSE=$f"
+        WGML_GRAPH_FUSE=$f WGML_PROFILE=1 $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 16 -n 32 -r 1 2>&1 | grep -vE "^\|" | head -n 24
+      done ;;
+    fusepipe) # the opt-in prologue fusions and decode attention in one chunk, on the pipelined one-command-buffer
+      # decode (tg128, -r 3), two rounds, 8B then 1B
+      wait_gen
+      for round in 1 2; do for m in 8b 1b; do
+        echo "-- $m round $round: base $(tg $m) | normpro $(tg $m WGML_GRAPH_FUSE=normpro) | glupro $(tg $m WGML_GRAPH_FUSE=glupro) | prologue $(tg $m WGML_GRAPH_FUSE=prologue) | chunks1 $(tg $m WGML_ATTN_CHUNKS=1)"
+      done; done ;;
+    kvjoint) # one rope over q|k|v (v passing through) and one k|v cache write a layer, against two caches
+      # (WGML_LLM_SPLIT_KV=1: rope, then a set_rows each), tg128 pipelined, two rounds
+      wait_gen
+      for round in 1 2; do for m in 8b 1b; do
+        echo "-- $m round $round: joint $(tg $m) | split $(tg $m WGML_LLM_SPLIT_KV=1)"
+      done; done ;;
     llmgen1) # only the 1B random-weight GGUF, in the background
       python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/gguf-*.whl 2>&1 | tail -n 2
       mkdir -p /tmp/models

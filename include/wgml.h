@@ -542,6 +542,8 @@ typedef struct wgml_rope_params {
     int n_ctx_orig;
     int sections[4];                 /* M-RoPE */
     const wgml_tensor *freq_factors; /* optional [n_dims/2] f32 */
+    int n_heads_rot;                 /* 0: every head; else heads from this one on are copied unrotated
+                                      * (a q|k|v block roped in one pass, v passing through) */
 } wgml_rope_params;
 wgml_status wgml_rope(const wgml_tensor *x, const wgml_tensor *pos, const wgml_rope_params *p, wgml_tensor *out);
 

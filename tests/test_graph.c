@@ -217,7 +217,7 @@ static void step(gen *s)
             int64_t ps[2] = {r, 1000};
             wgml_node *pos = input(s, WGML_I32, 1, ps);
             wgml_rope_params rp = {t_range(0, 1) ? WGML_ROPE_NEOX : WGML_ROPE_NORMAL, (int)(c / 2), 10000, 1,
-                                   0, 1, 32, 1, 0, {0}, 0};
+                                   0, 1, 32, 1, 0, {0}, 0, 0};
             CHECK_OK(wgml_g_reshape(g, x, 3, (int64_t[]){r, 2, c / 2}, &q));
             CHECK_OK(wgml_g_rope(g, q, pos, &rp, NULL, &rq));
             CHECK_OK(wgml_g_reshape(g, rq, 2, (int64_t[]){r, c}, &y));

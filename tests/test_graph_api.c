@@ -593,7 +593,7 @@ static void long_rows_in_graph(void)
     wgml_softmax_params sp = {-1, 0.5f, 0, 0};
     wgml_norm_params rms = {WGML_RMS_NORM, 1e-6f, 0, 0, 0, 0, 0, 0, 0};
     wgml_norm_params ln = {WGML_LAYER_NORM, 1e-5f, 0, 0, 0, 0, 0, 0, 0};
-    wgml_rope_params rp = {WGML_ROPE_NEOX, HD, 10000, 1, 0, 1, 32, 1, 0, {0}, 0};
+    wgml_rope_params rp = {WGML_ROPE_NEOX, HD, 10000, 1, 0, 1, 32, 1, 0, {0}, 0, 0};
     CHECK_OK(wgml_g_softmax(g, x, NULL, NULL, &sp, &o[0]));
     CHECK_OK(wgml_g_norm(g, x, &rms, w, NULL, NULL, &o[1]));
     CHECK_OK(wgml_g_norm(g, o[0], &ln, NULL, w, NULL, &o[2]));

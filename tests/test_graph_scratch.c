@@ -38,7 +38,7 @@ static void row_ops_declare_scratch(void)
     CHECK_OK(wgml_graph_input(g, "s", WGML_F32, 2, (int64_t[]){SR, SC}, &s));
     wgml_softmax_params sp = {-1, 0.5f, 0, 0}, s0 = {0, 1, 0, 0};
     wgml_norm_params rms = {WGML_RMS_NORM, 1e-6f, 0, 0, 0, 0, 0, 0, 0};
-    wgml_rope_params rp = {WGML_ROPE_NEOX, HD, 10000, 1, 0, 1, 32, 1, 0, {0}, 0};
+    wgml_rope_params rp = {WGML_ROPE_NEOX, HD, 10000, 1, 0, 1, 32, 1, 0, {0}, 0, 0};
     CHECK_OK(wgml_g_softmax(g, x, NULL, NULL, &sp, &o[0]));
     CHECK_OK(wgml_g_norm(g, x, &rms, w, NULL, NULL, &o[1]));
     CHECK_OK(wgml_g_rope(g, q, pos, &rp, NULL, &o[2]));

@@ -6,7 +6,9 @@
  * prefill with every row's logits, then the same prefill and 3 decode
  * steps with the last row's logits and a greedy token sampled on the GPU;
  * each architecture also with llm_layer_fuse's q|k|v and gate|up weights
- * (one product and column slices each).
+ * (one product and column slices each; without q/k norms also one rope
+ * over q|k|v, v passing through, and one k|v cache written by one
+ * set_rows, as the loader sets such layers up).
  *
  * The KV cache is f16 on the GPU, so the reference rounds k and v to f16
  * as it caches them.  Tolerance: |got - want| <= 2e-3 * (1 + max|want|):
@@ -209,13 +211,17 @@ static void run_arch(llm_arch arch, bool fuse)
         }
         *y = (llm_layer){w.attn_norm[l].t, w.wq[l].t, w.wk[l].t, w.wv[l].t, w.wo[l].t, w.bq[l].t, w.bk[l].t,
                          w.bv[l].t, w.qn[l].t, w.kn[l].t, w.pan[l].t, w.pfn[l].t, w.fn[l].t, w.wg[l].t,
-                         w.wu[l].t, w.wd[l].t, NULL, NULL, NULL, NULL, NULL};
+                         w.wu[l].t, w.wd[l].t, NULL, NULL, NULL, NULL, NULL, NULL};
         if (fuse) { /* q|k|v (and qwen2's biases) and gate|up as one product each */
             CHECK_OK(llm_layer_fuse(t_ctx, y));
             CHECK(y->wqkv && y->wgu && (arch != LLM_QWEN2 || y->bqkv), "layer %d not fused", l);
         }
-        CHECK_OK(wgml_tensor_new(t_ctx, WGML_F16, 2, (int64_t[]){CTX, HKV * D}, &y->k_cache));
-        CHECK_OK(wgml_tensor_new(t_ctx, WGML_F16, 2, (int64_t[]){CTX, HKV * D}, &y->v_cache));
+        if (fuse && !y->q_norm && !y->k_norm) { /* as the loader does: one k|v cache, one rope, one write */
+            CHECK_OK(wgml_tensor_new(t_ctx, WGML_F16, 2, (int64_t[]){CTX, 2 * HKV * D}, &y->kv_cache));
+        } else {
+            CHECK_OK(wgml_tensor_new(t_ctx, WGML_F16, 2, (int64_t[]){CTX, HKV * D}, &y->k_cache));
+            CHECK_OK(wgml_tensor_new(t_ctx, WGML_F16, 2, (int64_t[]){CTX, HKV * D}, &y->v_cache));
+        }
     }
     int32_t ids[T0 + STEPS] = {3, 17, 42, 8, 29, 0, 0, 0};
     double want[T0 * V];
@@ -295,6 +301,7 @@ static void run_arch(llm_arch arch, bool fuse)
                 t_free(ts[i]);
         wgml_tensor_free(layers[l].k_cache);
         wgml_tensor_free(layers[l].v_cache);
+        wgml_tensor_free(layers[l].kv_cache);
         wgml_tensor_free(layers[l].wqkv);
         wgml_tensor_free(layers[l].bqkv);
         wgml_tensor_free(layers[l].wgu);

@@ -347,7 +347,7 @@ static void t_limits_rope_long_rows(void)
         for (int c = 0; c < 4 && p3; c++) {
             wgml_rope_params rp = {c == 0 ? WGML_ROPE_NORMAL : c == 2 ? WGML_ROPE_MROPE : WGML_ROPE_NEOX, 1400,
                                    10000.0f, c == 1 ? 0.5f : 1.0f, c == 1 ? 1.0f : 0.0f, 1.0f, 0, 0, 512,
-                                   {100, 200, 300, 100}, c == 1 ? ff.t : NULL};
+                                   {100, 200, 300, 100}, c == 1 ? ff.t : NULL, 0};
             wg_rope_ref(&rp, s4, x.val, pv, c == 1 ? ff.val : NULL, want, NULL);
             wgml_tensor *dst = c == 3 ? x.t : o;
             CHECK(wgml_rope(x.t, c == 2 ? pos : p3, &rp, dst) == WGML_OK, "rope %s: %s", names[c], wgml_last_error());

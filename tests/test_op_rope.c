@@ -117,10 +117,10 @@ static void run_case(const rope_case *c)
     CHECK(st == WGML_OK, "rope: %s", wgml_last_error());
     double *got = t_values(o);
     char what[128];
-    snprintf(what, sizeof what, "%s/%s/%dd[%lld,%lld,%lld,%lld]/n_dims %d/ff %d/yarn %d/x%d/out%d",
+    snprintf(what, sizeof what, "%s/%s/%dd[%lld,%lld,%lld,%lld]/n_dims %d/ff %d/yarn %d/x%d/out%d/rot %d",
              c->p.mode == WGML_ROPE_NORMAL ? "normal" : c->p.mode == WGML_ROPE_NEOX ? "neox" : "mrope",
              wgml_dtype_name(c->dt), c->ndim, (long long)B, (long long)S, (long long)H, (long long)D, p.n_dims, c->ff,
-             p.ext_factor != 0, c->x_layout, c->out_layout);
+             p.ext_factor != 0, c->x_layout, c->out_layout, p.n_heads_rot);
     CHECK(rope_compare(what, c->dt, got, want, theta, n, mscale_of(&p)) == 0, "%s", what);
     if (c->out_layout == 1 && ob) { /* the padding around the view stays poisoned */
         double *all = t_values(ob);
@@ -203,6 +203,9 @@ static void t_grid(void)
                         c.x_layout = idx % 3;
                         c.out_layout = (idx / 3) % 3;
                         c.pos_hi = 2000;
+                        /* a q|k|v-like block: the last head(s) pass through */
+                        if (idx % 4 == 3)
+                            c.p.n_heads_rot = (int)c.s[2] - 1 - idx % 2;
                         run_case(&c);
                     }
 }
@@ -396,6 +399,11 @@ static void t_errors(void)
     CHECK_OK(wgml_tensor_new(t_ctx, WGML_I32, 1, &n4, &ffi));
     wgml_rope_params p = base_params(WGML_ROPE_NORMAL, 8);
     CHECK_OK(wgml_rope(x, pt, &p, o));
+    p.n_heads_rot = 3; /* x has 2 heads */
+    CHECK(wgml_rope(x, pt, &p, o) == WGML_ERR_INVALID_ARG, "n_heads_rot past the heads accepted");
+    p.n_heads_rot = -1;
+    CHECK(wgml_rope(x, pt, &p, o) == WGML_ERR_INVALID_ARG, "negative n_heads_rot accepted");
+    p.n_heads_rot = 0;
     p.n_dims = 7;
     CHECK(wgml_rope(x, pt, &p, o) == WGML_ERR_INVALID_ARG, "odd n_dims accepted");
     CHECK(strstr(wgml_last_error(), "n_dims") != NULL, "message: %s", wgml_last_error());

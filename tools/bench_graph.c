@@ -195,7 +195,7 @@ static wgml_status block(wgml_graph *g, const blk_in *in, int64_t seq, wgml_node
 {
     const int64_t H = 32, HD = 128, D = H * HD;
     wgml_norm_params rms = {WGML_RMS_NORM, 1e-6f, 0, 0, 0, 0, 0, 0, 0};
-    wgml_rope_params rp = {WGML_ROPE_NEOX, (int)HD, 10000, 1, 0, 1, 32, 1, 4096, {0}, 0};
+    wgml_rope_params rp = {WGML_ROPE_NEOX, (int)HD, 10000, 1, 0, 1, 32, 1, 4096, {0}, 0, 0};
     wgml_softmax_params sp = {-1, 0.0883883f, 0, 0};
     wgml_node *n1, *q, *qr, *k, *kr, *att, *h, *n2, *ff, *o;
     wgml_status st = wgml_g_norm(g, in->x, &rms, in->w1, NULL, NULL, &n1);

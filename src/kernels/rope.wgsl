@@ -23,7 +23,8 @@ struct RopeParams {
     d: vec4<u32>,      // end of section 2, sum of sections, mode (wgml_rope_mode), has freq_factors
     f0: vec4<f32>,     // k_hi, k_lo (log2 of the per-pair frequency ratio), freq_scale, ext_factor
     f1: vec4<f32>,     // corr_lo, corr_hi (YaRN ramp), mscale
-    e: vec4<u32>,      // heads per thread, head groups, first pair (a piece of a long row)
+    e: vec4<u32>,      // heads per thread, head groups, first pair (a piece of a long row),
+                       // first head copied unrotated (the launch's heads: all rotated)
 }
 
 @group(0) @binding(0) var<uniform> P: RopeParams;
@@ -144,8 +145,9 @@ fn rope(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     for (var k = 0u; k < HEADS; k = k + 1u) {
         if (h0 + k < h1) {
             let oh = ob + (h0 + k) * P.os.z;
-            o_st(oh + d0 * P.os.w, x0[k] * sc.y - x1[k] * sc.x);
-            o_st(oh + d1 * P.os.w, x0[k] * sc.x + x1[k] * sc.y);
+            let rot = h0 + k < P.e.w;  // n_heads_rot: later heads pass through
+            o_st(oh + d0 * P.os.w, select(x0[k], x0[k] * sc.y - x1[k] * sc.x, rot));
+            o_st(oh + d1 * P.os.w, select(x1[k], x0[k] * sc.x + x1[k] * sc.y, rot));
         }
     }
 }

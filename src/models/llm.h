@@ -52,6 +52,10 @@ typedef struct llm_layer {
     wgml_tensor *post_attn_norm, *post_ffn_norm; /* gemma3 */
     wgml_tensor *ffn_norm, *w_gate, *w_up, *w_down;
     wgml_tensor *k_cache, *v_cache;          /* [n_ctx, Hkv * D] f16 */
+    /* or, where q|k|v is one product without q/k norms, one cache
+     * [n_ctx, 2 Hkv D] (row p: k then v; k_cache and v_cache NULL): the
+     * step roped and wrote it with one rope and one set_rows */
+    wgml_tensor *kv_cache;
     /* llm_layer_fuse's: q|k|v rows in one weight (and bias), gate|up in
      * one; the graph then runs one projection for each group */
     wgml_tensor *wqkv, *bqkv, *wgu;

@@ -56,8 +56,10 @@ static wgml_status proj(builder *b, wgml_node *x, wgml_node *w, wgml_node *bias,
     return wgml_g_linear(b->g, x, w, bias, NULL, NULL, WGML_F32, out);
 }
 
-/* x [T, H * D] -> [T, H, D], per-head norm (optional), rope. */
-static wgml_status heads(builder *b, wgml_node *x, int h, wgml_node *norm_w, bool rope, float base, wgml_node **out)
+/* x [T, H * D] -> [T, H, D], per-head norm (optional), rope of the first
+ * rot heads (0: all; later heads pass through: v in a q|k|v block). */
+static wgml_status heads_rot(builder *b, wgml_node *x, int h, wgml_node *norm_w, bool rope, float base, int rot,
+                             wgml_node **out)
 {
     const llm_hparams *hp = &b->m->hp;
     wgml_node *y;
@@ -67,11 +69,29 @@ static wgml_status heads(builder *b, wgml_node *x, int h, wgml_node *norm_w, boo
     if (rope) {
         wgml_rope_params rp = {.mode = hp->rope_mode, .n_dims = hp->n_rot, .freq_base = base,
                                .freq_scale = hp->rope_scale > 0 ? hp->rope_scale : 1.0f, .attn_factor = 1.0f,
-                               .n_ctx_orig = hp->n_ctx_train};
+                               .n_ctx_orig = hp->n_ctx_train, .n_heads_rot = rot};
         TRY(wgml_g_rope(b->g, y, b->pos, &rp, NULL, &y));
     }
     *out = y;
     return WGML_OK;
+}
+
+static wgml_status heads(builder *b, wgml_node *x, int h, wgml_node *norm_w, bool rope, float base, wgml_node **out)
+{
+    return heads_rot(b, x, h, norm_w, rope, base, 0, out);
+}
+
+/* Columns [c0, c0 + Hkv * D) of the joint cache after the step's write,
+ * viewed [1, Hkv, KV, D] (a strided view: the rows are 2 Hkv D long). */
+static wgml_status joint_view(builder *b, wgml_node *c, int64_t c0, wgml_node **out)
+{
+    const llm_hparams *hp = &b->m->hp;
+    int64_t KVD = (int64_t)hp->n_head_kv * hp->head_dim;
+    wgml_node *s, *r;
+    TRY(wgml_g_slice(b->g, c, 0, 0, b->KV, 1, &s));
+    TRY(wgml_g_slice(b->g, s, 1, c0, c0 + KVD, 1, &s));
+    TRY(wgml_g_reshape(b->g, s, 4, (int64_t[]){1, b->KV, hp->n_head_kv, hp->head_dim}, &r));
+    return wgml_g_permute(b->g, r, (const int[]){0, 2, 1, 3}, out);
 }
 
 /* The cache after writing the step's rows, viewed [1, Hkv, KV, D]. */
@@ -109,6 +129,8 @@ static wgml_status layer(builder *b, int il, wgml_node *x, wgml_node **out)
     TRY(leaf(b, L->w_down, "ffn_down", il, &wd));
     TRY(leaf(b, L->k_cache, "cache_k", il, &kc));
     TRY(leaf(b, L->v_cache, "cache_v", il, &vc));
+    wgml_node *kvc;
+    TRY(leaf(b, L->kv_cache, "cache_kv", il, &kvc));
 
     /* gemma3: every swa_period-th layer is global, the others see a window
      * and use the local rope base */
@@ -118,13 +140,28 @@ static wgml_status layer(builder *b, int il, wgml_node *x, wgml_node **out)
     int64_t Q = (int64_t)hp->n_head * hp->head_dim, KVD = (int64_t)hp->n_head_kv * hp->head_dim;
     wgml_node *h, *q, *k, *v, *K, *V, *a, *o;
     TRY(rms(b, x, w_an, &h));
-    bool roped = false;
+    bool roped = false, stored = false;
     if (L->wqkv) { /* one product, three column slices */
         wgml_node *wqkv, *bqkv, *qkv;
         TRY(leaf(b, L->wqkv, "attn_qkv", il, &wqkv));
         TRY(leaf(b, L->bqkv, "attn_qkv.bias", il, &bqkv));
         TRY(proj(b, h, wqkv, bqkv, &qkv));
-        if (!qn && !kn) {
+        if (!qn && !kn && kvc) {
+            /* One rope over all H + 2 Hkv heads, v's passing through, and
+             * one set_rows of the k|v columns into the joint cache: a
+             * decode layer's rope and cache writes in two dispatches (were
+             * three: the v write of its own). */
+            wgml_node *all, *kv, *c;
+            TRY(heads_rot(b, qkv, hp->n_head + 2 * hp->n_head_kv, NULL, true, base, hp->n_head + hp->n_head_kv,
+                          &all));
+            TRY(wgml_g_slice(b->g, all, 1, 0, hp->n_head, 1, &q));
+            TRY(wgml_g_slice(b->g, all, 1, hp->n_head, hp->n_head + 2 * hp->n_head_kv, 1, &kv));
+            TRY(wgml_g_reshape(b->g, kv, 2, (int64_t[]){b->T, 2 * KVD}, &kv));
+            TRY(wgml_g_set_rows(b->g, kvc, b->pos, kv, &c));
+            TRY(joint_view(b, c, 0, &K));
+            TRY(joint_view(b, c, KVD, &V));
+            roped = stored = true;
+        } else if (!qn && !kn) {
             /* q and k are adjacent columns with the same rope: one rope over
              * their H + Hkv heads, then head slices (a decode layer's
              * dispatches: one fewer) */
@@ -138,7 +175,8 @@ static wgml_status layer(builder *b, int il, wgml_node *x, wgml_node **out)
             TRY(wgml_g_slice(b->g, qkv, 1, 0, Q, 1, &q));
             TRY(wgml_g_slice(b->g, qkv, 1, Q, Q + KVD, 1, &k));
         }
-        TRY(wgml_g_slice(b->g, qkv, 1, Q + KVD, Q + 2 * KVD, 1, &v));
+        if (!stored)
+            TRY(wgml_g_slice(b->g, qkv, 1, Q + KVD, Q + 2 * KVD, 1, &v));
     } else {
         TRY(proj(b, h, wq, bq, &q));
         TRY(proj(b, h, wk, bk, &k));
@@ -148,9 +186,11 @@ static wgml_status layer(builder *b, int il, wgml_node *x, wgml_node **out)
         TRY(heads(b, q, hp->n_head, qn, true, base, &q));
         TRY(heads(b, k, hp->n_head_kv, kn, true, base, &k));
     }
-    TRY(heads(b, v, hp->n_head_kv, NULL, false, base, &v));
-    TRY(cache_view(b, kc, k, &K));
-    TRY(cache_view(b, vc, v, &V));
+    if (!stored) {
+        TRY(heads(b, v, hp->n_head_kv, NULL, false, base, &v));
+        TRY(cache_view(b, kc, k, &K));
+        TRY(cache_view(b, vc, v, &V));
+    }
     wgml_node *q4;
     TRY(wgml_g_reshape(b->g, q, 4, (int64_t[]){1, b->T, hp->n_head, hp->head_dim}, &q4));
     TRY(wgml_g_permute(b->g, q4, (const int[]){0, 2, 1, 3}, &q4));

@@ -219,11 +219,20 @@ static wgml_status load_weights(wgml_model *mm, const wgml_model_params *p)
 #undef W
         if (!p || !p->no_fuse)
             TRY(fuse_layer(mm, L));
-        for (int c = 0; c < 2; c++) {
-            wgml_tensor **t = c ? &L->v_cache : &L->k_cache;
-            TRY(wgml_tensor_new(mm->ctx, WGML_F16, 2, (int64_t[]){mm->m.n_ctx, KV}, t));
-            TRY(own(mm, *t));
-            mm->kv_bytes += (uint64_t)mm->m.n_ctx * (uint64_t)KV * 2;
+        /* one cache where the graph ropes and writes k|v jointly (one
+         * set_rows a layer, not two); WGML_LLM_SPLIT_KV=1 (timing) keeps two */
+        const char *split = getenv("WGML_LLM_SPLIT_KV");
+        if (L->wqkv && !L->q_norm && !L->k_norm && !(split && !strcmp(split, "1"))) {
+            TRY(wgml_tensor_new(mm->ctx, WGML_F16, 2, (int64_t[]){mm->m.n_ctx, 2 * KV}, &L->kv_cache));
+            TRY(own(mm, L->kv_cache));
+            mm->kv_bytes += (uint64_t)mm->m.n_ctx * (uint64_t)KV * 4;
+        } else {
+            for (int c = 0; c < 2; c++) {
+                wgml_tensor **t = c ? &L->v_cache : &L->k_cache;
+                TRY(wgml_tensor_new(mm->ctx, WGML_F16, 2, (int64_t[]){mm->m.n_ctx, KV}, t));
+                TRY(own(mm, *t));
+                mm->kv_bytes += (uint64_t)mm->m.n_ctx * (uint64_t)KV * 2;
+            }
         }
         if (p && p->progress && p->progress((float)(il + 1) / (float)hp->n_layer, p->user))
             return wgml_error(WGML_ERR_INVALID_ARG, "model load: cancelled");

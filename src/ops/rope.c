@@ -137,6 +137,10 @@ static wgml_status rope_check(const wgml_tensor *x, const wgml_tensor *pos, cons
             return wg_fail(WGML_ERR_INVALID_ARG, "%s: M-RoPE sections {%d, %d, %d, %d} must be >= 0 with a positive sum",
                            op, s[0], s[1], s[2], s[3]);
     }
+    int64_t heads = x->shape[x->ndim - 2];
+    if (p->n_heads_rot < 0 || p->n_heads_rot > heads)
+        return wg_fail(WGML_ERR_INVALID_ARG, "%s: n_heads_rot %d must be 0 (every head) or 1..%lld", op,
+                       p->n_heads_rot, (long long)heads);
     const wgml_tensor *ff = p->freq_factors;
     if (ff) {
         if ((st = wg_check_tensor(op, "freq_factors", ff)) != WGML_OK)
@@ -171,6 +175,7 @@ typedef struct rope_job {
     uint64_t pos_off;      /* elements */
     int64_t pos_st, pos_stream, ff_off, ff_st;
     int nstreams;
+    int64_t rot_heads;     /* n_heads_rot (0: every head) */
 } rope_job;
 
 typedef struct rope_run_args {
@@ -186,7 +191,6 @@ static wgml_status rope_one(void *user, const wg_win *w, const int64_t dm[4], co
 {
     const rope_run_args *a = user;
     const rope_job *j = a->j;
-    (void)origin;
     int64_t nh = a->base->a[2], per_row = dm[3] - nh;
     int64_t hpt = dm[2] < ROPE_HEADS ? dm[2] : ROPE_HEADS, groups_h = (dm[2] + hpt - 1) / hpt;
     uint64_t items = (uint64_t)(dm[0] * dm[1] * groups_h) * (uint64_t)per_row;
@@ -220,6 +224,9 @@ static wgml_status rope_one(void *user, const wg_win *w, const int64_t dm[4], co
     p.c[1] = (uint32_t)j->ff_st;
     p.e[0] = (uint32_t)hpt;
     p.e[1] = (uint32_t)groups_h;
+    /* heads from e.w on (in this window) pass through unrotated */
+    int64_t rot = j->rot_heads ? j->rot_heads - origin[2] : dm[2];
+    p.e[3] = (uint32_t)(rot < 0 ? 0 : rot > dm[2] ? dm[2] : rot);
     uint64_t groups = (items + ROPE_WG - 1) / ROPE_WG;
     return wg_dispatch(a->ctx, a->k, b, 4, &p, sizeof p, (uint32_t)groups, 1, 1);
 }
@@ -405,6 +412,7 @@ wgml_status wg_rope_impl(const wgml_tensor *x, const wgml_tensor *pos, const wgm
     j.pos_st = pos->strides[0];
     j.pos_stream = pos->strides[0] * x->shape[x->ndim - 3];
     j.nstreams = p->mode == WGML_ROPE_MROPE ? 4 : 1;
+    j.rot_heads = p->n_heads_rot;
     if (ff) {
         j.ff_off = (int64_t)wg_view4_of(ff).offset;
         j.ff_st = ff->strides[0];
@@ -434,7 +442,15 @@ void wg_rope_ref(const wgml_rope_params *p, const int64_t shape[4], const double
                     if (theta)
                         theta[row + d] = 0;
                 }
-                for (int64_t i = 0; i < nh; i++) {
+                for (int64_t i = 0; i < nh && p->n_heads_rot && h >= p->n_heads_rot; i++) {
+                    int64_t d0 = p->mode == WGML_ROPE_NORMAL ? 2 * i : i;
+                    int64_t d1 = p->mode == WGML_ROPE_NORMAL ? 2 * i + 1 : i + nh;
+                    out[row + d0] = x[row + d0];
+                    out[row + d1] = x[row + d1];
+                    if (theta)
+                        theta[row + d0] = theta[row + d1] = 0;
+                }
+                for (int64_t i = 0; i < nh && !(p->n_heads_rot && h >= p->n_heads_rot); i++) {
                     double ps = pos[s + S * rope_stream(p, i)];
                     double extrap = ps * pow(k.base, -2.0 * (double)i / p->n_dims) / (ff ? ff[i] : 1.0);
                     double interp = k.scale * extrap, th = interp;
