@@ -236,6 +236,37 @@ static void t_set_rows_one(void)
     }
 }
 
+/* One index and a row of several workgroups (2600 elements: a joint k|v
+ * cache row is 2048 for an 8B model): every workgroup checks the one index
+ * itself, so a bad one writes nothing anywhere. */
+static void t_set_rows_one_long(void)
+{
+    const int64_t ds[2] = {5, 2600}, ss[2] = {1, 2600}, is = 1;
+    t_tensor dst = t_random(WGML_F16, 2, ds, -5, 5), src = t_random(WGML_F32, 2, ss, -5, 5);
+    size_t nb = wgml_tensor_nbytes(dst.t);
+    uint8_t *before = malloc(nb);
+    CHECK_OK(wgml_tensor_download(dst.t, before, nb));
+    const int32_t badv[2] = {5, -1}, good = 3;
+    for (int b = 0; b < 2; b++) {
+        wgml_tensor *bi = t_idx(1, &is, &badv[b]);
+        CHECK(reported(wgml_set_rows(dst.t, bi, src.t), "wgml_set_rows", "idx[0]", badv[b]),
+              "long one-index set_rows %d", badv[b]);
+        CHECK(unchanged(dst.t, before), "the bad long one-index set_rows wrote");
+        wgml_tensor_free(bi);
+    }
+    wgml_tensor *idx = t_idx(1, &is, &good);
+    CHECK_OK(wgml_set_rows(dst.t, idx, src.t));
+    wg_set_rows_ref(2, ds, dst.val, 1, &is, &good, src.val);
+    double *got = t_values(dst.t);
+    int64_t bad = 0;
+    for (int64_t i = 0; i < dst.n; i++)
+        bad += fabs(got[i] - dst.val[i]) > 1e-3 * (1 + fabs(dst.val[i]));
+    CHECK(bad == 0, "long one-index set_rows: %lld wrong", (long long)bad);
+    free(got), free(before);
+    wgml_tensor_free(idx);
+    t_free(&dst), t_free(&src);
+}
+
 /* Quantised tables: a bad index writes nothing (get_rows' out, set_rows'
  * q8_0 dst); repeated set_rows indices: the last occurrence wins. */
 static void t_quant(void)
@@ -281,6 +312,7 @@ int main(int argc, char **argv)
         {"bad_op_in_a_batch", t_batch},
         {"set_rows_dups_windows", t_set_rows_dups},
         {"set_rows_one_index", t_set_rows_one},
+        {"set_rows_one_index_long_row", t_set_rows_one_long},
         {"quantised", t_quant},
         {"gpu_written_indices", t_gpu_written},
     };
