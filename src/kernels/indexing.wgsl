@@ -191,10 +191,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         @builtin(local_invocation_index) li: u32) {
     let base = ew_base(wid, nwg, li);
 #ifdef SELFCHECK
-    // Every workgroup meets every index (src/ops/indexing.c, one_pass: one
-    // workgroup, or one index): each checks them itself and writes nothing
-    // if one is bad, recording it as CHECK would (no CHECK dispatch before
-    // this one; only the workgroup holding the row's first element records).
+    // One workgroup meets every index (src/ops/indexing.c, one_pass): it
+    // checks them itself and writes nothing if one is bad, recording it as
+    // CHECK would (no CHECK dispatch before this one).
     if (li == 0u) {
         atomicStore(&wbad, 0u);
     }

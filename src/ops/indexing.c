@@ -491,17 +491,14 @@ static void copy_slots(const wgml_tensor *dst, const wgml_tensor *idx, const wgm
     s[SO].ax = dst->strides[axis];
 }
 
-/* Whether set_rows' writing pass can check its own indices: one dispatch
- * over operands that each fit one binding, whose every workgroup meets
- * every index, so that all of them find the same bad index and none
- * writes.  So one workgroup (at most IX_THREADS elements), or any number
- * over a single index: a decode step's KV-cache write, one row of Hkv * D
- * elements (2 Hkv D for a joint k|v cache: 2048 for an 8B model). */
+/* Whether set_rows' writing pass is one workgroup over operands that each
+ * fit one binding (so it is one dispatch whose workgroup meets every
+ * index): a decode step's KV-cache write, one row of Hkv * D elements. */
 static bool one_pass(const wgml_tensor *dst, const wgml_tensor *idx, const wgml_tensor *src)
 {
     uint64_t cap = wg_window_cap(dst->ctx), a0, a1;
     const wgml_tensor *t[3] = {dst, idx, src};
-    if (wgml_tensor_nelem(src) == 0 || (wgml_tensor_nelem(src) > IX_THREADS && wgml_tensor_nelem(idx) != 1))
+    if (wgml_tensor_nelem(src) == 0 || wgml_tensor_nelem(src) > IX_THREADS)
         return false;
     for (int i = 0; i < 3; i++) {
         byte_range(t[i], &a0, &a1);
@@ -511,7 +508,7 @@ static bool one_pass(const wgml_tensor *dst, const wgml_tensor *idx, const wgml_
     return true;
 }
 
-/* set_rows in one dispatch: each writing workgroup checks the indices it
+/* set_rows in one dispatch: the writing workgroup checks the indices it
  * uses (every index, see one_pass) and writes nothing if one is bad,
  * recording it for the next sync as the CHECK pass would.  The separate
  * CHECK dispatch cost a decode step ~5 us a KV-cache write on an H200
