@@ -372,6 +372,13 @@ for s in $sections; do
       for round in 1 2; do for m in 8b 1b; do
         echo "-- $m round $round: joint $(tg $m) | split $(tg $m WGML_LLM_SPLIT_KV=1)"
       done; done ;;
+    small) # the 1B's small products on the float path (no quantising pass: WGML_MV_FLOAT_BELOW=m million weights;
+      # its q|k|v is 6.3, o 4.2, gate|up 33.5) and the KV bucket (WGML_LLM_KV_BUCKET; 256 the default), tg128 pipelined
+      wait_gen
+      for round in 1 2; do
+        echo "-- 1b round $round: base $(tg 1b) | float5 $(tg 1b WGML_MV_FLOAT_BELOW=5) | float8 $(tg 1b WGML_MV_FLOAT_BELOW=8) | kv64 $(tg 1b WGML_LLM_KV_BUCKET=64) | kv128 $(tg 1b WGML_LLM_KV_BUCKET=128)"
+        echo "-- 8b round $round: base $(tg 8b) | kv64 $(tg 8b WGML_LLM_KV_BUCKET=64) | kv128 $(tg 8b WGML_LLM_KV_BUCKET=128)"
+      done ;;
     llmgen1) # only the 1B random-weight GGUF, in the background
       python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/gguf-*.whl 2>&1 | tail -n 2
       mkdir -p /tmp/models

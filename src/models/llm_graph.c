@@ -390,7 +390,9 @@ wgml_status llm_graph_eval_read(llm_graph *lg, const int32_t *ids, int n, int n_
         return wgml_error(WGML_ERR_INVALID_ARG, "llm_graph_eval: %d tokens in one step (at most 512)", n);
     for (int i = 0; i < n; i++)
         p[i] = n_past + i;
-    int64_t kv = ((int64_t)n_past + n + LLM_KV_BUCKET - 1) / LLM_KV_BUCKET * LLM_KV_BUCKET;
+    const char *eb = getenv("WGML_LLM_KV_BUCKET"); /* timing */
+    int64_t bucket = eb && atoi(eb) >= 1 ? atoi(eb) : LLM_KV_BUCKET;
+    int64_t kv = ((int64_t)n_past + n + bucket - 1) / bucket * bucket;
     if (kv > lg->n_ctx)
         kv = lg->n_ctx;
     if (n_past + n > kv)
