@@ -379,6 +379,11 @@ for s in $sections; do
         echo "-- 1b round $round: base $(tg 1b) | float5 $(tg 1b WGML_MV_FLOAT_BELOW=5) | float8 $(tg 1b WGML_MV_FLOAT_BELOW=8) | kv64 $(tg 1b WGML_LLM_KV_BUCKET=64) | kv128 $(tg 1b WGML_LLM_KV_BUCKET=128)"
         echo "-- 8b round $round: base $(tg 8b) | kv64 $(tg 8b WGML_LLM_KV_BUCKET=64) | kv128 $(tg 8b WGML_LLM_KV_BUCKET=128)"
       done ;;
+    prof8) # GPU time per kernel (timestamps) of the 8B and 1B decodes (tg32 after pp16)
+      wait_gen
+      for m in 8b 1b; do
+        echo "-- $m"; WGML_PROFILE=1 $B/wgml bench llm -m /tmp/models/llama-$m-q4k.gguf -p 16 -n 32 -r 1 2>&1 | grep -vE "^\|" | head -n 26
+      done ;;
     llmgen1) # only the 1B random-weight GGUF, in the background
       python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/gguf-*.whl 2>&1 | tail -n 2
       mkdir -p /tmp/models
