@@ -62,10 +62,10 @@ static inline uint64_t declared_of(const wgml_node *n)
  * NULL (after a failed check) when none could be made. */
 static inline wgml_ctx *small_window_ctx(const char *bytes)
 {
-    setenv("WGML_MAX_BINDING", bytes, 1);
+    t_env("WGML_MAX_BINDING", bytes);
     wgml_ctx *sc = NULL;
     wgml_status cst = wgml_ctx_create(NULL, &sc);
-    unsetenv("WGML_MAX_BINDING");
+    t_env("WGML_MAX_BINDING", NULL);
     CHECK_OK(cst);
     return sc;
 }

@@ -118,10 +118,51 @@ static inline uint64_t t_rand(void)
 }
 static inline uint64_t t_range(uint64_t lo, uint64_t hi) { return lo + t_rand() % (hi - lo + 1); }
 
+/* The WGML_* knobs that tests switch.  t_env_reserve gives each a value
+ * ("", which every knob reads as unset) before any context exists, and
+ * t_env then only ever replaces values: glibc's setenv reallocates the
+ * environment array when it adds a variable (and unsetenv shifts it), and
+ * a getenv running meanwhile on one of the driver's threads (lavapipe
+ * compiles on its own) read freed memory: test_op_attention segfaulted
+ * inside getenv once in CI (2026-11-26) after an unsetenv / setenv pair of
+ * WGML_FORCE.  With each variable kept, setenv only swaps its pointer. */
+static const char *const t_knobs[] = {"WGML_DISABLE",     "WGML_FORCE",   "WGML_GRAPH_FUSE",
+                                      "WGML_GRAPH_NANCHECK", "WGML_MAX_BINDING", "WGML_POOL_MB",
+                                      "WGML_REPLAY_THREADS", "WGML_REPLAY_WHOLE"};
+static int t_env_reserved;
+
+static inline void t_env_reserve(void)
+{
+    for (size_t i = 0; i < sizeof t_knobs / sizeof *t_knobs; i++)
+        setenv(t_knobs[i], "", 0); /* a value the environment gives is kept */
+    t_env_reserved = 1;
+}
+
+/* Sets knob `name` to value, or back to unset ("") for NULL. */
+static inline void t_env(const char *name, const char *value)
+{
+    int known = 0;
+    for (size_t i = 0; i < sizeof t_knobs / sizeof *t_knobs; i++)
+        known |= !strcmp(t_knobs[i], name);
+    if (!known || !t_env_reserved) {
+        t_failed_checks++;
+        printf("    t_env(%s): not reserved (add it to t_knobs; call t_env_reserve first)\n", name);
+    }
+    setenv(name, value ? value : "", 1);
+}
+
+/* Whether knob `name` has a value (reserved knobs read "" when unset). */
+static inline int t_env_set(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v;
+}
+
 /* Seeds the generator and creates the test context; 1 (after printing
  * why, in the "N passed, N failed" form ctest logs show) when it fails. */
 static inline int t_open_ctx(wgml_ctx **ctx)
 {
+    t_env_reserve();
     t_seed();
     wgml_status st = wgml_ctx_create(NULL, ctx);
     if (st != WGML_OK) {

@@ -55,12 +55,12 @@ static inline int limits_main(int argc, char **argv, const t_case *cases, size_t
     char *saved = prev ? strdup(prev) : NULL;
     char w[16];
     snprintf(w, sizeof w, "%d", WINDOW);
-    setenv("WGML_MAX_BINDING", w, 1); /* read once, when a context is made */
+    t_env("WGML_MAX_BINDING", w); /* read once, when a context is made */
     wgml_status st = wgml_ctx_create(NULL, &small);
     if (saved)
-        setenv("WGML_MAX_BINDING", saved, 1);
+        t_env("WGML_MAX_BINDING", saved);
     else
-        unsetenv("WGML_MAX_BINDING");
+        t_env("WGML_MAX_BINDING", NULL);
     free(saved);
     if (st != WGML_OK) {
         printf("cannot create a %d-byte-window context: %s\n0 passed, 1 failed\n", WINDOW, wgml_last_error());

@@ -75,9 +75,9 @@ static inline void t_force(const char *family, const char *v)
     if (v) {
         char b[96];
         snprintf(b, sizeof b, "%s=%s", family, v);
-        setenv("WGML_FORCE", b, 1);
+        t_env("WGML_FORCE", b);
     } else {
-        unsetenv("WGML_FORCE");
+        t_env("WGML_FORCE", NULL);
     }
 }
 

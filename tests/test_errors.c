@@ -153,9 +153,9 @@ static void t_disable_features(void)
     CHECK(in.subgroup_size == 0, "subgroup size %u without subgroups", in.subgroup_size);
     wgml_ctx_destroy(c);
     /* Same through the environment. */
-    setenv("WGML_DISABLE", "f16,immediates", 1);
+    t_env("WGML_DISABLE", "f16,immediates");
     CHECK_OK(wgml_ctx_create(NULL, &c));
-    unsetenv("WGML_DISABLE");
+    t_env("WGML_DISABLE", NULL);
     if (!c)
         return;
     CHECK_OK(wgml_device_info_get(c, &in));

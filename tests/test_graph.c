@@ -231,7 +231,7 @@ static void build(gen *s, uint64_t seed, int steps)
 {
     t_rng_state = seed;
     int64_t r = (int64_t)t_range(1, 12), c = (int64_t)(t_range(0, 1) ? t_range(1, 40) : 64);
-    if (getenv("WGML_MAX_BINDING"))
+    if (t_env_set("WGML_MAX_BINDING"))
         r *= 20; /* rows that span several 64 KiB windows */
     keep(s, input(s, WGML_F32, 2, (int64_t[]){r, c}), false);
     keep(s, input(s, WGML_F32, 2, (int64_t[]){r, c}), false);
@@ -507,7 +507,7 @@ static void fusions_fold_what_they_should(void)
  * Forced to 3 threads: CI's 2 cores would otherwise pick 1 (off). */
 static void parallel_replay_in_order(void)
 {
-    setenv("WGML_REPLAY_THREADS", "3", 1);
+    t_env("WGML_REPLAY_THREADS", "3");
     enum { N = 1500, W = 256 };
     wgml_graph *g = NULL;
     CHECK_OK(wgml_graph_create(t_ctx, &g));
@@ -540,7 +540,7 @@ static void parallel_replay_in_order(void)
      * (wgml_graph_copy), each run one command buffer behind the copy (as a
      * replay is while the GPU is still busy: forced here, since a CPU
      * driver has mostly finished by then). */
-    setenv("WGML_REPLAY_WHOLE", "1", 1);
+    t_env("WGML_REPLAY_WHOLE", "1");
     for (int i = 0; i < W; i++)
         h[i] = (float)(3 * i - 300);
     CHECK_OK(wgml_graph_write(g, x, h, sizeof h));
@@ -556,9 +556,9 @@ static void parallel_replay_in_order(void)
         bad += got[i] != v;
     }
     CHECK(!bad, "back to back: %d of %d elements wrong", bad, W);
-    unsetenv("WGML_REPLAY_WHOLE");
+    t_env("WGML_REPLAY_WHOLE", NULL);
     wgml_graph_free(g);
-    unsetenv("WGML_REPLAY_THREADS");
+    t_env("WGML_REPLAY_THREADS", NULL);
 }
 
 static const t_case cases[] = {

@@ -461,10 +461,10 @@ static void dump_and_nancheck(void)
     CHECK_OK(wgml_node_set_name(l, "the_log"));
     CHECK_OK(wgml_g_unary(g, WGML_ABS, l, 0, 0, &y));
     CHECK_OK(wgml_graph_output(g, y));
-    setenv("WGML_GRAPH_NANCHECK", "1", 1);
+    t_env("WGML_GRAPH_NANCHECK", "1");
     wgml_graph_options nofuse = {1, 0};
     CHECK_OK(wgml_graph_compile(g, &nofuse));
-    unsetenv("WGML_GRAPH_NANCHECK");
+    t_env("WGML_GRAPH_NANCHECK", NULL);
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
@@ -766,7 +766,7 @@ static void scratch_replays_on(wgml_ctx *c)
 static void declared_scratch_replays(void)
 {
     scratch_replays_on(t_ctx);
-    if (getenv("WGML_MAX_BINDING"))
+    if (t_env_set("WGML_MAX_BINDING"))
         return; /* the _window run: its windows cut the same paths (~1.3 s saved on lavapipe) */
     wgml_ctx *sc = small_window_ctx("4096");
     if (sc)

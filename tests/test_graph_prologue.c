@@ -149,7 +149,7 @@ static void cases(bool q8)
     wgml_device_info in;
     CHECK_OK(wgml_device_info_get(t_ctx, &in));
     if (q8)
-        setenv("WGML_FORCE", in.features & WGML_FEATURE_SUBGROUPS ? "matvec=sgq_r1" : "matvec=wgq_r1", 1);
+        t_env("WGML_FORCE", in.features & WGML_FEATURE_SUBGROUPS ? "matvec=sgq_r1" : "matvec=wgq_r1");
     /* CI (each kernel is seconds of lavapipe compiling): q4_K at T = 1
      * (the first pass where the integer path is taken) and 3 (the mat-vec
      * fallback), q8_0 at T = 2 on the integer path (two rows);
@@ -164,7 +164,7 @@ static void cases(bool q8)
             run_case(G_NORM, 0, dts[d], Ts[t], q8);
             run_case(G_GLU, t % 2 ? WGML_GEGLU_TANH : WGML_SWIGLU, dts[d], Ts[t], q8);
         }
-    unsetenv("WGML_FORCE");
+    t_env("WGML_FORCE", NULL);
 }
 
 static void t_table(void) { cases(false); }
@@ -172,7 +172,7 @@ static void t_integer(void) { cases(true); }
 
 int main(int argc, char **argv)
 {
-    setenv("WGML_GRAPH_FUSE", "prologue", 1); /* opt-in (src/graph/fuse.c) */
+    t_env("WGML_GRAPH_FUSE", "prologue"); /* opt-in (src/graph/fuse.c) */
     if (t_setup(argc, argv))
         return 1;
     static const t_case list[] = {

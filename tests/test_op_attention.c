@@ -130,10 +130,10 @@ static void run_case(const char *what, const at_case *c)
     own[3] = t_poisoned(c->odt, 4, oshape);
     CHECK_OK(wgml_view_permute(own[3], c->bshd ? (const int[]){0, 2, 1, 3} : (const int[]){0, 1, 2, 3}, &o));
     if (c->force)
-        setenv("WGML_FORCE", c->force, 1);
+        t_env("WGML_FORCE", c->force);
     wgml_status st = wgml_attention(q, k, v, m, s, &c->p, o);
     if (c->force)
-        unsetenv("WGML_FORCE");
+        t_env("WGML_FORCE", NULL);
     CHECK(st == WGML_OK, "%s: %s: %s", what, wgml_status_name(st), wgml_last_error());
     if (st == WGML_OK && c->expect_var) {
         const char *kn = wg_last_dispatch(t_ctx);
@@ -438,9 +438,9 @@ static void t_errors(void)
     CHECK(wgml_attention(q, v, v, NULL, NULL, &p, o) == WGML_ERR_INVALID_ARG, "out_bshd 2 accepted");
     p.out_bshd = 1; /* out must then be [1, 8, 4, 16]: o is [1, 4, 8, 16] */
     CHECK(wgml_attention(q, v, v, NULL, NULL, &p, o) == WGML_ERR_SHAPE, "out_bshd with a [B, H, S, D] out accepted");
-    setenv("WGML_FORCE", "attn=nope", 1);
+    t_env("WGML_FORCE", "attn=nope");
     wgml_status st = wgml_attention(q, v, v, NULL, NULL, NULL, o);
-    unsetenv("WGML_FORCE");
+    t_env("WGML_FORCE", NULL);
     CHECK(st == WGML_ERR_INVALID_ARG && strstr(wgml_last_error(), "splitkv") && strstr(wgml_last_error(), "dsg_np"),
           "unknown variant: %s", wgml_last_error());
     /* dsg needs subgroups of 32 lanes at D 256 (one lane per 8 dims): refused
@@ -451,9 +451,9 @@ static void t_errors(void)
         wgml_tensor *q2 = NULL, *o2 = NULL;
         CHECK_OK(wgml_tensor_new(t_ctx, F32, 4, (int64_t[]){1, 2, 1, 256}, &q2));
         CHECK_OK(wgml_tensor_new(t_ctx, F32, 4, (int64_t[]){1, 2, 1, 256}, &o2));
-        setenv("WGML_FORCE", "attn=dsg", 1);
+        t_env("WGML_FORCE", "attn=dsg");
         st = wgml_attention(q2, q2, q2, NULL, NULL, NULL, o2);
-        unsetenv("WGML_FORCE");
+        t_env("WGML_FORCE", NULL);
         CHECK(st == WGML_ERR_UNSUPPORTED && strstr(wgml_last_error(), "subgroups"), "dsg at D 256: %s",
               wgml_last_error());
         wgml_tensor_free(q2);

@@ -401,18 +401,18 @@ static void test_linear_dequant(void)
         linear_run(what, WGML_F32, dts[i], 40, 37, 256, i % 2 == 1);
     }
     linear_run("linear q4_K, 33 rows, k over two blocks", WGML_F16, WGML_Q4_K, 33, 70, 512, false);
-    setenv("WGML_FORCE", "qgemm=dequant", 1);
+    t_env("WGML_FORCE", "qgemm=dequant");
     linear_run("linear q5_K, 12 rows, forced dequant", WGML_F32, WGML_Q5_K, 12, 20, 256, true);
-    setenv("WGML_FORCE", "qgemm=fused", 1);
+    t_env("WGML_FORCE", "qgemm=fused");
     linear_run("linear q4_K, 40 rows, forced fused", WGML_F32, WGML_Q4_K, 40, 37, 256, false);
-    setenv("WGML_FORCE", "qgemm=nope", 1);
+    t_env("WGML_FORCE", "qgemm=nope");
     t_tensor x = t_random(WGML_F32, 2, (int64_t[]){40, 32}, -1, 1), out = t_random(WGML_F32, 2, (int64_t[]){40, 8}, -1, 1);
     float *deq = NULL;
     wgml_tensor *w = quant_table(WGML_Q8_0, 8, 32, &deq, NULL);
     wgml_status st = wgml_linear(x.t, w, NULL, NULL, out.t);
     CHECK(st == WGML_ERR_INVALID_ARG && strstr(wgml_last_error(), "dequant"), "qgemm=nope: %s %s",
           wgml_status_name(st), wgml_last_error());
-    unsetenv("WGML_FORCE");
+    t_env("WGML_FORCE", NULL);
     free(deq);
     wgml_tensor_free(w);
     t_free(&x), t_free(&out);

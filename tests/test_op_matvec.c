@@ -179,7 +179,7 @@ static void test_variants(void)
         if (some && !in_set(names[i], ci_set, sizeof ci_set / sizeof *ci_set))
             continue;
         snprintf(env, sizeof env, "matvec=%s", names[i]);
-        setenv("WGML_FORCE", env, 1);
+        t_env("WGML_FORCE", env);
         /* One kernel each (a cold compile is 1-4 s on lavapipe), k long
          * enough for whole steps of the variant's units (UPT x WG, halved
          * per doubling of rows) and a remainder: q4_K 544 units a row,
@@ -197,20 +197,20 @@ static void test_variants(void)
         if (some && (!in_set(wide[i].name, ci_set, sizeof ci_set / sizeof *ci_set) || !(in.features & WGML_FEATURE_F16)))
             continue; /* CI's no-f16 mode: test_wide's 16-bit cases cover what the mode changes */
         snprintf(env, sizeof env, "matvec=%s", wide[i].name);
-        setenv("WGML_FORCE", env, 1);
+        t_env("WGML_FORCE", env);
         /* q6_K (the funnel-shift loads) where a workgroup has one weight row */
         bool q6 = wide[i].name[5] == '1';
         run_case(wide[i].name, q6 ? WGML_Q6_K : WGML_Q4_K, 1, q6 ? 9 : 130, wide[i].k, WGML_F32, WGML_F32);
     }
-    unsetenv("WGML_FORCE");
-    setenv("WGML_FORCE", "matvec=nope", 1);
+    t_env("WGML_FORCE", NULL);
+    t_env("WGML_FORCE", "matvec=nope");
     t_tensor x = t_random(WGML_F32, 1, (int64_t[]){32}, -1, 1);
     double *wv;
     wgml_tensor *w = make_w(WGML_Q8_0, 2, (int64_t[]){4, 32}, &wv), *out = t_poisoned(WGML_F32, 1, (int64_t[]){4});
     wgml_status st = wg_matvec(x.t, w, NULL, NULL, &plain, out);
     CHECK(st == WGML_ERR_INVALID_ARG && strstr(wgml_last_error(), "sg_r4"), "unknown variant: %s %s",
           wgml_status_name(st), wgml_last_error());
-    unsetenv("WGML_FORCE");
+    t_env("WGML_FORCE", NULL);
     free(wv);
     t_free(&x);
     wgml_tensor_free(w);
@@ -424,7 +424,7 @@ static void test_wide(void)
     wgml_device_info in;
     CHECK_OK(wgml_device_info_get(t_ctx, &in));
     /* one weight row a workgroup: the least code for lavapipe to compile */
-    setenv("WGML_FORCE", in.features & WGML_FEATURE_SUBGROUPS ? "matvec=sgw_r1" : "matvec=wgw_r1", 1);
+    t_env("WGML_FORCE", in.features & WGML_FEATURE_SUBGROUPS ? "matvec=sgw_r1" : "matvec=wgw_r1");
     /* A CPU adapter (CI) compiles each wide kernel in 5-20 s and its table
      * never picks the wide path: there f32, bf16 and strided x run only
      * with WGML_TEST_FULL=1 (make soak; GPUs always run them), and
@@ -444,14 +444,14 @@ static void test_wide(void)
     /* 400 rows of 210 bytes: windows at 2-byte offsets in window mode */
     run_case("wide q6_K 2 rows, f16 x and out, [400, 256]", WGML_Q6_K, 2, 400, 256, WGML_F16, WGML_F16);
     if (lean) {
-        unsetenv("WGML_FORCE");
+        t_env("WGML_FORCE", NULL);
         return;
     }
     run_case("wide q5_K (unit path)", WGML_Q5_K, 1, 5, 512, WGML_F32, WGML_F32);
     static const int32_t ids[] = {2, 0, 3, 3, 1, 2};
     id_case("wide linear_id q4_K", WGML_Q4_K, 4, 9, 512, 3, 2, false, ids);
     if (cpu) {
-        unsetenv("WGML_FORCE");
+        t_env("WGML_FORCE", NULL);
         return;
     }
     /* strided x (no vec4 loads of x) against q8_0 */
@@ -460,7 +460,7 @@ static void test_wide(void)
     strided_x_case("wide strided x", w, wv);
     free(wv);
     wgml_tensor_free(w);
-    unsetenv("WGML_FORCE");
+    t_env("WGML_FORCE", NULL);
 }
 
 /* The integer path (x quantised to 8 bits a 32-element block, then
@@ -475,7 +475,7 @@ static void test_int8(void)
 {
     wgml_device_info in;
     CHECK_OK(wgml_device_info_get(t_ctx, &in));
-    setenv("WGML_FORCE", in.features & WGML_FEATURE_SUBGROUPS ? "matvec=sgq_r1" : "matvec=wgq_r1", 1);
+    t_env("WGML_FORCE", in.features & WGML_FEATURE_SUBGROUPS ? "matvec=sgq_r1" : "matvec=wgq_r1");
     run_case("int8 q4_0", WGML_Q4_0, 1, 5, 4192, WGML_F32, WGML_F32);
     run_case("int8 q8_0 2 rows, f16 x and out", WGML_Q8_0, 2, 7, 4192, WGML_F16, WGML_F16);
     run_case("int8 q4_K", WGML_Q4_K, 1, 9, 512, WGML_F32, WGML_F32);
@@ -499,28 +499,28 @@ static void test_int8(void)
     t_free(&x);
     wgml_tensor_free(w);
     wgml_tensor_free(out);
-    unsetenv("WGML_FORCE");
+    t_env("WGML_FORCE", NULL);
 }
 
 static void test_no_subgroups(void)
 {
     wgml_ctx *keep = t_ctx, *ctx = NULL;
-    setenv("WGML_DISABLE", "subgroups", 1);
+    t_env("WGML_DISABLE", "subgroups");
     wgml_status st = wgml_ctx_create(NULL, &ctx);
-    unsetenv("WGML_DISABLE");
+    t_env("WGML_DISABLE", NULL);
     CHECK_OK(st);
     if (st != WGML_OK)
         return;
     t_ctx = ctx;
     run_case("no subgroups q4_0", WGML_Q4_0, 2, 20, 64, WGML_F32, WGML_F32);
-    setenv("WGML_FORCE", "matvec=sg_r1", 1);
+    t_env("WGML_FORCE", "matvec=sg_r1");
     t_tensor x = t_random(WGML_F32, 1, (int64_t[]){32}, -1, 1);
     wgml_tensor *out = t_poisoned(WGML_F32, 1, (int64_t[]){4});
     double *wv;
     wgml_tensor *w = make_w(WGML_Q8_0, 2, (int64_t[]){4, 32}, &wv);
     st = wg_matvec(x.t, w, NULL, NULL, &plain, out);
     CHECK(st == WGML_ERR_UNSUPPORTED, "sg variant without subgroups: %s", wgml_status_name(st));
-    unsetenv("WGML_FORCE");
+    t_env("WGML_FORCE", NULL);
     free(wv);
     t_free(&x);
     wgml_tensor_free(w);

@@ -225,7 +225,7 @@ static void test_paths(void)
     free(a);
     free(b);
     free(d);
-    setenv("WGML_FORCE", "linear_id=bogus", 1);
+    t_env("WGML_FORCE", "linear_id=bogus");
     t_tensor x = t_random(WGML_F32, 3, (int64_t[]){2, 1, 32}, -1, 1);
     double *wv;
     wgml_tensor *w = make_w(WGML_F32, 3, (int64_t[]){2, 4, 32}, &wv);

@@ -46,7 +46,7 @@ static int32_t *draw_on(const char *path, const wgml_tensor *l, const wgml_tenso
     if (path) {
         char v[32];
         snprintf(v, sizeof v, "sample=%s", path);
-        setenv("WGML_FORCE", v, 1);
+        t_env("WGML_FORCE", v);
     }
     wgml_tensor *o = t_poisoned(WGML_I32, 1, &rows);
     int32_t *ids = calloc((size_t)rows + 1, sizeof *ids);
@@ -54,7 +54,7 @@ static int32_t *draw_on(const char *path, const wgml_tensor *l, const wgml_tenso
     CHECK(st == WGML_OK, "sample (%s): %s", path ? path : "table", wgml_last_error());
     if (st == WGML_OK)
         CHECK_OK(wgml_tensor_download(o, ids, sizeof(int32_t) * (size_t)rows));
-    unsetenv("WGML_FORCE");
+    t_env("WGML_FORCE", NULL);
     wgml_tensor_free(o);
     return ids;
 }
@@ -225,9 +225,9 @@ static void t_split_views(void)
     wgml_tensor *ob = t_poisoned(WGML_I32, 1, &o2), *ov = NULL;
     CHECK_OK(wgml_view_slice(ob, 0, 1, 12, 2, &ov));
     if (ov) {
-        setenv("WGML_FORCE", "sample=split", 1);
+        t_env("WGML_FORCE", "sample=split");
         CHECK_OK(wgml_sample(bc, &p, ov));
-        unsetenv("WGML_FORCE");
+        t_env("WGML_FORCE", NULL);
         int32_t got[6];
         CHECK_OK(wgml_tensor_download(ov, got, sizeof got));
         CHECK(memcmp(got, ids, sizeof got) == 0, "strided out differs from contiguous out");
@@ -257,12 +257,12 @@ static void t_split_small_forced(void)
         CHECK(ids[0] == 0 && ids[1] == 0 && ids[2] == 0, "a vocabulary of one drew %d %d %d", ids[0], ids[1], ids[2]);
         free(ids);
     }
-    setenv("WGML_FORCE", "sample=fast", 1);
+    t_env("WGML_FORCE", "sample=fast");
     int64_t rows = 8;
     wgml_tensor *o = t_poisoned(WGML_I32, 1, &rows);
     CHECK(wgml_sample(l.t, &ps[0], o) == WGML_ERR_INVALID_ARG, "WGML_FORCE=sample=fast accepted");
     CHECK(strstr(wgml_last_error(), "split") != NULL, "message: %s", wgml_last_error());
-    unsetenv("WGML_FORCE");
+    t_env("WGML_FORCE", NULL);
     wgml_tensor_free(o);
     t_free(&l);
     t_free(&l1);
@@ -283,7 +283,7 @@ static void t_split_seed_graph(void)
     CHECK_OK(wgml_tensor_upload(sd, &three, 4));
     int32_t *a = draw_on("split", l.t, sd, &p), *b = draw_on("split", l.t, NULL, &q);
     CHECK(memcmp(a, b, 4 * sizeof *a) == 0, "seed element 3 differs from params.seed + 3");
-    setenv("WGML_FORCE", "sample=split", 1); /* read when the graph records */
+    t_env("WGML_FORCE", "sample=split"); /* read when the graph records */
     free(a), free(b);
     float *lh = malloc(sizeof(float) * 4 * 20000);
     for (int i = 0; i < 4 * 20000; i++)
@@ -297,7 +297,7 @@ static void t_split_seed_graph(void)
     CHECK_OK(wgml_graph_output(g, tok));
     wgml_status st = wgml_graph_compile(g, NULL);
     CHECK(st == WGML_OK, "compile: %s", wgml_last_error());
-    unsetenv("WGML_FORCE");
+    t_env("WGML_FORCE", NULL);
     for (int32_t step = 0; step < 3 && st == WGML_OK; step++) {
         int32_t got[4];
         CHECK_OK(wgml_graph_write(g, gl, lh, sizeof(float) * 4 * 20000));

@@ -458,10 +458,10 @@ static void t_pool(void)
     /* WGML_POOL_MB=2: a 3 MiB buffer is released, not pooled; 0: no pool */
     const char *caps[2] = {"2", "0"};
     for (int k = 0; k < 2; k++) {
-        setenv("WGML_POOL_MB", caps[k], 1);
+        t_env("WGML_POOL_MB", caps[k]);
         wgml_ctx *c2 = NULL;
         CHECK_OK(wgml_ctx_create(NULL, &c2));
-        unsetenv("WGML_POOL_MB");
+        t_env("WGML_POOL_MB", NULL);
         if (!c2)
             return;
         for (int i = 1; i < 3; i++) {
