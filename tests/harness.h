@@ -38,14 +38,6 @@ static wgml_status (*t_stats_get)(wgml_ctx *, wgml_ctx_stats *);
         CHECK(s_ == WGML_OK, "%s: %s", wgml_status_name(s_), wgml_last_error()); \
     } while (0)
 
-/* Checks a call fails with status `want` and a message containing `part`. */
-#define CHECK_ERR(expr, want, part)                                                                     \
-    do {                                                                                              \
-        wgml_status s_ = (expr);                                                                      \
-        const char *m_ = wgml_last_error();                                                          \
-        CHECK(s_ == (want) && m_ && strstr(m_, (part)), "%s: %s", wgml_status_name(s_), m_ ? m_ : ""); \
-    } while (0)
-
 typedef struct t_case {
     const char *name;
     void (*fn)(void);

@@ -272,13 +272,13 @@ static void reads_in_flight_and_device_copies(void)
         }
     }
     wgml_pending *r = NULL;
-    CHECK_ERR(wgml_graph_copy(g, y, x, sizeof x0), WGML_ERR_INVALID_ARG, "dst must be an input");
-    CHECK_ERR(wgml_graph_copy(g, x, y, sizeof x0 + 4), WGML_ERR_INVALID_ARG, "holds 16");
-    CHECK_ERR(wgml_graph_read_begin(g, h, 4, &r), WGML_ERR_INVALID_ARG, "not an output");
+    expect(wgml_graph_copy(g, y, x, sizeof x0), WGML_ERR_INVALID_ARG, "dst must be an input", "copy into a non-input");
+    expect(wgml_graph_copy(g, x, y, sizeof x0 + 4), WGML_ERR_INVALID_ARG, "holds 16", "copy past the node");
+    expect(wgml_graph_read_begin(g, h, 4, &r), WGML_ERR_INVALID_ARG, "not an output", "read of a non-output");
     CHECK(r == NULL, "a refused read handed out a handle");
-    CHECK_ERR(wgml_graph_read_begin(g, y, 4, NULL), WGML_ERR_INVALID_ARG, "out is NULL");
-    CHECK_ERR(wgml_graph_run_read(g, h, 4, &r), WGML_ERR_INVALID_ARG, "not an output");
-    CHECK_ERR(wgml_buffer_read_end(NULL, got[0]), WGML_ERR_INVALID_ARG, "no read");
+    expect(wgml_graph_read_begin(g, y, 4, NULL), WGML_ERR_INVALID_ARG, "out is NULL", "read with no handle");
+    expect(wgml_graph_run_read(g, h, 4, &r), WGML_ERR_INVALID_ARG, "not an output", "run_read of a non-output");
+    expect(wgml_buffer_read_end(NULL, got[0]), WGML_ERR_INVALID_ARG, "no read", "end of no read");
     CHECK_OK(wgml_graph_read_begin(g, y, 0, &r)); /* an empty read still waits and frees */
     if (r)
         CHECK_OK(wgml_buffer_read_end(r, NULL));

@@ -365,11 +365,13 @@ wgml_status wg_stream_encode(wgml_ctx *ctx, void *unused, const wg_cmd *c)
     return WGML_OK;
 }
 
-static WGPUCommandBuffer stream_finish(wgml_ctx *ctx)
+wgml_status wg_stream_submit(wgml_ctx *ctx)
 {
     wg_stream *s = &ctx->stream;
     if (!s->enc)
-        return NULL;
+        return WGML_OK;
+    if (ctx->lost) /* wgpu-native aborts the process on a submit to a lost device */
+        return wg_check(ctx);
     WGPUCommandEncoder enc = wg_stream_encoder(ctx);
     wg_profile_resolve(ctx, enc);
     WGPUCommandBufferDescriptor cd = {0};
@@ -378,21 +380,10 @@ static WGPUCommandBuffer stream_finish(wgml_ctx *ctx)
     s->enc = NULL;
     if (s->ring_used)
         wgpuQueueWriteBuffer(ctx->queue, s->ring, 0, s->shadow, wg_align_up(s->ring_used, 4));
-    s->ring_used = 0;
-    s->pending = 0;
-    return cb;
-}
-
-wgml_status wg_stream_submit(wgml_ctx *ctx)
-{
-    wg_stream *s = &ctx->stream;
-    if (!s->enc)
-        return WGML_OK;
-    if (ctx->lost) /* wgpu-native aborts the process on a submit to a lost device */
-        return wg_check(ctx);
-    WGPUCommandBuffer cb = stream_finish(ctx);
     wgpuQueueSubmit(ctx->queue, 1, &cb);
     wgpuCommandBufferRelease(cb);
+    s->ring_used = 0;
+    s->pending = 0;
     ctx->stats.submits++;
     /* Timestamp results share one readback buffer: collect them before the
      * next batch can overwrite it. */

@@ -470,21 +470,29 @@ static wgml_status node_range(wgml_node *n, uint64_t bytes, const char *fn, wgml
     return WGML_OK;
 }
 
-wgml_status wgml_graph_read_begin(wgml_graph *g, wgml_node *n, uint64_t bytes, wgml_pending **out)
+/* The checks of a read in flight of n's first bytes (fn names the call):
+ * the graph ready, n an output or input of it, its bytes one range. */
+static wgml_status read_target(wgml_graph *g, wgml_node *n, uint64_t bytes, wgml_pending **out, const char *fn,
+                               wgml_buffer **b, uint64_t *off)
 {
     if (out)
         *out = NULL;
-    wgml_status st = ready(g, "wgml_graph_read_begin");
+    wgml_status st = ready(g, fn);
     if (st != WGML_OK)
         return st;
     if (!n || n->g != g || !out)
-        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_graph_read_begin: not a node of this graph, or out is NULL");
+        return wg_fail(WGML_ERR_INVALID_ARG, "%s: not a node of this graph, or out is NULL", fn);
+    if ((st = readable(n, fn)) != WGML_OK)
+        return st;
+    return node_range(n, bytes, fn, b, off);
+}
+
+wgml_status wgml_graph_read_begin(wgml_graph *g, wgml_node *n, uint64_t bytes, wgml_pending **out)
+{
     wgml_buffer *b;
     uint64_t off;
-    if ((st = readable(n, "wgml_graph_read_begin")) != WGML_OK ||
-        (st = node_range(n, bytes, "wgml_graph_read_begin", &b, &off)) != WGML_OK)
-        return st;
-    return wgml_buffer_read_begin(b, off, bytes, out);
+    wgml_status st = read_target(g, n, bytes, out, "wgml_graph_read_begin", &b, &off);
+    return st != WGML_OK ? st : wgml_buffer_read_begin(b, off, bytes, out);
 }
 
 wgml_status wgml_graph_copy(wgml_graph *g, wgml_node *dst, wgml_node *src, uint64_t bytes)
@@ -563,17 +571,10 @@ wgml_status wgml_graph_run(wgml_graph *g)
 
 wgml_status wgml_graph_run_read(wgml_graph *g, wgml_node *n, uint64_t bytes, wgml_pending **out)
 {
-    if (out)
-        *out = NULL;
-    wgml_status st = ready(g, "wgml_graph_run_read");
-    if (st != WGML_OK)
-        return st;
-    if (!n || n->g != g || !out)
-        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_graph_run_read: not a node of this graph, or out is NULL");
     wgml_buffer *b;
     uint64_t off;
-    if ((st = readable(n, "wgml_graph_run_read")) != WGML_OK ||
-        (st = node_range(n, bytes, "wgml_graph_run_read", &b, &off)) != WGML_OK)
+    wgml_status st = read_target(g, n, bytes, out, "wgml_graph_run_read", &b, &off);
+    if (st != WGML_OK)
         return st;
     if (g->eager || g->nancheck) { /* no recording to share a command buffer with */
         if ((st = wgml_graph_run(g)) != WGML_OK)

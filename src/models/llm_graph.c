@@ -81,8 +81,10 @@ static wgml_status heads(builder *b, wgml_node *x, int h, wgml_node *norm_w, boo
     return heads_rot(b, x, h, norm_w, rope, base, 0, out);
 }
 
-/* Columns [c0, c0 + Hkv * D) of the joint cache after the step's write,
- * viewed [1, Hkv, KV, D] (a strided view: the rows are 2 Hkv D long). */
+
+/* Columns [c0, c0 + Hkv * D) of a cache after the step's write, viewed
+ * [1, Hkv, KV, D] (a joint k|v cache's halves: strided views, their rows
+ * 2 Hkv D long). */
 static wgml_status joint_view(builder *b, wgml_node *c, int64_t c0, wgml_node **out)
 {
     const llm_hparams *hp = &b->m->hp;
@@ -98,12 +100,10 @@ static wgml_status joint_view(builder *b, wgml_node *c, int64_t c0, wgml_node **
 static wgml_status cache_view(builder *b, wgml_node *cache, wgml_node *rows, wgml_node **out)
 {
     const llm_hparams *hp = &b->m->hp;
-    wgml_node *flat, *c, *s, *r;
+    wgml_node *flat, *c;
     TRY(wgml_g_reshape(b->g, rows, 2, (int64_t[]){b->T, (int64_t)hp->n_head_kv * hp->head_dim}, &flat));
     TRY(wgml_g_set_rows(b->g, cache, b->pos, flat, &c));
-    TRY(wgml_g_slice(b->g, c, 0, 0, b->KV, 1, &s));
-    TRY(wgml_g_reshape(b->g, s, 4, (int64_t[]){1, b->KV, hp->n_head_kv, hp->head_dim}, &r));
-    return wgml_g_permute(b->g, r, (const int[]){0, 2, 1, 3}, out);
+    return joint_view(b, c, 0, out);
 }
 
 static wgml_status layer(builder *b, int il, wgml_node *x, wgml_node **out)
