@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -389,6 +389,71 @@ for s in $sections; do
       mkdir -p /tmp/models
       PYTHONPATH=/tmp/site python3 bench/peers/gen_gguf.py /tmp/models/llama-1b-q4k.gguf 1b > $OUTDIR/llmgen.log 2>&1 &
       echo $! > /tmp/llmgen.pid ;;
+    stage) # one piece of a real model (.stage/part.*, carried) kept in /tmp/stage: the machine stays
+      # warm for 30 s after a call, so consecutive calls stage a file over the 64 MiB a call carries
+      mkdir -p /tmp/stage && cp .stage*/part.* /tmp/stage/ && ls -l /tmp/stage ;;
+    realmodel) # the staged SmolLM2-135M Q4_1 joined and checked against its sha256, then against
+      # llama.cpp b11549's committed fixtures (every prompt), a greedy generation and the NLL text
+      M=/tmp/stage/SmolLM2-135M-Instruct.Q4_1.gguf
+      cat /tmp/stage/part.* > $M && sha256sum $M | grep -q b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53 \
+        && echo "staged model: sha256 ok" || { echo "staged model: sha256 MISMATCH"; ls -l /tmp/stage; }
+      WGML_MODEL_DIR=/tmp/stage WGML_REQUIRE_MODEL=1 $B/tests/test_llm_fixtures . smollm2 SmolLM2-135M-Instruct.Q4_1.gguf 99 2>&1 |
+        tee $OUTDIR/realmodel.log | grep -vE "^  ok" | tail -n 25
+      $B/wgml generate -m $M -p "The capital of France is" -n 48 --temp 0 2>&1 | tail -n 6
+      $B/wgml generate -m $M --chat -p "Write a haiku about GPUs." -n 48 --temp 0 2>&1 | tail -n 6
+      $B/wgml perplexity -m $M -f tests/fixtures/nll_text.txt 2>&1 | tail -n 3
+      $B/wgml bench llm -m $M -p 512 -n 128 -r 3 2>&1 | tail -n 3 ;;
+    mvcoal) # are the mat-vec kernels bound by their lane-strided loads?  the unit path (lanes read
+      # consecutive 16-byte pieces) against the wide and integer paths (a lane reads a 32-64 byte chunk)
+      python3 bench/torch_copy.py 2>&1 | tail -n 1
+      for nk in 14336x4096 28672x4096; do
+        for v in sg_r4u4 sg_r2u8 sgw_r4 sgq_r4 sgq_r8; do
+          WGML_FORCE=matvec=$v $B/wgml bench matvec --nk $nk --dtype f16,q8_0,q4_K,q6_K --json 2>&1 |
+            python3 -c "import json,sys; d=json.load(sys.stdin); print('$nk'.ljust(11), '$v'.ljust(9), ' '.join('%s %.0f' % (r['dtype'], r['gb_s']) for r in d['results']), 'GB/s')" 2>&1 | tail -n 1
+        done
+      done ;;
+    mvfixed) # a product's fixed cost against its bytes: 32 products back to back at 1/4 .. 4 x
+      # 14336 rows; q4_K on the integer path with and without its quantising pass (WGML_SKIP_KERNELS:
+      # time right, results wrong), f16 on the unit path (one dispatch a product)
+      for n in 3584 7168 14336 28672 57344; do
+        echo "n $n: sgq_r4 q4_K $(mvrow ${n}x4096 q4_K WGML_FORCE=matvec=sgq_r4)"
+        echo "n $n: sgq_r4 q4_K no xquant $(mvrow ${n}x4096 q4_K WGML_FORCE=matvec=sgq_r4 WGML_SKIP_KERNELS=xquant)"
+        echo "n $n: sgq_r4 q8_0 $(mvrow ${n}x4096 q8_0 WGML_FORCE=matvec=sgq_r4)"
+        echo "n $n: sg_r4u4 f16 $(mvrow ${n}x4096 f16 WGML_FORCE=matvec=sg_r4u4)"
+      done ;;
+    mvlat) # a small product's latency by workgroup shape: q4_K, integer path, quantising pass dropped
+      for n in 256 1024 3584 14336; do
+        for v in sgq_r1 sgq_r2 sgq_r4 sgq_r8 sgq_r8t128 sgq_r4t128; do
+          echo "n $n $v $(mvrow ${n}x4096 q4_K WGML_FORCE=matvec=$v WGML_SKIP_KERNELS=xquant)"
+        done
+        echo "n $n sg_r4u4 f16 $(mvrow ${n}x4096 f16 WGML_FORCE=matvec=sg_r4u4)"
+      done ;;
+    mvxs) # x quantised by each workgroup (sgx_*, matvec_xs.wgsl: no first pass) against the table's
+      # integer path (sgq_*, with its pass): the 8B and 1B decoders' shapes, then tg128 forced
+      for nk in 4096x4096 6144x4096 14336x4096 28672x4096 4096x14336 2048x2048 16384x2048; do
+        for v in "" sgx_r1 sgx_r2 sgx_r4 sgx_r2t128; do
+          echo "$nk ${v:-table} $(mvrow $nk q4_K ${v:+WGML_FORCE=matvec=$v}) | $(mvrow $nk q6_K ${v:+WGML_FORCE=matvec=$v})"
+        done
+      done
+      wait_gen
+      for m in 8b 1b; do
+        echo "$m table: $(tg $m)"
+        for v in sgx_r1 sgx_r2 sgx_r4; do echo "$m $v: $(tg $m WGML_FORCE=matvec=$v)"; done
+      done ;;
+    mvxs2) # sgx_r2 / sgx_r4 with their workgroups capped (WGML_MV_XS_WGS: each walks several row groups,
+      # x quantised once) against the table on the large shapes; then the rule's tg128
+      for nk in 14336x4096 28672x4096 4096x14336 128256x4096 128256x2048 16384x2048; do
+        echo "$nk table $(mvrow $nk q4_K) | $(mvrow $nk q6_K)"
+        for v in sgx_r2 sgx_r4; do for c in 264 528 1056 2112; do
+          echo "$nk $v cap $c $(mvrow $nk q4_K WGML_FORCE=matvec=$v WGML_MV_XS_WGS=$c) | $(mvrow $nk q6_K WGML_FORCE=matvec=$v WGML_MV_XS_WGS=$c)"
+        done; done
+      done
+      wait_gen
+      for m in 8b 1b; do
+        echo "$m table: $(tg $m)"
+        for c in 528 1056; do echo "$m sgx_r2 cap $c: $(tg $m WGML_FORCE=matvec=sgx_r2 WGML_MV_XS_WGS=$c)"; done
+        for c in 528 1056; do echo "$m sgx_r4 cap $c: $(tg $m WGML_FORCE=matvec=sgx_r4 WGML_MV_XS_WGS=$c)"; done
+      done ;;
     qtests) # the carried test programs (bench/devbuild.sh), natively
       for t in $B/tests/test_*; do
         [ -x "$t" ] && echo "$(basename $t): $($t 2>&1 | tee $OUTDIR/$(basename $t).log | grep -E 'passed|check failed' | head -n 4 | tr '\n' ' ')"

@@ -159,6 +159,7 @@ static void test_variants(void)
         {"sgq_r1", 8704}, {"sgq_r2", 4352}, {"sgq_r4", 4352}, {"wgq_r1", 8704},
         {"wgq_r2", 4352}, {"wgq_r4", 4352}, {"sgq_r4u2", 8704}, {"sgq_r8", 2304}, {"sgq_r2u2", 4352},
         {"sgq_r4t128", 8704}, {"sgq_r4t256", 8704}, /* t256: the table's for k >= 8192 on GPUs (x within 64 KiB windows) */
+        {"sgx_r2", 4352}, {"sgx_r1", 8704}, /* x quantised by each workgroup (matvec_xs.wgsl) */
     };
     wgml_device_info in;
     CHECK_OK(wgml_device_info_get(t_ctx, &in));
@@ -171,7 +172,7 @@ static void test_variants(void)
     /* wgq_r4: the integer path's workgroup-memory reduction (test_int8 takes
      * sgq_r1; sgq_r4 differs from both only in what sg_r4 / sgw_r4 test) */
     static const char *const ci_set[] = {"sg_r1", "sg_r2", "sg_r4", "wg_r1", "wg_r2",
-                                         "wg_r4", "sgw_r1", "sgw_r4", "wgq_r4"};
+                                         "wg_r4", "sgw_r1", "sgw_r4", "wgq_r4", "sgx_r2", "sgx_r1"};
     char env[64];
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         if (names[i][0] == 's' && !(in.features & WGML_FEATURE_SUBGROUPS))
@@ -201,6 +202,12 @@ static void test_variants(void)
         /* q6_K (the funnel-shift loads) where a workgroup has one weight row */
         bool q6 = wide[i].name[5] == '1';
         run_case(wide[i].name, q6 ? WGML_Q6_K : WGML_Q4_K, 1, q6 ? 9 : 130, wide[i].k, WGML_F32, WGML_F32);
+        if (!strcmp(wide[i].name, "sgx_r2")) {
+            /* 3 workgroups for its 9 groups of 16 rows: each walks three */
+            t_env("WGML_MV_XS_WGS", "3");
+            run_case("sgx_r2 (3 workgroups)", WGML_Q4_K, 1, 130, wide[i].k, WGML_F32, WGML_F32);
+            t_env("WGML_MV_XS_WGS", NULL);
+        }
     }
     t_env("WGML_FORCE", NULL);
     t_env("WGML_FORCE", "matvec=nope");

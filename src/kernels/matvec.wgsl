@@ -130,22 +130,31 @@ fn word(i: u32) -> u32 {
 #endif
 #endif
 #ifdef Q8X
+#ifdef XS
+// x quantised by each workgroup (matvec_xs.wgsl) into workgroup memory,
+// in the XQUANT pass's layout: XSW words, row 0's
+var<workgroup> xq: array<vec4<u32>, {{XSW}}u / 4u>;
+fn xq_put(i: u32, v: u32) {
+    xq[i >> 2u][i & 3u] = v;
+}
+fn xq_row(r: u32) -> u32 {
+    return 0u;
+}
+#include "matvec_x.wgsl"
+#else
 // x quantised by the XQUANT pass (matvec_xq.wgsl says the layout)
 @group(0) @binding(2) var<storage, {{XQ_ACC}}> xq: array<vec4<u32>>;
-#else
-#tensor x 2 X_DT X_MODE
-
-// x[r, e .. e+3]; xr: row r's first element.
-fn xv4(xr: u32, e: u32) -> vec4<f32> {
-#ifdef XV4
-    return vec4<f32>(x_ld4((xr + e) / 4u));
-#else
-    let i = xr + e * p.xs;
-    return vec4<f32>(f32(x_ld(i)), f32(x_ld(i + p.xs)), f32(x_ld(i + 2u * p.xs)), f32(x_ld(i + 3u * p.xs)));
 #endif
-}
+#else
+#include "matvec_x.wgsl"
 #endif
 #ifdef XQUANT
+fn xq_put(i: u32, v: u32) {
+    xqo[i] = v;
+}
+fn xq_row(r: u32) -> u32 {
+    return p.oo[r / 4u][r % 4u];
+}
 #include "matvec_xq.wgsl"
 #else
 #tensor o 3 O_DT O_MODE
@@ -459,6 +468,24 @@ fn accum(acc: ptr<function, array<f32, NV>>, rb: array<u32, RPW>, xr: array<u32,
 #include "matvec_wide.wgsl"
 #endif
 
+// out[r, row] = act(alpha sum + beta c + bias); oi: out's element for row
+// r of the product (IDS: the pair's offset added).
+fn emit(row: u32, r: u32, sum: f32, oi: u32) {
+    var v = p.alpha * sum;
+#ifdef BETA
+    v += p.beta * f32(c_ld(p.co[r / 4u][r % 4u] + row * p.cs));
+#endif
+#ifdef BIAS
+    v += f32(b_ld(p.bo[r / 4u][r % 4u] + row * p.bs));
+#endif
+    o_st(oi, act(v));
+}
+
+#ifdef XS
+#include "matvec_xq.wgsl"
+#include "matvec_xs.wgsl"
+#else
+
 #ifdef SG
 var<workgroup> nparts: atomic<u32>;
 #endif
@@ -587,18 +614,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     for (var k = 0u; k < np; k++) {
         sum += red[k * NV + li];
     }
-    var v = p.alpha * sum;
-#ifdef BETA
-    v += p.beta * f32(c_ld(p.co[r / 4u][r % 4u] + row * p.cs));
-#endif
-#ifdef BIAS
-    v += f32(b_ld(p.bo[r / 4u][r % 4u] + row * p.bs));
-#endif
     var oi = p.oo[r / 4u][r % 4u] + row * p.os;
 #ifdef IDS
     oi += t * p.ost_t + uu * p.ost_u;
 #endif
-    o_st(oi, act(v));
+    emit(row, r, sum, oi);
 }
+#endif
 #endif
 #endif

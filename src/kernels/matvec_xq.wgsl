@@ -49,19 +49,22 @@ fn q8_block(r: u32, blk: u32, v: array<vec4<f32>, 8>) {
         bad = bad || any((bitcast<vec4<u32>>(v[i]) & vec4<u32>(0x7f800000u)) == vec4<u32>(0x7f800000u));
     }
     let id = select(0.0, 127.0 / amax, amax > 0.0 && !bad);
-    let o = p.oo[r / 4u][r % 4u];
+    let o = xq_row(r);
     var cs = vec4<i32>(0);
     for (var i = 0u; i < 8u; i++) {
         let q = vec4<i32>(round(v[i] * id));
         cs += q;
-        xqo[o + 8u * blk + i] = pack4xI8(q);
+        xq_put(o + 8u * blk + i, pack4xI8(q));
     }
     let d = select(amax / 127.0, bitcast<f32>(0x7fc00000u), bad);
     let s = d * f32(cs.x + cs.y + cs.z + cs.w);
-    xqo[o + p.k / 4u + 2u * blk] = bitcast<u32>(d);
-    xqo[o + p.k / 4u + 2u * blk + 1u] = bitcast<u32>(s);
+    xq_put(o + p.k / 4u + 2u * blk, bitcast<u32>(d));
+    xq_put(o + p.k / 4u + 2u * blk + 1u, bitcast<u32>(s));
 }
 
+// The XQUANT pass's entries (matvec_xs.wgsl includes this file for
+// q8_block alone).
+#ifdef XQUANT
 #ifdef PRE_ANY
 // u[ub + e .. + 3] (rows of u are contiguous: the host takes PRE_* only
 // then); UV4: one vector load (rows on 16 bytes, a 32-bit or vec4 dtype)
@@ -181,4 +184,5 @@ fn xquant(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
 #endif
     q8_block(r, blk, v);
 }
+#endif
 #endif

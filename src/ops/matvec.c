@@ -21,35 +21,24 @@
  * window binder (window.c) into blocks of weight rows (and of experts),
  * each one dispatch; x, out, bias, c and ids are bound whole per block.
  *
- * Variants (matvec.wgsl says what they do): sg_r1, sg_r2, sg_r4 (subgroup
- * reduction; 1, 2 or 4 weight rows per workgroup of 128, 64, 64 threads;
- * 4, 4, 2 units of 8 elements a thread issues per step, so 4-8 units'
- * loads are in flight per thread) and wg_r1, wg_r2, wg_r4 (workgroup-memory
- * reduction, for devices without subgroups): the unit path, one or two
- * 32-bit loads per 4 bytes of codes and per scale field.  An H100 ran it
- * at ~0.3 of the copy bandwidth per 32-bit load instruction per weight
- * byte (q4_0 0.28, q8_0 0.46, q4_K 0.20, q6_K 0.26, f16 0.80 of copy).
- * sgw_r1, sgw_r2, sgw_r4 and wgw_r1, wgw_r2, wgw_r4: the wide path (same
- * shapes, WIDE) for f32, f16, bf16, q4_0, q8_0, q4_K and q6_K: a thread's
- * step is a chunk of 64 (K-quants) or 32 elements read in 16-byte loads,
- * its block header decoded once a chunk, x's chunk loaded once for the
- * workgroup's rows.  Load instructions per weight byte (x's amortised
- * over 4 rows), unit path -> wide, by count: q4_K ~1.8 -> 0.19 (3 vec4
- * + 4 x per 36 bytes), q6_K ~2.0 -> 0.25 (8 vec4 through funnel shifts,
- * 1 for d, 4 x per 52.5), q8_0 ~1.0 -> 0.18 (3 + 1 + 2 per 34), q4_0 ~1.3
- * -> 0.28 (2 + 1 + 2 per 18), f16 0.38 -> 0.09 (4 + 2 per 64; 0.13 for
- * rows not on 16 bytes).  Other dtypes, more than 2 activation rows, odd byte
- * offsets or a binding short of its last 16-byte piece take the unit
- * path under a wide variant's name.  The table: subgroups when the device
- * has them; wide on GPUs for one activation row of a wide dtype; 4 rows
- * per workgroup from 4096 weight rows (14336 rows: 3584 workgroups of 64
- * threads, ~27 per SM of an H100), 2 from 1024, else 1 (a short n still
- * fills the GPU with workgroups); the unit path, one unit a step, on CPU
- * adapters (compile time on lavapipe); on the integer path, rows of 128+
- * chunks (k >= 8192 for K-quants) take 256 threads (sgq_r4t256).
- * sg_r4u1, sg_r4u4, sg_r2u8, sg_r8u2, sgw_r4u2 (2 chunks a step), sgw_r8
- * (8 rows, 32 threads) and the sgq_*t128 / t256 workgroup sizes are there
- * to be forced and timed against the table's (bench/NOTES.md).
+ * Variants (matvec.wgsl and matvec_wide.wgsl say what they do; their
+ * measurements are in bench/NOTES.md):
+ *   sg_r1/r2/r4, wg_r1/r2/r4   the unit path (8-element units, 32-bit loads),
+ *                              subgroup or workgroup-memory reduction;
+ *   sgw_*, wgw_*               the wide path (64- or 32-element chunks in
+ *                              16-byte loads; f32, f16, bf16, q4_0, q8_0,
+ *                              q4_K, q6_K), other dtypes fall back to units;
+ *   sgq_*, wgq_*               the integer path: x quantised to 8 bits by a
+ *                              first pass (XQUANT), dot4I8Packed;
+ *   sgx_*                      the integer path with x quantised by each
+ *                              workgroup (matvec_xs.wgsl): one dispatch;
+ *   the rest (u<n>: units a step, t<n>: threads) exist to be timed.
+ * The table: subgroups when the device has them; on CPU adapters the unit
+ * path (lavapipe's compile time); on GPUs, one activation row of an
+ * integer-path dtype takes sgx_r2 (sgq_* for q6_K vocabulary products and
+ * where x's codes do not fit workgroup memory: sgq_r4t256 for rows of 128+
+ * chunks, sgq_r8 for short rows of 16384+ rows), other dtypes the wide path;
+ * 4 rows a workgroup from 4096 weight rows, 2 from 1024, else 1.
  * WGML_FORCE=matvec=<name> forces one.
  */
 #include "matvec.h"
@@ -97,31 +86,35 @@ typedef struct mv_variant {
     int upt;   /* units (wide: chunks) a thread issues per step with one activation row (halved per doubling of rows) */
     bool wide; /* the wide path where the weight dtype has one (else the unit path, same shape) */
     bool q8;   /* the integer path where the weight dtype has one (else the wide path, same shape) */
+    bool xs;   /* one activation row: x quantised by each workgroup (matvec_xs.wgsl), no first pass;
+                * rpw rows a subgroup, wg / 32 subgroups' worth of rows a workgroup */
 } mv_variant;
 
 /* The first eighteen are the table's; the rest exist to be forced and
  * timed against them (bench/NOTES.md). */
 static const mv_variant variants[] = {
-    {"sg_r1", 1, 128, true, 4, false, false},  {"sg_r2", 2, 64, true, 4, false, false},
-    {"sg_r4", 4, 64, true, 2, false, false},   {"wg_r1", 1, 128, false, 4, false, false},
-    {"wg_r2", 2, 64, false, 4, false, false},  {"wg_r4", 4, 64, false, 2, false, false},
-    {"sgw_r1", 1, 128, true, 1, true, false},  {"sgw_r2", 2, 64, true, 1, true, false},
-    {"sgw_r4", 4, 64, true, 1, true, false},   {"wgw_r1", 1, 128, false, 1, true, false},
-    {"wgw_r2", 2, 64, false, 1, true, false},  {"wgw_r4", 4, 64, false, 1, true, false},
-    {"sgq_r1", 1, 128, true, 1, true, true},   {"sgq_r2", 2, 64, true, 1, true, true},
-    {"sgq_r4", 4, 64, true, 1, true, true},    {"wgq_r1", 1, 128, false, 1, true, true},
-    {"wgq_r2", 2, 64, false, 1, true, true},   {"wgq_r4", 4, 64, false, 1, true, true},
-    {"sg_r4u1", 4, 64, true, 1, false, false}, {"sg_r4u4", 4, 64, true, 4, false, false},
-    {"sg_r2u8", 2, 64, true, 8, false, false}, {"sg_r8u2", 8, 32, true, 2, false, false},
-    {"sgw_r4u2", 4, 64, true, 2, true, false}, {"sgw_r8", 8, 32, true, 1, true, false},
-    {"sgq_r4u2", 4, 64, true, 2, true, true},  {"sgq_r8", 8, 32, true, 1, true, true},
-    {"sgq_r2u2", 2, 64, true, 2, true, true},  {"sgq_r4t32", 4, 32, true, 2, true, true},
-    {"sgq_r2t32", 2, 32, true, 2, true, true}, {"sgq_r8u2", 8, 32, true, 2, true, true},
-    {"sgq_r8t64", 8, 64, true, 1, true, true}, {"sgw_r4t32", 4, 32, true, 2, true, false},
-    {"sgw_r8u2", 8, 32, true, 2, true, false},  {"sgq_r16", 16, 32, true, 1, true, true},
-    {"sgq_r4t128", 4, 128, true, 1, true, true}, {"sgq_r4t256", 4, 256, true, 1, true, true},
-    {"sgq_r2t128", 2, 128, true, 1, true, true}, {"sgq_r2t256", 2, 256, true, 1, true, true},
-    {"sgq_r1t256", 1, 256, true, 1, true, true}, {"sgq_r8t128", 8, 128, true, 1, true, true},
+    {"sg_r1", 1, 128, true, 4, false, false, false},  {"sg_r2", 2, 64, true, 4, false, false, false},
+    {"sg_r4", 4, 64, true, 2, false, false, false},   {"wg_r1", 1, 128, false, 4, false, false, false},
+    {"wg_r2", 2, 64, false, 4, false, false, false},  {"wg_r4", 4, 64, false, 2, false, false, false},
+    {"sgw_r1", 1, 128, true, 1, true, false, false},  {"sgw_r2", 2, 64, true, 1, true, false, false},
+    {"sgw_r4", 4, 64, true, 1, true, false, false},   {"wgw_r1", 1, 128, false, 1, true, false, false},
+    {"wgw_r2", 2, 64, false, 1, true, false, false},  {"wgw_r4", 4, 64, false, 1, true, false, false},
+    {"sgq_r1", 1, 128, true, 1, true, true, false},   {"sgq_r2", 2, 64, true, 1, true, true, false},
+    {"sgq_r4", 4, 64, true, 1, true, true, false},    {"wgq_r1", 1, 128, false, 1, true, true, false},
+    {"wgq_r2", 2, 64, false, 1, true, true, false},   {"wgq_r4", 4, 64, false, 1, true, true, false},
+    {"sg_r4u1", 4, 64, true, 1, false, false, false}, {"sg_r4u4", 4, 64, true, 4, false, false, false},
+    {"sg_r2u8", 2, 64, true, 8, false, false, false}, {"sg_r8u2", 8, 32, true, 2, false, false, false},
+    {"sgw_r4u2", 4, 64, true, 2, true, false, false}, {"sgw_r8", 8, 32, true, 1, true, false, false},
+    {"sgq_r4u2", 4, 64, true, 2, true, true, false},  {"sgq_r8", 8, 32, true, 1, true, true, false},
+    {"sgq_r2u2", 2, 64, true, 2, true, true, false},  {"sgq_r4t32", 4, 32, true, 2, true, true, false},
+    {"sgq_r2t32", 2, 32, true, 2, true, true, false}, {"sgq_r8u2", 8, 32, true, 2, true, true, false},
+    {"sgq_r8t64", 8, 64, true, 1, true, true, false}, {"sgw_r4t32", 4, 32, true, 2, true, false, false},
+    {"sgw_r8u2", 8, 32, true, 2, true, false, false},  {"sgq_r16", 16, 32, true, 1, true, true, false},
+    {"sgq_r4t128", 4, 128, true, 1, true, true, false}, {"sgq_r4t256", 4, 256, true, 1, true, true, false},
+    {"sgq_r2t128", 2, 128, true, 1, true, true, false}, {"sgq_r2t256", 2, 256, true, 1, true, true, false},
+    {"sgq_r1t256", 1, 256, true, 1, true, true, false}, {"sgq_r8t128", 8, 128, true, 1, true, true, false},
+    {"sgx_r1", 1, 256, true, 1, true, true, true}, {"sgx_r2", 2, 256, true, 1, true, true, true},
+    {"sgx_r4", 4, 256, true, 1, true, true, true}, {"sgx_r2t128", 2, 128, true, 1, true, true, true},
 };
 #define NTABLE 18 /* variants the table picks from (and sgq_r4t256 for long rows) */
 
@@ -131,6 +124,30 @@ static const mv_variant *named(const char *name)
         if (strcmp(variants[i].name, name) == 0)
             return &variants[i];
     return NULL;
+}
+
+/* main_xs's workgroups at most (xs_wgs). */
+/* 528 = 4 a SM of an H100 / H200 (132 SMs).  H200, 32 products, sgx_r2 (µs)
+ * for caps 264 / 528 / 1056 / 2112: 14336x4096 q4_K 663 / 609 / 719 / 668,
+ * 128256x4096 q4_K 3575 / 2740 / 2870 / 3015; the 8B decode 276 at 528,
+ * 270 at 1056 (bench/NOTES.md). */
+#define XS_WGS 528u
+
+/* Workgroups of a main_xs dispatch at most: past them each walks several
+ * groups of rows.  WGML_MV_XS_WGS=n overrides (timing). */
+static uint32_t xs_wgs(void)
+{
+    const char *e = getenv("WGML_MV_XS_WGS");
+    long v = e && *e ? strtol(e, NULL, 10) : 0;
+    return v > 0 ? (uint32_t)v : XS_WGS;
+}
+
+/* Whether x's codes for k fit the device's workgroup memory beside the
+ * kernel's few other words (main_xs): k 4096 takes 5 KiB, 14336 17.5. */
+static bool xs_fits(wgml_ctx *ctx, int64_t k)
+{
+    wgml_device_info in;
+    return wgml_device_info_get(ctx, &in) == WGML_OK && wg_q8_row_words(k) * 4 + 64 <= in.max_workgroup_storage;
 }
 
 /* 1: the table takes the integer path (sgq_ / wgq_) on GPUs for one
@@ -197,6 +214,15 @@ static wgml_status pick(wgml_ctx *ctx, const char *op, int64_t n, int64_t k, con
             else if (v && v->q8)
                 *out = v;
         }
+        /* One activation row: x quantised by each workgroup, no first pass
+         * (sgx_r2, at most XS_WGS workgroups).  H200, graph replay of 32
+         * products (µs, table -> sgx_r2; bench/NOTES.md): q4_K 4096x4096
+         * 435 -> 342, 14336x4096 713 -> 609, 28672x4096 930 -> 907,
+         * 4096x14336 723 -> 688, 16384x2048 602 -> 451; tg128 8B 270 ->
+         * 276, 1B 726 -> 816.  Not q6_K vocabulary products (n >= 65536):
+         * 128256x4096 5388 -> 5748. */
+        if (q8 && sg && rows == 1 && xs_fits(ctx, k) && !(ty->dt == WGML_Q6_K && n >= 65536))
+            *out = named("sgx_r2");
         *upt = cpu ? 1 : (*out)->upt;
         return WGML_OK;
     }
@@ -236,6 +262,7 @@ typedef struct mv_job {
     const wgml_tensor *t[NS];  /* w, x, out, bias, c, ids (NULL: absent) */
     int m;                     /* activation rows per workgroup */
     bool q8;                   /* the integer path: t[SX] is x quantised (xquant()) */
+    bool xs;                   /* the integer path, x quantised by each workgroup (main_xs) */
     uint64_t row[4][8];        /* x, out, bias, c: rows' first elements, less the window's offset */
     mv_params p;               /* everything but the window's offsets */
 } mv_job;
@@ -295,9 +322,13 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
                      dt_name(j->t[SX]), xm, xv4 ? "4" : "", dt_name(out),
                      shares(j->t[SW], out) ? "read_write" : "read", j->var->sg ? ";SG" : "",
                      xv4 ? ";XV4" : "", align4 ? ";ALIGN4" : "");
+    bool xs = j->xs && wide; /* else x, still f32, takes the float paths */
     if (wide)
         n += snprintf(defs + n, sizeof defs - (size_t)n, ";WIDE;CH=%u;WQK=%u;WBB=%u;ACCW=%s%s%s", j->ty->ch, wqk,
-                      wbb, j->q8 ? "accq;Q8X" : "accw", align16 ? ";ALIGN16" : "", covered ? "" : ";PIECE32");
+                      wbb, j->q8 || xs ? "accq;Q8X" : "accw", align16 ? ";ALIGN16" : "", covered ? "" : ";PIECE32");
+    if (xs)
+        n += snprintf(defs + n, sizeof defs - (size_t)n, ";XS;XSW=%llu;RSETS=%d",
+                      (unsigned long long)wg_q8_row_words(p.k), j->var->wg / 32);
     if (j->q8)
         n += snprintf(defs + n, sizeof defs - (size_t)n, ";XQ_ACC=%s", shares(j->t[SX], out) ? "read_write" : "read");
     unsigned ro = 1u << 4;
@@ -317,13 +348,21 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
         ro &= ~(1u << 4);
     if (n >= (int)sizeof defs || (j->q8 && !wide))
         return wg_fail(WGML_ERR_INTERNAL, "%s: kernel defines too long, or the integer path without its loads", j->op);
-    wg_kernel_ref ref = {"matvec.wgsl", "main", defs, 5, ro};
+    wg_kernel_ref ref = {"matvec.wgsl", xs ? "main_xs" : "main", defs, 5, ro};
     wgml_kernel *k;
     wgml_status st = wg_kernel_get(j->ctx, &ref, &k);
     if (st != WGML_OK)
         return st;
-    p.ngroups = (uint32_t)((it[2] + j->var->rpw - 1) / j->var->rpw);
+    int rows_wg = xs ? j->var->rpw * (j->var->wg / 32) : j->var->rpw;
+    p.ngroups = (uint32_t)((it[2] + rows_wg - 1) / rows_wg);
     uint64_t groups = (uint64_t)p.ngroups * (p.pairs ? p.pairs : 1);
+    if (xs) {
+        /* main_xs: at most xs_wgs() workgroups, each walking several row
+         * groups with x quantised once (p.pad0: how many were dispatched) */
+        uint32_t cap = xs_wgs();
+        groups = p.ngroups < cap ? p.ngroups : cap;
+        p.pad0 = (uint32_t)groups;
+    }
     uint32_t g[3];
     wg_split_grid(65535, groups, g);
     return wg_dispatch(j->ctx, k, b, 5, &p, sizeof p, g[0], g[1], g[2]);
@@ -386,6 +425,15 @@ bool wg_matvec_int8(wgml_ctx *ctx, wgml_dtype w, int64_t rows, int64_t n, int64_
     int upt;
     return ty && q8_ok(ty, rows, k, 0, 0) && pick(ctx, "wg_matvec_int8", n, k, ty, rows, &var, &upt) == WGML_OK &&
            var->q8;
+}
+
+bool wg_matvec_xs(wgml_ctx *ctx, wgml_dtype w, int64_t rows, int64_t n, int64_t k)
+{
+    const mv_type *ty = type_of(w);
+    const mv_variant *var;
+    int upt;
+    return ty && q8_ok(ty, rows, k, 0, 0) && rows == 1 && xs_fits(ctx, k) &&
+           pick(ctx, "wg_matvec_xs", n, k, ty, rows, &var, &upt) == WGML_OK && var->xs;
 }
 
 /* Window operand of a tensor at element offset `first` (esz-byte
@@ -515,7 +563,7 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
     if ((st = pick(x->ctx, op, n, k, ty, rows, &var, &upt)) != WGML_OK)
         return st;
 
-    mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, bias, c, NULL}, (int)rows, false, {{0}}, {0}};
+    mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, bias, c, NULL}, (int)rows, false, false, {{0}}, {0}};
     uint64_t xspan, ospan, bspan = 0, cspan = 0, bmin = 0, cmin = 0;
     uint64_t xmin = row_starts(&xv, (int)rows, j.row[0], &xspan);
     uint64_t omin = row_starts(&ov, (int)rows, j.row[1], &ospan);
@@ -542,6 +590,10 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
     bool q8 = var->q8 && q8_ok(ty, rows, k, rowb, w->offset);
     if (pre && !q8)
         return WGML_ERR_UNSUPPORTED; /* the caller makes x and calls wg_matvec */
+    if (q8 && var->xs && !pre && rows == 1 && xs_fits(x->ctx, k)) {
+        j.xs = true; /* x stays as it is: each workgroup quantises it */
+        q8 = false;
+    }
     if (q8) {
         /* x quantised once (or made and quantised: pre); the product reads
          * its codes in place of x */
@@ -655,7 +707,7 @@ static wgml_status linear_id(const wgml_tensor *x, const wgml_tensor *w, const w
     int upt = 1;
     if ((st = pick(x->ctx, op, n, k, ty, 1, &var, &upt)) != WGML_OK)
         return st;
-    mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, NULL, NULL, ids}, 1, false, {{0}}, {0}};
+    mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, NULL, NULL, ids}, 1, false, false, {{0}}, {0}};
     mv_params *p = &j.p;
     p->units = (uint32_t)((k + 7) / 8);
     p->k = (uint32_t)k;

@@ -114,6 +114,9 @@ wg_op_table wg_matvec_ops(void);
  * these operands (the table, or WGML_FORCE). */
 uint64_t wg_matvec_q8_scratch(wgml_dtype w, int64_t rows, int64_t k);
 bool wg_matvec_int8(wgml_ctx *ctx, wgml_dtype w, int64_t rows, int64_t n, int64_t k);
+/* Whether that integer path quantises x inside the product's own
+ * workgroups (matvec_xs.wgsl: no first pass). */
+bool wg_matvec_xs(wgml_ctx *ctx, wgml_dtype w, int64_t rows, int64_t n, int64_t k);
 wg_op_table wg_attention_ops(void);
 
 #endif

@@ -1,0 +1,95 @@
+// ---- The integer path with x quantised by each workgroup (XS; matvec.wgsl
+// includes this with Q8X, WIDE and SG; host: src/ops/matvec.c, the sgx_*
+// variants).  One dispatch a product instead of two.
+//
+// Why.  Timed as 32 products back to back in a graph (H200, bench/NOTES.md,
+// `run_h100.sh mvfixed mvlat`), a q4_K product over k 4096 costs a fixed
+// ~13 us plus its bytes at ~3.5 TB/s, and ~4.6 us of the fixed part is the
+// XQUANT pass: a dispatch of its own that the product waits for.  A
+// Llama-3-8B decode layer runs four such products.  An earlier try that
+// quantised x inside every workgroup of the sgq_r4 shape (7168 workgroups
+// of 64 threads at 28672 rows, each quantising all of x for 4 rows) was 2x
+// slower: here a workgroup of 256 threads owns RSETS x RPW rows (16 with
+// RSETS 8, RPW 2), so x's quantising (k / 32 blocks, one a thread, from L2)
+// is shared by 4-8x more weight bytes.
+//
+// Shape.  Thread li quantises blocks li, li + WG, ... of x row 0 into
+// workgroup memory (the XQUANT layout, so matvec_wide.wgsl's accq reads it
+// unchanged); after one barrier each subgroup takes a slot from a counter
+// (nothing assumed about how invocations map to subgroups) and owns row
+// sets slot, slot + WG / sgs, ... of RPW rows: its lanes walk the chunks of
+// those rows (two a step, their loads issued together) and subgroupAdd
+// gives each row's sum: no workgroup memory and no barrier after x's.
+// RSETS is WG / 32, one set a subgroup on 32-lane GPUs; subgroups of other
+// sizes leave some idle (4-lane lavapipe) or take two sets (64 lanes).
+// One activation row (M 1), k a multiple of 32 whose codes fit workgroup
+// memory (the host checks both).
+const RSETS: u32 = {{RSETS}}u;
+
+var<workgroup> xslot: atomic<u32>;
+
+@compute @workgroup_size(WG)
+fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+           @builtin(subgroup_invocation_id) lane: u32, @builtin(subgroup_size) sgs: u32,
+           @builtin(local_invocation_index) li: u32) {
+    let g = wg_linear(wid, nwg);
+    if (g >= p.pad0) {
+        return;  // a folded grid's overshoot (the whole workgroup: uniform)
+    }
+    if (li == 0u) {
+        atomicStore(&xslot, 0u);
+    }
+    let xr0 = p.xo[0].x;
+    for (var blk = li; blk < p.k / 32u; blk += WG) {
+        var v: array<vec4<f32>, 8>;
+        for (var i = 0u; i < 8u; i++) {
+            v[i] = xv4(xr0, blk * 32u + 4u * i);
+        }
+        q8_block(0u, blk, v);
+    }
+    workgroupBarrier();
+    var slot = 0u;
+    if (lane == 0u) {
+        slot = atomicAdd(&xslot, 1u);
+    }
+    let first = subgroupBroadcastFirst(slot);
+    let nsg = max(WG / sgs, 1u);
+    let nch = p.k / CH;
+    var xr: array<u32, M>;  // x's codes start at word 0 (xq_row)
+    // p.pad0 workgroups serve p.ngroups groups of RSETS sets: past about a
+    // wave of them each walks several groups, its x quantised once
+    for (var gg = g; gg < p.ngroups; gg += p.pad0) {
+    for (var rs = first; rs < RSETS; rs += nsg) {
+        let row0 = (gg * RSETS + rs) * RPW;
+        if (row0 >= p.n) {
+            break;  // subgroup-uniform: the last group's spare sets
+        }
+        // rows past n read row n - 1 and are never written (as main's)
+        var rb: array<u32, RPW>;
+        for (var rr = 0u; rr < RPW; rr++) {
+            rb[rr] = p.w_off + min(row0 + rr, p.n - 1u) * p.rowb;
+        }
+        var acc: array<f32, NV>;
+        for (var j = 0u; j < NV; j++) {
+            acc[j] = 0.0;
+        }
+        var c = lane;
+        for (; c + sgs < nch; c += 2u * sgs) {
+            accq(&acc, rb, xr, c);
+            accq(&acc, rb, xr, c + sgs);
+        }
+        if (c < nch) {
+            accq(&acc, rb, xr, c);
+        }
+        var s: array<vec4<f32>, (NV + 3u) / 4u>;
+        for (var j = 0u; j < NV; j += 4u) {
+            s[j / 4u] = subgroupAdd(vec4<f32>(acc[j], acc[min(j + 1u, NV - 1u)], acc[min(j + 2u, NV - 1u)],
+                                              acc[min(j + 3u, NV - 1u)]));
+        }
+        let row = row0 + lane;
+        if (lane < NV && row < p.n) {
+            emit(row, 0u, s[lane / 4u][lane % 4u], p.oo[0].x + row * p.os);
+        }
+    }
+    }
+}
