@@ -172,7 +172,8 @@ static void test_variants(void)
     /* wgq_r4: the integer path's workgroup-memory reduction (test_int8 takes
      * sgq_r1; sgq_r4 differs from both only in what sg_r4 / sgw_r4 test) */
     static const char *const ci_set[] = {"sg_r1", "sg_r2", "sg_r4", "wg_r1", "wg_r2",
-                                         "wg_r4", "sgw_r1", "sgw_r4", "wgq_r4", "sgx_r2", "sgx_r1"};
+                                         "wg_r4", "sgw_r1", "sgw_r4", "wgq_r4", "sgx_r2", "sgx_r1",
+                                         "sg_r4u4", "sg_r2u8"}; /* the last four: a GPU's table */
     char env[64];
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         if (names[i][0] == 's' && !(in.features & WGML_FEATURE_SUBGROUPS))

@@ -108,7 +108,7 @@ int bench_matvec(wgml_ctx *ctx, int argc, char **argv)
             return 2;
         }
     }
-    static const wgml_dtype dts[] = {WGML_Q4_0, WGML_Q8_0, WGML_Q4_K, WGML_Q6_K, WGML_F16};
+    static const wgml_dtype dts[] = {WGML_Q4_0, WGML_Q8_0, WGML_Q4_K, WGML_Q6_K, WGML_F16, WGML_BF16, WGML_F32};
     const int64_t n = nn ? nn : quick ? 1024 : 14336, k = kk ? kk : quick ? 1024 : 4096;
     const int nm = quick ? 4 : MAX_MATS, reps = quick ? 5 : 20;
     wgml_device_info in;
@@ -125,7 +125,8 @@ int bench_matvec(wgml_ctx *ctx, int argc, char **argv)
                "of copy");
     int rc = 0, printed = 0;
     for (size_t d = 0; d < sizeof dts / sizeof *dts && rc == 0; d++) {
-        if (only && !name_listed(only, wgml_dtype_name(dts[d])))
+        /* bf16 and f32 only when asked for (--dtype) */
+        if ((only && !name_listed(only, wgml_dtype_name(dts[d]))) || (!only && (dts[d] == WGML_BF16 || dts[d] == WGML_F32)))
             continue;
         wgml_tensor *w[MAX_MATS] = {0}, *x = NULL, *out = NULL;
         uint64_t bytes = 0;

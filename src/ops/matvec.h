@@ -17,6 +17,36 @@ typedef struct mv_params {
 } mv_params;
 _Static_assert(sizeof(mv_params) == 256, "mv_params and matvec.wgsl's Params differ");
 
+/* A weight dtype's layout on the mat-vec path (matvec_pick.c's table). */
+typedef struct mv_type {
+    wgml_dtype dt;
+    const char *def;     /* QT_<type>; plus the layout group's defines */
+    const char *group;
+    uint32_t qk, bb;     /* elements and bytes per block (plain: units of 8) */
+    uint32_t ch;         /* wide path: elements per chunk (0: the unit path only) */
+    bool q8;             /* the integer path (codes(), CODES) */
+} mv_type;
+
+typedef struct mv_variant {
+    const char *name;
+    int rpw, wg;
+    bool sg;
+    int upt;   /* units (wide: chunks) a thread issues per step with one activation row (halved per doubling of rows) */
+    bool wide; /* the wide path where the weight dtype has one (else the unit path, same shape) */
+    bool q8;   /* the integer path where the weight dtype has one (else the wide path, same shape) */
+    bool xs;   /* one activation row: x quantised by each workgroup (matvec_xs.wgsl), no first pass;
+                * rpw rows a subgroup, wg / 32 subgroups' worth of rows a workgroup */
+} mv_variant;
+
+const mv_type *wg_mv_type(wgml_dtype dt);          /* NULL: not on the mat-vec path */
+const mv_variant *wg_mv_named(const char *name);   /* NULL: no such variant */
+/* The variant for n x k weights of dtype ty and `rows` activation rows
+ * (WGML_FORCE=matvec=<name> first) and its units per step. */
+wgml_status wg_mv_pick(wgml_ctx *ctx, const char *op, int64_t n, int64_t k, const mv_type *ty, int64_t rows,
+                       const mv_variant **out, int *upt);
+uint32_t wg_mv_xs_wgs(void);                       /* main_xs's workgroups at most */
+bool wg_mv_xs_fits(wgml_ctx *ctx, int64_t k);      /* x's codes fit workgroup memory */
+
 /* Words a quantised row of x takes (matvec_xq.wgsl): k / 4 code words and
  * a (d, sum) pair a 32-element block, padded to 16 bytes. */
 static inline uint64_t wg_q8_row_words(int64_t k) { return ((uint64_t)k / 4 + (uint64_t)k / 16 + 3) / 4 * 4; }
