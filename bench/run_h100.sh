@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -470,6 +470,11 @@ for s in $sections; do
         echo "1b f16 ${v:-table}: $(env ${v:+WGML_FORCE=matvec=$v} $B/wgml bench llm -m /tmp/models/llama-1b-f16.gguf -p 16 -n 128 -r 3 2>&1 | grep tg128 | cut -d'|' -f6,7)" 
         env ${v:+WGML_FORCE=matvec=$v} $B/wgml generate -m /tmp/models/llama-1b-f16.gguf -p "w1 w2 w3" -n 48 --temp 0 \
           2>/dev/null | md5sum | sed "s|-|greedy text|"
+      done ;;
+    attngraph) # decode attention: single synced calls, 16 eager calls a sync, and the 16 as one replayed graph
+      python3 bench/torch_copy.py 2>&1 | tail -n 1
+      for v in "" splitkv dsg_np; do
+        echo "-- attn ${v:-table}"; env ${v:+WGML_FORCE=attn=$v} $B/wgml bench attn --decode 2>&1 | tail -n 9
       done ;;
     qtests) # the carried test programs (bench/devbuild.sh), natively
       for t in $B/tests/test_*; do
