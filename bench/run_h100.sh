@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -475,6 +475,16 @@ for s in $sections; do
       python3 bench/torch_copy.py 2>&1 | tail -n 1
       for v in "" splitkv dsg_np; do
         echo "-- attn ${v:-table}"; env ${v:+WGML_FORCE=attn=$v} $B/wgml bench attn --decode 2>&1 | tail -n 9
+      done ;;
+    glupair) # the glu written by the gate|up product itself (LINEAR_GLU, XS_GLU) against
+      # WGML_GRAPH_FUSE=noglupair (the product, then the glu), tg128 alternating; then the greedy text
+      wait_gen
+      for m in 8b 1b; do
+        for r in 1 2; do echo "$m fused: $(tg $m)  noglupair: $(tg $m WGML_GRAPH_FUSE=noglupair)"; done
+        for v in "" "WGML_GRAPH_FUSE=noglupair" "WGML_FORCE=matvec=sgq_r4"; do
+          env $v $B/wgml generate -m /tmp/models/llama-$m-q4k.gguf -p "The quick brown fox" -n 48 --temp 0 \
+            2>/dev/null | md5sum | sed "s|-|$m ${v:-default} greedy text|"
+        done
       done ;;
     qtests) # the carried test programs (bench/devbuild.sh), natively
       for t in $B/tests/test_*; do

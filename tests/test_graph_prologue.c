@@ -168,6 +168,82 @@ static void cases(bool q8)
     t_env("WGML_FORCE", NULL);
 }
 
+/* glu(y[:, 0::2], y[:, 1::2]) of y = linear(x, w), w's rows gate and up
+ * interleaved (a model's gate|up): graph fusion makes one LINEAR_GLU node,
+ * which the one-dispatch product (sgx_r2, a GPU's table for one row)
+ * writes in one dispatch (XS_GLU) and every other path as linear + glu.
+ * Fused and unfused graphs must agree (the same product and the same
+ * glu_act), and the dispatch counts say which path ran. */
+static void glu_pair_case(wgml_dtype wdt, int glu, int64_t T, bool sgx)
+{
+    const int64_t M = 37; /* glu outputs: w has 2M rows */
+    float *deq = NULL;
+    wgml_tensor *w = quant_table(wdt, 2 * M, K, &deq, NULL);
+    float *x = host_f32(T * K, -2, 2);
+    built b[2];
+    float *y[2];
+    for (int f = 0; f < 2; f++) {
+        built *bb = &b[f];
+        memset(bb, 0, sizeof *bb);
+        wgml_node *wn = NULL, *gu = NULL, *gv = NULL, *uv = NULL;
+        CHECK_OK(wgml_graph_create(t_ctx, &bb->g));
+        CHECK_OK(wgml_graph_tensor(bb->g, "W", w, &wn));
+        CHECK_OK(wgml_graph_input(bb->g, "x", WGML_F32, 2, (int64_t[]){T, K}, &bb->in[0]));
+        CHECK_OK(wgml_g_linear(bb->g, bb->in[0], wn, NULL, NULL, NULL, WGML_F32, &gu));
+        CHECK_OK(wgml_g_slice(bb->g, gu, 1, 0, 2 * M, 2, &gv));
+        CHECK_OK(wgml_g_slice(bb->g, gu, 1, 1, 2 * M, 2, &uv));
+        CHECK_OK(wgml_g_glu(bb->g, (wgml_glu_kind)glu, gv, uv, 0, &bb->y));
+        CHECK_OK(wgml_graph_output(bb->g, bb->y));
+        wgml_graph_options o = {.no_fuse = f == 1};
+        CHECK_OK(wgml_graph_compile(bb->g, &o));
+        CHECK_OK(wgml_graph_write(bb->g, bb->in[0], x, (uint64_t)(T * K) * 4));
+        CHECK_OK(wgml_graph_run(bb->g));
+        y[f] = malloc((size_t)(T * M) * 4);
+        CHECK_OK(wgml_graph_read(bb->g, bb->y, y[f], (uint64_t)(T * M) * 4));
+    }
+    char what[96];
+    snprintf(what, sizeof what, "glu pairs %s %s T=%lld%s", glu ? "geglu_tanh" : "swiglu", wgml_dtype_name(wdt),
+             (long long)T, sgx ? " (sgx_r2)" : "");
+    int bad = 0;
+    for (int64_t i = 0; i < T * M; i++)
+        if (!(fabs((double)y[0][i] - y[1][i]) <= 0x1p-20 * (1 + fabs(y[1][i])))) {
+            if (bad++ < 4)
+                printf("    %s: [%lld] fused %.7g unfused %.7g\n", what, (long long)i, y[0][i], y[1][i]);
+        }
+    CHECK(bad == 0, "%s: %d of %lld outputs differ", what, bad, (long long)(T * M));
+    wgml_graph_stats sf, su;
+    CHECK_OK(wgml_graph_stats_get(b[0].g, &sf));
+    CHECK_OK(wgml_graph_stats_get(b[1].g, &su));
+    CHECK(sf.fused_nodes > su.fused_nodes, "%s: nothing fused", what);
+    /* the product writes the glu itself: one row on the one-dispatch
+     * product (forced, or a GPU's table) */
+    bool one = T == 1 && wg_matvec_xs(t_ctx, wdt, 1, 2 * M, K);
+    uint64_t want = su.dispatches - (one ? 1 : 0);
+    CHECK(sf.dispatches == want, "%s: %llu dispatches fused, %llu unfused (want %llu)", what,
+          (unsigned long long)sf.dispatches, (unsigned long long)su.dispatches, (unsigned long long)want);
+    for (int f = 0; f < 2; f++) {
+        wgml_graph_free(b[f].g);
+        free(y[f]);
+    }
+    free(x), free(deq);
+    wgml_tensor_free(w);
+}
+
+static void t_glu_pairs(void)
+{
+    wgml_device_info in;
+    CHECK_OK(wgml_device_info_get(t_ctx, &in));
+    glu_pair_case(WGML_Q4_K, 0, 1, false); /* the table: linear + glu on a CPU adapter, one dispatch on a GPU */
+    glu_pair_case(WGML_Q4_K, 0, 3, false);
+    if (!(in.features & WGML_FEATURE_SUBGROUPS))
+        return;
+    t_env("WGML_FORCE", "matvec=sgx_r2");
+    glu_pair_case(WGML_Q4_K, 0, 1, true);
+    glu_pair_case(WGML_Q8_0, 2, 1, true);
+    glu_pair_case(WGML_Q4_K, 0, 2, true); /* two rows: the integer path with its first pass, then glu */
+    t_env("WGML_FORCE", NULL);
+}
+
 static void t_table(void) { cases(false); }
 static void t_integer(void) { cases(true); }
 
@@ -179,6 +255,7 @@ int main(int argc, char **argv)
     static const t_case list[] = {
         {"table", t_table},
         {"integer_path", t_integer},
+        {"glu_pairs", t_glu_pairs},
     };
     int rc = t_run(list, sizeof list / sizeof *list, argc > 1 ? argv[1] : NULL);
     wgml_ctx_destroy(t_ctx);

@@ -154,6 +154,43 @@ static void t_set_rows_quant(void)
     }
 }
 
+/* wgml_copy of quantised rows into views of any row stride (a model's
+ * gate and up rows interleaved, src/models/llm_graph.c): copied as u32
+ * words, bit for bit; a row not on 4 bytes is refused. */
+static void t_copy_rows(void)
+{
+    static const wgml_dtype dts[] = {WGML_Q4_K, WGML_Q6_K, WGML_Q8_0, WGML_Q4_0};
+    for (size_t d = 0; d < sizeof dts / sizeof *dts; d++) {
+        const int64_t R = 5, C = 512;
+        uint8_t *ra = NULL, *rb = NULL;
+        float *da = NULL, *db = NULL;
+        wgml_tensor *a = quant_table(dts[d], R, C, &da, &ra), *b = quant_table(dts[d], R, C, &db, &rb);
+        wgml_tensor *t = NULL, *even = NULL, *odd = NULL;
+        CHECK_OK(wgml_tensor_new(t_ctx, dts[d], 2, (int64_t[]){2 * R, C}, &t));
+        CHECK_OK(wgml_view_slice(t, 0, 0, 2 * R, 2, &even));
+        CHECK_OK(wgml_view_slice(t, 0, 1, 2 * R, 2, &odd));
+        CHECK_OK(wgml_copy(a, even));
+        CHECK_OK(wgml_copy(b, odd));
+        uint64_t rowb = wgml_tensor_nbytes(a) / (uint64_t)R;
+        uint8_t *got = malloc(2 * R * rowb);
+        CHECK_OK(wgml_tensor_download(t, got, 2 * R * rowb));
+        int bad = 0;
+        for (int64_t r = 0; r < 2 * R; r++)
+            bad += memcmp(got + r * rowb, (r % 2 ? rb : ra) + r / 2 * rowb, rowb) != 0;
+        CHECK(bad == 0, "%s: %d of %lld interleaved rows differ", wgml_dtype_name(dts[d]), bad, (long long)(2 * R));
+        free(got), free(ra), free(rb), free(da), free(db);
+        wgml_tensor_free(even), wgml_tensor_free(odd), wgml_tensor_free(t);
+        wgml_tensor_free(a), wgml_tensor_free(b);
+    }
+    /* q5_0 rows of 3 blocks are 66 bytes: not on 4 */
+    wgml_tensor *q = NULL, *t = NULL, *v = NULL;
+    CHECK_OK(wgml_tensor_new(t_ctx, WGML_Q5_0, 2, (int64_t[]){2, 96}, &q));
+    CHECK_OK(wgml_tensor_new(t_ctx, WGML_Q5_0, 2, (int64_t[]){4, 96}, &t));
+    CHECK_OK(wgml_view_slice(t, 0, 0, 4, 2, &v));
+    CHECK(wgml_copy(q, v) == WGML_ERR_DTYPE, "a q5_0 copy of 66-byte rows into a strided view accepted");
+    wgml_tensor_free(q), wgml_tensor_free(t), wgml_tensor_free(v);
+}
+
 static void t_errors(void)
 {
     const int64_t s[2] = {4, 32}, sf[2] = {4, 16};
@@ -178,6 +215,7 @@ int main(int argc, char **argv)
         {"dequantize_every_type", t_dequantize_all},
         {"get_rows_quantised", t_get_rows_quant},
         {"set_rows_q8_0_q4_0", t_set_rows_quant},
+        {"copy_rows", t_copy_rows},
         {"invalid_calls", t_errors},
     };
     int rc = t_run(cases, sizeof cases / sizeof *cases, argc > 1 ? argv[1] : NULL);

@@ -24,7 +24,16 @@
 // sizes leave some idle (4-lane lavapipe) or take two sets (64 lanes).
 // One activation row (M 1), k a multiple of 32 whose codes fit workgroup
 // memory (the host checks both).
+//
+// XS_GLU (graph fusion's glu(y[:, 0::2], y[:, 1::2]) of y = linear(x, w),
+// src/ops/linear_glu.c): w's rows are gate and up rows interleaved (a
+// model's gate|up, src/models/llm_graph.c), RPW 2, so a subgroup's two rows
+// are one gate and its up: lane 0 writes glu_act(p.pad1, gate) * up to out
+// column row0 / 2, and a decode layer runs no glu dispatch.
 const RSETS: u32 = {{RSETS}}u;
+#ifdef XS_GLU
+#include "glu_act.wgsl"
+#endif
 
 var<workgroup> xslot: atomic<u32>;
 
@@ -86,10 +95,16 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
             s[j / 4u] = subgroupAdd(vec4<f32>(acc[j], acc[min(j + 1u, NV - 1u)], acc[min(j + 2u, NV - 1u)],
                                               acc[min(j + 3u, NV - 1u)]));
         }
+#ifdef XS_GLU
+        if (lane == 0u) {
+            o_st(p.oo[0].x + (row0 / 2u) * p.os, glu_act(p.pad1, p.alpha * s[0].x) * (p.alpha * s[0].y));
+        }
+#else
         let row = row0 + lane;
         if (lane < NV && row < p.n) {
             emit(row, 0u, s[lane / 4u][lane % 4u], p.oo[0].x + row * p.os);
         }
+#endif
     }
     }
 }

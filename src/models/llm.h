@@ -57,7 +57,10 @@ typedef struct llm_layer {
      * step roped and wrote it with one rope and one set_rows */
     wgml_tensor *kv_cache;
     /* llm_layer_fuse's: q|k|v rows in one weight (and bias), gate|up in
-     * one; the graph then runs one projection for each group */
+     * one, their rows interleaved (gate row i at 2i, up row i at 2i + 1:
+     * the product's even and odd columns, which graph fusion lets one
+     * decode product pair into the glu itself); the graph then runs one
+     * projection for each group */
     wgml_tensor *wqkv, *bqkv, *wgu;
 } llm_layer;
 

@@ -211,8 +211,8 @@ static wgml_status layer(builder *b, int il, wgml_node *x, wgml_node **out)
         wgml_node *wgu, *gu;
         TRY(leaf(b, L->wgu, "ffn_gate_up", il, &wgu));
         TRY(proj(b, f, wgu, NULL, &gu));
-        TRY(wgml_g_slice(b->g, gu, 1, 0, hp->n_ff, 1, &gt));
-        TRY(wgml_g_slice(b->g, gu, 1, hp->n_ff, 2 * (int64_t)hp->n_ff, 1, &up));
+        TRY(wgml_g_slice(b->g, gu, 1, 0, 2 * (int64_t)hp->n_ff, 2, &gt));
+        TRY(wgml_g_slice(b->g, gu, 1, 1, 2 * (int64_t)hp->n_ff, 2, &up));
     } else {
         TRY(proj(b, f, wg, NULL, &gt));
         TRY(proj(b, f, wu, NULL, &up));
@@ -301,6 +301,10 @@ wgml_status llm_graph_build(llm_model *m, int max_tokens, bool all_logits, const
 static wgml_status stack_rows(wgml_ctx *ctx, wgml_tensor *const *parts, int n, wgml_tensor **out)
 {
     *out = NULL;
+    bool inter = n < 0; /* -n parts of equal rows, interleaved row by row */
+    n = inter ? -n : n;
+    if (inter && wgml_tensor_dim(parts[0], 0) != wgml_tensor_dim(parts[n - 1], 0))
+        return WGML_ERR_UNSUPPORTED;
     int64_t rows = 0;
     for (int i = 0; i < n; i++) {
         if (!parts[i])
@@ -320,7 +324,7 @@ static wgml_status stack_rows(wgml_ctx *ctx, wgml_tensor *const *parts, int n, w
     for (int64_t i = 0, r = 0; i < n && st == WGML_OK; i++) {
         int64_t m = wgml_tensor_dim(parts[i], 0);
         wgml_tensor *dst = NULL;
-        st = wgml_view_slice(t, 0, r, r + m, 1, &dst);
+        st = inter ? wgml_view_slice(t, 0, i, rows, n, &dst) : wgml_view_slice(t, 0, r, r + m, 1, &dst);
         if (st == WGML_OK)
             st = wgml_copy(parts[i], dst);
         wgml_tensor_free(dst);
@@ -345,7 +349,7 @@ wgml_status llm_layer_fuse(wgml_ctx *ctx, llm_layer *L)
     }
     if (st != WGML_OK && st != WGML_ERR_UNSUPPORTED)
         return st;
-    st = stack_rows(ctx, gu, 2, &L->wgu);
+    st = stack_rows(ctx, gu, -2, &L->wgu);
     return st == WGML_ERR_UNSUPPORTED ? WGML_OK : st;
 }
 

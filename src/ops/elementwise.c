@@ -381,6 +381,34 @@ static const char *kind_tag(wgml_dtype t)
     }
 }
 
+/* A quantised tensor whose rows are contiguous whole blocks, seen as u32
+ * words (the same storage: rows of rowbytes / 4 words, every stride and
+ * the offset on words); false when a row or a stride is not on 4 bytes. */
+static bool as_words(const wgml_tensor *t, wgml_tensor *a)
+{
+    const wg_dtype_info *d = wg_dtype(t->dtype);
+    int last = t->ndim - 1;
+    if (t->ndim < 1 || (t->shape[last] > 1 && t->strides[last] != 1) || t->shape[last] % d->block_elems ||
+        t->offset % 4)
+        return false;
+    *a = *t;
+    a->dtype = WGML_U32;
+    uint64_t rowb = (uint64_t)t->shape[last] / d->block_elems * d->block_bytes;
+    if (rowb % 4)
+        return false;
+    a->shape[last] = (int64_t)(rowb / 4);
+    a->strides[last] = 1;
+    for (int i = 0; i < last; i++) {
+        if (t->strides[i] % d->block_elems)
+            return false;
+        uint64_t b = (uint64_t)t->strides[i] / d->block_elems * d->block_bytes;
+        if (b % 4)
+            return false;
+        a->strides[i] = (int64_t)(b / 4);
+    }
+    return true;
+}
+
 static wgml_status cast_impl(const char *name, const wgml_tensor *x, wgml_tensor *out)
 {
     wgml_status st = wg_check_tensor(name, "x", x);
@@ -395,6 +423,11 @@ static wgml_status cast_impl(const char *name, const wgml_tensor *x, wgml_tensor
     if (!wg_dtype_is_plain(x->dtype) || !wg_dtype_is_plain(out->dtype)) {
         if (x->dtype == out->dtype && wgml_tensor_is_contiguous(x) && wgml_tensor_is_contiguous(out))
             return wgml_buffer_copy(out->st->buf, out->offset, x->st->buf, x->offset, wgml_tensor_nbytes(x));
+        /* rows of whole blocks at any row strides: copied as u32 words (a
+         * model's gate and up rows interleaved, src/models/llm_graph.c) */
+        wgml_tensor xw, ow;
+        if (x->dtype == out->dtype && as_words(x, &xw) && as_words(out, &ow))
+            return cast_impl(name, &xw, &ow);
         return wg_fail(WGML_ERR_DTYPE, "%s: %s -> %s: quantised tensors convert with wgml_dequantize", name,
                        wgml_dtype_name(x->dtype), wgml_dtype_name(out->dtype));
     }

@@ -72,6 +72,7 @@ typedef struct mv_job {
     int m;                     /* activation rows per workgroup */
     bool q8;                   /* the integer path: t[SX] is x quantised (xquant()) */
     bool xs;                   /* the integer path, x quantised by each workgroup (main_xs) */
+    int glu;                   /* with xs: out = glu of row pairs, this wgml_glu_kind (XS_GLU); -1 none */
     uint64_t row[4][8];        /* x, out, bias, c: rows' first elements, less the window's offset */
     mv_params p;               /* everything but the window's offsets */
 } mv_job;
@@ -136,8 +137,10 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
         n += snprintf(defs + n, sizeof defs - (size_t)n, ";WIDE;CH=%u;WQK=%u;WBB=%u;ACCW=%s%s%s", j->ty->ch, wqk,
                       wbb, j->q8 || xs ? "accq;Q8X" : "accw", align16 ? ";ALIGN16" : "", covered ? "" : ";PIECE32");
     if (xs)
-        n += snprintf(defs + n, sizeof defs - (size_t)n, ";XS;XSW=%llu;RSETS=%d",
-                      (unsigned long long)wg_q8_row_words(p.k), j->var->wg / 32);
+        n += snprintf(defs + n, sizeof defs - (size_t)n, ";XS;XSW=%llu;RSETS=%d%s",
+                      (unsigned long long)wg_q8_row_words(p.k), j->var->wg / 32, j->glu >= 0 ? ";XS_GLU" : "");
+    if (j->glu >= 0)
+        p.pad1 = (uint32_t)j->glu;
     if (j->q8)
         n += snprintf(defs + n, sizeof defs - (size_t)n, ";XQ_ACC=%s", shares(j->t[SX], out) ? "read_write" : "read");
     unsigned ro = 1u << 4;
@@ -155,7 +158,7 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
     ro |= shares(s3, out) ? 0u : 1u << 3;
     if (shares(j->t[SC], out) && !j->t[SI])
         ro &= ~(1u << 4);
-    if (n >= (int)sizeof defs || (j->q8 && !wide))
+    if (n >= (int)sizeof defs || (j->q8 && !wide) || (j->glu >= 0 && !xs))
         return wg_fail(WGML_ERR_INTERNAL, "%s: kernel defines too long, or the integer path without its loads", j->op);
     wg_kernel_ref ref = {"matvec.wgsl", xs ? "main_xs" : "main", defs, 5, ro};
     wgml_kernel *k;
@@ -304,8 +307,11 @@ static wgml_status need(const char *op, const char *what, const wgml_tensor *t, 
 
 /* ------------------------------------------------------------ mat-vec */
 
+/* glu >= 0: out [..., n / 2] = glu of w's row pairs (XS_GLU), or
+ * WGML_ERR_UNSUPPORTED with no message where main_xs does not take the
+ * product in one dispatch (the caller runs the linear, then the glu). */
 static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wgml_tensor *w, const wgml_tensor *bias,
-                              const wgml_tensor *c, const wgml_matmul_params *pp, wgml_tensor *out)
+                              const wgml_tensor *c, const wgml_matmul_params *pp, int glu, wgml_tensor *out)
 {
     const char *op = "wgml_linear";
     wgml_matmul_params prm = pp ? *pp : (wgml_matmul_params){1.0f, 0.0f, WGML_ACT_NONE};
@@ -333,7 +339,7 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
     int64_t oshape[4];
     for (int i = 0; i < x->ndim; i++)
         oshape[i] = x->shape[i];
-    oshape[x->ndim - 1] = w->shape[0];
+    oshape[x->ndim - 1] = glu >= 0 ? w->shape[0] / 2 : w->shape[0];
     if ((st = wg_check_out(op, out, -1, x->ndim, oshape)) != WGML_OK)
         return st;
     int64_t rows = wgml_tensor_nelem(x) / (x->shape[x->ndim - 1] ? x->shape[x->ndim - 1] : 1);
@@ -371,8 +377,11 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
     int upt = 1;
     if ((st = wg_mv_pick(x->ctx, op, n, k, ty, rows, &var, &upt)) != WGML_OK)
         return st;
+    if (glu >= 0 && (rows != 1 || n % 2 || bias || c || prm.act != WGML_ACT_NONE || !var->xs || var->rpw != 2 ||
+                     !ty->q8 || !q8_ok(ty, rows, k, rowb, w->offset) || !wg_mv_xs_fits(x->ctx, k)))
+        return WGML_ERR_UNSUPPORTED;
 
-    mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, bias, c, NULL}, (int)rows, false, false, {{0}}, {0}};
+    mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, bias, c, NULL}, (int)rows, false, false, -1, {{0}}, {0}};
     uint64_t xspan, ospan, bspan = 0, cspan = 0, bmin = 0, cmin = 0;
     uint64_t xmin = row_starts(&xv, (int)rows, j.row[0], &xspan);
     uint64_t omin = row_starts(&ov, (int)rows, j.row[1], &ospan);
@@ -426,6 +435,13 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
         win(NULL, 0, 0, 0, 0, 1, "ids"),
     };
     const int64_t it[4] = {1, 1, n, 1};
+    if (glu >= 0) { /* one window: a cut could part a gate row from its up row */
+        ws[SO] = win(out, omin, 0, 0, (uint64_t)(n / 2 - 1) * (uint64_t)ov.strides[3] + ospan,
+                     wg_dtype(out->dtype)->block_bytes, "out");
+        if (!j.xs || !wg_win_fits(x->ctx, ws, NS, it, UINT32_MAX))
+            return WGML_ERR_UNSUPPORTED;
+        j.glu = glu;
+    }
     st = wg_win_split(x->ctx, ws, NS, it, 3, UINT32_MAX, op, block, &j);
     wgml_tensor_free(xq);
     return st;
@@ -435,13 +451,19 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
 wgml_status wg_matvec(const wgml_tensor *x, const wgml_tensor *w, const wgml_tensor *bias, const wgml_tensor *c,
                       const wgml_matmul_params *p, wgml_tensor *out)
 {
-    return matvec_run(x, NULL, w, bias, c, p, out);
+    return matvec_run(x, NULL, w, bias, c, p, -1, out);
+}
+
+wgml_status wg_matvec_glu(const wgml_tensor *x, const wgml_tensor *w, const wgml_matmul_params *p, int glu,
+                          wgml_tensor *out)
+{
+    return matvec_run(x, NULL, w, NULL, NULL, p, glu, out);
 }
 
 wgml_status wg_matvec_pre(const wgml_tensor *x, const wg_xpre *pre, const wgml_tensor *w, const wgml_tensor *bias,
                           const wgml_matmul_params *p, wgml_tensor *out)
 {
-    return matvec_run(x, pre, w, bias, NULL, p, out);
+    return matvec_run(x, pre, w, bias, NULL, p, -1, out);
 }
 
 /* ------------------------------------------------------------ linear_id */
@@ -516,7 +538,7 @@ static wgml_status linear_id(const wgml_tensor *x, const wgml_tensor *w, const w
     int upt = 1;
     if ((st = wg_mv_pick(x->ctx, op, n, k, ty, 1, &var, &upt)) != WGML_OK)
         return st;
-    mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, NULL, NULL, ids}, 1, false, false, {{0}}, {0}};
+    mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, NULL, NULL, ids}, 1, false, false, -1, {{0}}, {0}};
     mv_params *p = &j.p;
     p->units = (uint32_t)((k + 7) / 8);
     p->k = (uint32_t)k;

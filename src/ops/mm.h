@@ -73,12 +73,23 @@ typedef struct wg_xpre {
     float eps;                /* norm (RMS) */
     int glu;                  /* glu: wgml_glu_kind */
 } wg_xpre;
+/* out [..., n / 2] = glu(y[..., 0::2], y[..., 1::2]) for y = x . w^T (w's
+ * rows gate and up interleaved), the glu of kind `glu` (wgml_glu_kind), in
+ * one mat-vec dispatch (matvec_xs.wgsl, XS_GLU): WGML_ERR_UNSUPPORTED, no
+ * message, where that kernel does not take it (the caller runs the linear
+ * and the glu). */
+wgml_status wg_matvec_glu(const wgml_tensor *x, const wgml_tensor *w, const wgml_matmul_params *p, int glu,
+                          wgml_tensor *out);
 /* wg_matvec with x made by pre (x: a tensor of x's shape, for the row
  * layout only; never read or written): WGML_ERR_UNSUPPORTED, no message,
  * where the integer path does not take these operands (the caller makes
  * x itself and calls wg_matvec). */
 wgml_status wg_matvec_pre(const wgml_tensor *x, const wg_xpre *pre, const wgml_tensor *w, const wgml_tensor *bias,
                           const wgml_matmul_params *p, wgml_tensor *out);
+wgml_status wg_ck_linear_glu(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out);
+uint64_t wg_sc_linear_glu(const wg_op_params *p, const wg_desc *const *in, int nin, const wg_desc *out);
+wgml_status wg_en_linear_glu(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out,
+                             wgml_tensor *out2);
 wgml_status wg_ck_linear_pre(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out);
 uint64_t wg_sc_linear_pre(const wg_op_params *p, const wg_desc *const *in, int nin, const wg_desc *out);
 wgml_status wg_en_linear_pre(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out,
