@@ -131,14 +131,32 @@ static wgml_status batch_graph(wgml_ctx *ctx, wgml_tensor *q, wgml_tensor *const
         if (st == WGML_OK)
             st = wgml_graph_output(g, o);
     }
-    if (st == WGML_OK)
-        st = wgml_graph_compile(g, NULL);
-    if (st != WGML_OK) {
-        wgml_graph_free(g);
-        return st;
-    }
-    *out = g;
-    return WGML_OK;
+    return cli_graph_done(g, st, out);
+}
+
+/* One timed batch: BATCH eager calls and a sync, or one graph run. */
+typedef struct batch {
+    wgml_ctx *ctx;
+    wgml_tensor *q, *o, *m, **k, **v;
+    int nset;
+    wgml_graph *g;
+} batch;
+
+static wgml_status eager_step(void *user)
+{
+    batch *b = user;
+    wgml_attn_params p = {0};
+    wgml_status st = WGML_OK;
+    for (int c = 0; c < BATCH && st == WGML_OK; c++)
+        st = wgml_attention(b->q, b->k[c % b->nset], b->v[c % b->nset], b->m, NULL, &p, b->o);
+    return st == WGML_OK ? wgml_ctx_sync(b->ctx) : st;
+}
+
+static wgml_status graph_step(void *user)
+{
+    batch *b = user;
+    wgml_status st = wgml_graph_run(b->g);
+    return st == WGML_OK ? wgml_graph_wait(b->g) : st;
 }
 
 static wgml_status batched(wgml_ctx *ctx, const shape *s, int reps, bool quick, double *us, double *gus)
@@ -158,39 +176,16 @@ static wgml_status batched(wgml_ctx *ctx, const shape *s, int reps, bool quick, 
         if (st == WGML_OK)
             st = make_kv(ctx, s, &vo[i], &v[i]);
     }
-    wgml_attn_params p = {0};
-    double times[64];
-    int n = 0;
-    double w0 = cli_now();
-    for (int r = -1; r < reps && st == WGML_OK; r++) { /* r = -1: warm-up, 0.3 s at least */
-        double t0 = cli_now();
-        for (int c = 0; c < BATCH && st == WGML_OK; c++)
-            st = wgml_attention(q, k[c % nset], v[c % nset], m, NULL, &p, o);
-        if (st == WGML_OK)
-            st = wgml_ctx_sync(ctx);
-        if (r >= 0)
-            times[n++] = (cli_now() - t0) / BATCH;
-        else if (!quick && cli_now() - w0 < 0.3)
-            r--;
-    }
-    /* the same batch replayed as a graph */
-    wgml_graph *g = NULL;
+    batch b = {ctx, q, o, m, k, v, nset, NULL};
+    double es = 0, gs = 0;
     if (st == WGML_OK)
-        st = batch_graph(ctx, q, k, v, nset, m, &g);
-    double gt[64];
-    int gn = 0;
-    w0 = cli_now();
-    for (int r = -1; r < reps && st == WGML_OK; r++) {
-        double t0 = cli_now();
-        st = wgml_graph_run(g);
-        if (st == WGML_OK)
-            st = wgml_graph_wait(g);
-        if (r >= 0)
-            gt[gn++] = (cli_now() - t0) / BATCH;
-        else if (!quick && cli_now() - w0 < 0.3)
-            r--;
-    }
-    wgml_graph_free(g);
+        st = cli_time_median(eager_step, &b, BATCH, reps, quick, &es);
+    /* the same batch replayed as a graph */
+    if (st == WGML_OK)
+        st = batch_graph(ctx, q, k, v, nset, m, &b.g);
+    if (st == WGML_OK)
+        st = cli_time_median(graph_step, &b, BATCH, reps, quick, &gs);
+    wgml_graph_free(b.g);
     for (int i = 0; i < nset; i++) {
         wgml_tensor_free(k[i]);
         wgml_tensor_free(v[i]);
@@ -201,10 +196,8 @@ static wgml_status batched(wgml_ctx *ctx, const shape *s, int reps, bool quick, 
     wgml_tensor_free(o);
     wgml_tensor_free(m);
     if (st == WGML_OK) {
-        qsort(times, (size_t)n, sizeof *times, cmp_d);
-        *us = times[n / 2] * 1e6;
-        qsort(gt, (size_t)gn, sizeof *gt, cmp_d);
-        *gus = gt[gn / 2] * 1e6;
+        *us = es * 1e6;
+        *gus = gs * 1e6;
     }
     return st;
 }

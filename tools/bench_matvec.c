@@ -45,14 +45,7 @@ static wgml_status build_graph(wgml_ctx *ctx, wgml_tensor *const *w, int nm, int
         if (st == WGML_OK)
             st = wgml_graph_output(g, y);
     }
-    if (st == WGML_OK)
-        st = wgml_graph_compile(g, NULL);
-    if (st != WGML_OK) {
-        wgml_graph_free(g);
-        return st;
-    }
-    *out = g;
-    return WGML_OK;
+    return cli_graph_done(g, st, out);
 }
 
 /* One step: every matrix once (g: a graph run); waits for the GPU. */

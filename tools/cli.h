@@ -35,6 +35,14 @@ int cli_bench_flags(int argc, char **argv, bool *quick, bool *json);
 /* The same, then the adapter's facts into *info (a failure printed, non-zero)
  * and, with --json, the opening `{"adapter": ..., "results": [`. */
 int cli_bench_start(wgml_ctx *ctx, int argc, char **argv, bool *quick, bool *json, wgml_device_info *info);
+/* A bench's graph once built (st: how building went): compiled into
+ * *out, or freed on any failure.  Returns the status. */
+struct wgml_graph;
+wgml_status cli_graph_done(struct wgml_graph *g, wgml_status st, struct wgml_graph **out);
+/* Median seconds per call of `step` (calls of one step): 0.3 s of
+ * warm-up first unless quick, then reps timed steps (reps <= 64). */
+wgml_status cli_time_median(wgml_status (*step)(void *user), void *user, int calls, int reps, bool quick,
+                            double *sec);
 /* The whole file ("-": stdin), malloc'd; NULL on failure. */
 char *cli_read_file(const char *path, size_t *len);
 

@@ -1,5 +1,6 @@
 /* The `wgml` command-line tool: a thin front over the library. */
 #include "cli.h"
+#include "wgml_graph.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -128,6 +129,46 @@ double cli_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+wgml_status cli_graph_done(wgml_graph *g, wgml_status st, wgml_graph **out)
+{
+    if (st == WGML_OK)
+        st = wgml_graph_compile(g, NULL);
+    if (st != WGML_OK) {
+        wgml_graph_free(g);
+        return st;
+    }
+    *out = g;
+    return WGML_OK;
+}
+
+static int cmp_sec(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+wgml_status cli_time_median(wgml_status (*step)(void *user), void *user, int calls, int reps, bool quick, double *sec)
+{
+    double t[64];
+    int n = 0;
+    reps = reps > 64 ? 64 : reps;
+    wgml_status st = WGML_OK;
+    double w0 = cli_now();
+    for (int r = -1; r < reps && st == WGML_OK; r++) { /* r = -1: warm-up, 0.3 s at least */
+        double t0 = cli_now();
+        st = step(user);
+        if (r >= 0)
+            t[n++] = (cli_now() - t0) / calls;
+        else if (!quick && cli_now() - w0 < 0.3)
+            r--;
+    }
+    if (st == WGML_OK && n > 0) {
+        qsort(t, (size_t)n, sizeof *t, cmp_sec);
+        *sec = t[n / 2];
+    }
+    return st;
 }
 
 int cli_error(const char *what, wgml_status st)
