@@ -19,6 +19,7 @@
  */
 #include "graph_harness.h"
 #include "models/llm.h"
+#include "quant_table.h"
 
 enum { V = 50, E = 32, L = 2, F = 48, H = 4, HKV = 2, D = 8, CTX = 16, T0 = 5, STEPS = 3 };
 
@@ -211,7 +212,7 @@ static void run_arch(llm_arch arch, bool fuse)
         }
         *y = (llm_layer){w.attn_norm[l].t, w.wq[l].t, w.wk[l].t, w.wv[l].t, w.wo[l].t, w.bq[l].t, w.bk[l].t,
                          w.bv[l].t, w.qn[l].t, w.kn[l].t, w.pan[l].t, w.pfn[l].t, w.fn[l].t, w.wg[l].t,
-                         w.wu[l].t, w.wd[l].t, NULL, NULL, NULL, NULL, NULL, NULL};
+                         w.wu[l].t, w.wd[l].t, NULL, NULL, NULL, NULL, NULL, NULL, false};
         if (fuse) { /* q|k|v (and qwen2's biases) and gate|up as one product each */
             CHECK_OK(llm_layer_fuse(t_ctx, y));
             CHECK(y->wqkv && y->wgu && (arch != LLM_QWEN2 || y->bqkv), "layer %d not fused", l);
@@ -317,8 +318,43 @@ static void qwen2_fused(void) { run_arch(LLM_QWEN2, true); }
 static void qwen3_fused(void) { run_arch(LLM_QWEN3, true); }
 static void gemma3_fused(void) { run_arch(LLM_GEMMA3, true); }
 
+/* llm_layer_fuse's gate|up: rows interleaved (gate 2i, up 2i + 1), or,
+ * for quantised rows not on 4 bytes (q4_0 of 3 blocks: 54 bytes), gate's
+ * rows then up's (gu_stacked), the graph slicing it either way. */
+static void gate_up_layout(void)
+{
+    static const int64_t ks[2] = {128, 96}; /* q4_0 rows of 72 and 54 bytes */
+    for (int c = 0; c < 2; c++) {
+        const int64_t R = 4, k = ks[c];
+        uint8_t *rg = NULL, *ru = NULL;
+        float *dg = NULL, *du = NULL;
+        llm_layer ly;
+        memset(&ly, 0, sizeof ly);
+        ly.w_gate = quant_table(WGML_Q4_0, R, k, &dg, &rg);
+        ly.w_up = quant_table(WGML_Q4_0, R, k, &du, &ru);
+        CHECK_OK(llm_layer_fuse(t_ctx, &ly));
+        CHECK(ly.wgu && ly.gu_stacked == (c == 1), "k %lld: wgu %p, stacked %d", (long long)k, (void *)ly.wgu,
+              ly.gu_stacked);
+        uint64_t rowb = (uint64_t)k / 32 * 18;
+        uint8_t *got = malloc(2 * R * rowb);
+        if (ly.wgu) {
+            CHECK_OK(wgml_tensor_download(ly.wgu, got, 2 * R * rowb));
+            int bad = 0;
+            for (int64_t r = 0; r < 2 * R; r++) {
+                bool up = ly.gu_stacked ? r >= R : r % 2;
+                int64_t src = ly.gu_stacked ? r % R : r / 2;
+                bad += memcmp(got + r * rowb, (up ? ru : rg) + src * rowb, rowb) != 0;
+            }
+            CHECK(bad == 0, "k %lld: %d of %lld gate|up rows misplaced", (long long)k, bad, (long long)(2 * R));
+        }
+        free(got), free(rg), free(ru), free(dg), free(du);
+        wgml_tensor_free(ly.wgu), wgml_tensor_free(ly.w_gate), wgml_tensor_free(ly.w_up);
+    }
+}
+
 static const t_case cases[] = {{"llama", llama},           {"qwen2", qwen2},           {"qwen3", qwen3},
                                {"gemma3", gemma3},         {"llama fused", llama_fused}, {"qwen2 fused", qwen2_fused},
-                               {"qwen3 fused", qwen3_fused}, {"gemma3 fused", gemma3_fused}};
+                               {"qwen3 fused", qwen3_fused}, {"gemma3 fused", gemma3_fused},
+                               {"gate_up_layout", gate_up_layout}};
 
 int main(int argc, char **argv) { return graph_main(argc, argv, cases, sizeof cases / sizeof *cases); }

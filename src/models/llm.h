@@ -62,6 +62,7 @@ typedef struct llm_layer {
      * decode product pair into the glu itself); the graph then runs one
      * projection for each group */
     wgml_tensor *wqkv, *bqkv, *wgu;
+    bool gu_stacked;  /* wgu holds gate's rows, then up's (rows not on 4 bytes: no interleaved copy) */
 } llm_layer;
 
 /* Makes L's fused weights when the parts share a dtype (copies on the

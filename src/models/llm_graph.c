@@ -211,8 +211,13 @@ static wgml_status layer(builder *b, int il, wgml_node *x, wgml_node **out)
         wgml_node *wgu, *gu;
         TRY(leaf(b, L->wgu, "ffn_gate_up", il, &wgu));
         TRY(proj(b, f, wgu, NULL, &gu));
-        TRY(wgml_g_slice(b->g, gu, 1, 0, 2 * (int64_t)hp->n_ff, 2, &gt));
-        TRY(wgml_g_slice(b->g, gu, 1, 1, 2 * (int64_t)hp->n_ff, 2, &up));
+        if (L->gu_stacked) {
+            TRY(wgml_g_slice(b->g, gu, 1, 0, hp->n_ff, 1, &gt));
+            TRY(wgml_g_slice(b->g, gu, 1, hp->n_ff, 2 * (int64_t)hp->n_ff, 1, &up));
+        } else {
+            TRY(wgml_g_slice(b->g, gu, 1, 0, 2 * (int64_t)hp->n_ff, 2, &gt));
+            TRY(wgml_g_slice(b->g, gu, 1, 1, 2 * (int64_t)hp->n_ff, 2, &up));
+        }
     } else {
         TRY(proj(b, f, wg, NULL, &gt));
         TRY(proj(b, f, wu, NULL, &up));
@@ -349,7 +354,12 @@ wgml_status llm_layer_fuse(wgml_ctx *ctx, llm_layer *L)
     }
     if (st != WGML_OK && st != WGML_ERR_UNSUPPORTED)
         return st;
+    /* interleaved; quantised rows not on 4 bytes (wgml_copy's strided
+     * copy refuses them: WGML_ERR_DTYPE) stacked one after the other */
     st = stack_rows(ctx, gu, -2, &L->wgu);
+    L->gu_stacked = st == WGML_ERR_DTYPE;
+    if (L->gu_stacked)
+        st = stack_rows(ctx, gu, 2, &L->wgu);
     return st == WGML_ERR_UNSUPPORTED ? WGML_OK : st;
 }
 
