@@ -478,7 +478,7 @@ static void test_wide(void)
  * mode, where a window's binding may end inside its last 16-byte piece:
  * PIECE32), 2 rows of f16 x and f16 out, a strided x (the first pass reads
  * it element by element), and NaN and Inf in x (their block's products
- * NaN, the other blocks' as before). */
+ * NaN, the other blocks' as before); then sgx_r2 over the q6_K rows. */
 static void test_int8(void)
 {
     wgml_device_info in;
@@ -507,6 +507,12 @@ static void test_int8(void)
     t_free(&x);
     wgml_tensor_free(w);
     wgml_tensor_free(out);
+    /* the one-dispatch product over the same 210-byte rows (in the window
+     * mode: windows starting at 2-byte offsets) */
+    if (in.features & WGML_FEATURE_SUBGROUPS) {
+        t_env("WGML_FORCE", "matvec=sgx_r2");
+        run_case("int8 one dispatch q6_K [400, 256]", WGML_Q6_K, 1, 400, 256, WGML_F32, WGML_F32);
+    }
     t_env("WGML_FORCE", NULL);
 }
 

@@ -119,7 +119,7 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
     int mk = j->m <= 1 ? 1 : j->m <= 2 ? 2 : j->m <= 4 ? 4 : 8;
     bool covered = b[SW].size / 16 * 16 >= (off[SW] + wg_win_bytes(&w[SW], it) - WIDE_SLACK + 15) / 16 * 16;
     bool wide = j->var->wide && j->ty->ch && mk <= 2 && p.rowb % 2 == 0 && p.w_off % 2 == 0 && p.eb % 2 == 0 &&
-                (covered || j->q8);
+                (covered || j->q8 || j->xs);
     uint32_t wqk = j->ty->qk > 8 ? j->ty->qk : j->ty->ch, wbb = j->ty->qk > 8 ? j->ty->bb : j->ty->ch * j->ty->bb / 8;
     bool align16 = wbb % 16 == 0 && p.rowb % 16 == 0 && p.w_off % 16 == 0 && p.eb % 16 == 0;
     const char *xm = shares(j->t[SX], out) ? "rw" : "r";
@@ -132,11 +132,10 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
                      dt_name(j->t[SX]), xm, xv4 ? "4" : "", dt_name(out),
                      shares(j->t[SW], out) ? "read_write" : "read", j->var->sg ? ";SG" : "",
                      xv4 ? ";XV4" : "", align4 ? ";ALIGN4" : "");
-    bool xs = j->xs && wide; /* else x, still f32, takes the float paths */
     if (wide)
         n += snprintf(defs + n, sizeof defs - (size_t)n, ";WIDE;CH=%u;WQK=%u;WBB=%u;ACCW=%s%s%s", j->ty->ch, wqk,
-                      wbb, j->q8 || xs ? "accq;Q8X" : "accw", align16 ? ";ALIGN16" : "", covered ? "" : ";PIECE32");
-    if (xs)
+                      wbb, j->q8 || j->xs ? "accq;Q8X" : "accw", align16 ? ";ALIGN16" : "", covered ? "" : ";PIECE32");
+    if (j->xs)
         n += snprintf(defs + n, sizeof defs - (size_t)n, ";XS;XSW=%llu;RSETS=%d%s",
                       (unsigned long long)wg_q8_row_words(p.k), j->var->wg / 32, j->glu >= 0 ? ";XS_GLU" : "");
     if (j->glu >= 0)
@@ -158,17 +157,17 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
     ro |= shares(s3, out) ? 0u : 1u << 3;
     if (shares(j->t[SC], out) && !j->t[SI])
         ro &= ~(1u << 4);
-    if (n >= (int)sizeof defs || (j->q8 && !wide) || (j->glu >= 0 && !xs))
+    if (n >= (int)sizeof defs || ((j->q8 || j->xs) && !wide))
         return wg_fail(WGML_ERR_INTERNAL, "%s: kernel defines too long, or the integer path without its loads", j->op);
-    wg_kernel_ref ref = {"matvec.wgsl", xs ? "main_xs" : "main", defs, 5, ro};
+    wg_kernel_ref ref = {"matvec.wgsl", j->xs ? "main_xs" : "main", defs, 5, ro};
     wgml_kernel *k;
     wgml_status st = wg_kernel_get(j->ctx, &ref, &k);
     if (st != WGML_OK)
         return st;
-    int rows_wg = xs ? j->var->rpw * (j->var->wg / 32) : j->var->rpw;
+    int rows_wg = j->xs ? j->var->rpw * (j->var->wg / 32) : j->var->rpw;
     p.ngroups = (uint32_t)((it[2] + rows_wg - 1) / rows_wg);
     uint64_t groups = (uint64_t)p.ngroups * (p.pairs ? p.pairs : 1);
-    if (xs) {
+    if (j->xs) {
         /* main_xs: at most wg_mv_xs_wgs() workgroups, each walking several row
          * groups with x quantised once (p.pad0: how many were dispatched) */
         uint32_t cap = wg_mv_xs_wgs();
@@ -185,6 +184,15 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
 static bool q8_ok(const mv_type *ty, int64_t rows, int64_t k, uint64_t rowb, uint64_t w_offset)
 {
     return ty && ty->q8 && rows <= Q8_MAX_ROWS && k > 0 && k % 32 == 0 && rowb % 2 == 0 && w_offset % 2 == 0;
+}
+
+/* Whether main_xs (x quantised by each workgroup) takes the product on
+ * variant var: the integer path's operands, one row, x's codes in
+ * workgroup memory. */
+static bool xs_takes(wgml_ctx *ctx, const mv_type *ty, const mv_variant *var, int64_t rows, int64_t k, uint64_t rowb,
+                     uint64_t w_offset)
+{
+    return var->xs && rows == 1 && q8_ok(ty, rows, k, rowb, w_offset) && wg_mv_xs_fits(ctx, k);
 }
 
 /* The first pass: x's rows (j->row[0], less xmin; xext elements from xmin
@@ -244,8 +252,8 @@ bool wg_matvec_xs(wgml_ctx *ctx, wgml_dtype w, int64_t rows, int64_t n, int64_t 
     const mv_type *ty = wg_mv_type(w);
     const mv_variant *var;
     int upt;
-    return ty && q8_ok(ty, rows, k, 0, 0) && rows == 1 && wg_mv_xs_fits(ctx, k) &&
-           wg_mv_pick(ctx, "wg_matvec_xs", n, k, ty, rows, &var, &upt) == WGML_OK && var->xs;
+    return ty && q8_ok(ty, rows, k, 0, 0) && wg_mv_pick(ctx, "wg_matvec_xs", n, k, ty, rows, &var, &upt) == WGML_OK &&
+           xs_takes(ctx, ty, var, rows, k, 0, 0);
 }
 
 /* Window operand of a tensor at element offset `first` (esz-byte
@@ -377,8 +385,8 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
     int upt = 1;
     if ((st = wg_mv_pick(x->ctx, op, n, k, ty, rows, &var, &upt)) != WGML_OK)
         return st;
-    if (glu >= 0 && (rows != 1 || n % 2 || bias || c || prm.act != WGML_ACT_NONE || !var->xs || var->rpw != 2 ||
-                     !ty->q8 || !q8_ok(ty, rows, k, rowb, w->offset) || !wg_mv_xs_fits(x->ctx, k)))
+    bool xs = !pre && xs_takes(x->ctx, ty, var, rows, k, rowb, w->offset);
+    if (glu >= 0 && (!xs || n % 2 || bias || c || prm.act != WGML_ACT_NONE || var->rpw != 2))
         return WGML_ERR_UNSUPPORTED;
 
     mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, bias, c, NULL}, (int)rows, false, false, -1, {{0}}, {0}};
@@ -408,7 +416,7 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
     bool q8 = var->q8 && q8_ok(ty, rows, k, rowb, w->offset);
     if (pre && !q8)
         return WGML_ERR_UNSUPPORTED; /* the caller makes x and calls wg_matvec */
-    if (q8 && var->xs && !pre && rows == 1 && wg_mv_xs_fits(x->ctx, k)) {
+    if (xs) {
         j.xs = true; /* x stays as it is: each workgroup quantises it */
         q8 = false;
     }
@@ -438,7 +446,7 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
     if (glu >= 0) { /* one window: a cut could part a gate row from its up row */
         ws[SO] = win(out, omin, 0, 0, (uint64_t)(n / 2 - 1) * (uint64_t)ov.strides[3] + ospan,
                      wg_dtype(out->dtype)->block_bytes, "out");
-        if (!j.xs || !wg_win_fits(x->ctx, ws, NS, it, UINT32_MAX))
+        if (!wg_win_fits(x->ctx, ws, NS, it, UINT32_MAX))
             return WGML_ERR_UNSUPPORTED;
         j.glu = glu;
     }
