@@ -90,6 +90,7 @@ typedef struct llm_graph {
     int64_t T, KV;           /* symbolic dims */
     int max_tokens;
     int n_ctx;               /* KV's bound */
+    int64_t kv_bucket;       /* LLM_KV_BUCKET, or WGML_LLM_KV_BUCKET (timing) */
     int64_t window;          /* gemma3's local layers (0: none) */
     bool all_logits;
     wgml_node *ids, *pos, *last, *seed, *logits, *token;

@@ -81,7 +81,6 @@ static wgml_status heads(builder *b, wgml_node *x, int h, wgml_node *norm_w, boo
     return heads_rot(b, x, h, norm_w, rope, base, 0, out);
 }
 
-
 /* Columns [c0, c0 + Hkv * D) of a cache after the step's write, viewed
  * [1, Hkv, KV, D] (a joint k|v cache's halves: strided views, their rows
  * 2 Hkv D long). */
@@ -286,6 +285,8 @@ wgml_status llm_graph_build(llm_model *m, int max_tokens, bool all_logits, const
     if (!m || max_tokens < 1 || !sp)
         return wgml_error(WGML_ERR_INVALID_ARG, "llm_graph_build: bad arguments");
     out->max_tokens = max_tokens;
+    const char *eb = getenv("WGML_LLM_KV_BUCKET"); /* timing */
+    out->kv_bucket = eb && atoi(eb) >= 1 ? atoi(eb) : LLM_KV_BUCKET;
     out->all_logits = all_logits;
     out->n_ctx = m->n_ctx;
     out->mask_host = malloc((size_t)max_tokens * (size_t)m->n_ctx);
@@ -308,11 +309,9 @@ static wgml_status stack_rows(wgml_ctx *ctx, wgml_tensor *const *parts, int n, w
     *out = NULL;
     bool inter = n < 0; /* -n parts of equal rows, interleaved row by row */
     n = inter ? -n : n;
-    if (inter && wgml_tensor_dim(parts[0], 0) != wgml_tensor_dim(parts[n - 1], 0))
-        return WGML_ERR_UNSUPPORTED;
     int64_t rows = 0;
     for (int i = 0; i < n; i++) {
-        if (!parts[i])
+        if (!parts[i] || (inter && wgml_tensor_dim(parts[i], 0) != wgml_tensor_dim(parts[0], 0)))
             return WGML_ERR_UNSUPPORTED;
         int k = wgml_tensor_ndim(parts[i]);
         if (k < 1 || k > 2 || k != wgml_tensor_ndim(parts[0]) ||
@@ -404,9 +403,7 @@ wgml_status llm_graph_eval_read(llm_graph *lg, const int32_t *ids, int n, int n_
         return wgml_error(WGML_ERR_INVALID_ARG, "llm_graph_eval: %d tokens in one step (at most 512)", n);
     for (int i = 0; i < n; i++)
         p[i] = n_past + i;
-    const char *eb = getenv("WGML_LLM_KV_BUCKET"); /* timing */
-    int64_t bucket = eb && atoi(eb) >= 1 ? atoi(eb) : LLM_KV_BUCKET;
-    int64_t kv = ((int64_t)n_past + n + bucket - 1) / bucket * bucket;
+    int64_t kv = ((int64_t)n_past + n + lg->kv_bucket - 1) / lg->kv_bucket * lg->kv_bucket;
     if (kv > lg->n_ctx)
         kv = lg->n_ctx;
     if (n_past + n > kv)

@@ -437,20 +437,14 @@ void wg_rope_ref(const wgml_rope_params *p, const int64_t shape[4], const double
         for (int64_t s = 0; s < S; s++)
             for (int64_t h = 0; h < H; h++) {
                 int64_t row = ((b * S + s) * H + h) * D;
-                for (int64_t d = p->n_dims; d < D; d++) {
+                /* dims past n_dims, and every dim of a head past n_heads_rot, as they are */
+                bool pass = p->n_heads_rot && h >= p->n_heads_rot;
+                for (int64_t d = pass ? 0 : p->n_dims; d < D; d++) {
                     out[row + d] = x[row + d];
                     if (theta)
                         theta[row + d] = 0;
                 }
-                for (int64_t i = 0; i < nh && p->n_heads_rot && h >= p->n_heads_rot; i++) {
-                    int64_t d0 = p->mode == WGML_ROPE_NORMAL ? 2 * i : i;
-                    int64_t d1 = p->mode == WGML_ROPE_NORMAL ? 2 * i + 1 : i + nh;
-                    out[row + d0] = x[row + d0];
-                    out[row + d1] = x[row + d1];
-                    if (theta)
-                        theta[row + d0] = theta[row + d1] = 0;
-                }
-                for (int64_t i = 0; i < nh && !(p->n_heads_rot && h >= p->n_heads_rot); i++) {
+                for (int64_t i = 0; i < nh && !pass; i++) {
                     double ps = pos[s + S * rope_stream(p, i)];
                     double extrap = ps * pow(k.base, -2.0 * (double)i / p->n_dims) / (ff ? ff[i] : 1.0);
                     double interp = k.scale * extrap, th = interp;
