@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -486,6 +486,18 @@ for s in $sections; do
             2>/dev/null | md5sum | sed "s|-|$m ${v:-default} greedy text|"
         done
       done ;;
+    fa) # the register-tiled prefill attention (fa64 / fa32) against the t* tiles, next to torch SDPA;
+      # test_op_attention natively and without f16 (the table takes fa for the prefill cases there)
+      for m in native nof16; do
+        unset WGML_DISABLE; [ $m = nof16 ] && export WGML_DISABLE=f16
+        echo "--- test_op_attention ($m): $($B/tests/test_op_attention 2>&1 | tee $OUTDIR/attn.$m.log | grep -E 'passed|check failed' | head -n 6 | tr '\n' ' ')"
+      done
+      unset WGML_DISABLE
+      for v in "" attn=fa32 attn=t64 attn=t32 ""; do
+        echo "-- ${v:-table}: $(WGML_FORCE=$v $B/wgml bench attn --skv 4096 --json 2>/dev/null | python3 -c "import json,sys; d=json.load(sys.stdin); print(' '.join('%s %s: %.2f ms %.2f TFLOP/s;' % (r['kind'], r['dtype'], r['median_ms'], r['tflop_s']) for r in d['results']))")"
+      done
+      WGML_PROFILE=1 $B/wgml bench attn --skv 4096 2>&1 | grep -E 'attn|total' | head -n 6
+      python3 bench/torch_attn.py 2>/dev/null | python3 -c "import json,sys; d=json.load(sys.stdin); print('torch:', ' '.join('%s %s %d: %.3f ms %s;' % (r['kind'], r['dtype'], r['skv'], r['median_ms'], r.get('tflop_s', r.get('gb_s'))) for r in d['results']))" ;;
     qtests) # the carried test programs (bench/devbuild.sh), natively
       for t in $B/tests/test_*; do
         [ -x "$t" ] && echo "$(basename $t): $($t 2>&1 | tee $OUTDIR/$(basename $t).log | grep -E 'passed|check failed' | head -n 4 | tr '\n' ' ')"

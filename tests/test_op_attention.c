@@ -192,7 +192,7 @@ static at_case basic(int64_t b, int64_t hq, int64_t hkv, int64_t sq, int64_t skv
  * (its operands share the arena: read_write bindings), and with subgroups
  * D  dsg / dsg_np (one kernel on CPU drivers, class 64, any K/V dtype)
  *    and M, attn_merge:
- * 10 attention kernels in every mode.  Under WGML_MAX_BINDING=65536 the
+ * 10 attention kernels in every mode, and fa_prefill's 3 (t_fa).  Under WGML_MAX_BINDING=65536 the
  * splitkv cases, one dsg case and one A case (300 keys of D 64 f32: 75
  * KiB a head) run their keys in pieces (CARRY) on those same kernels.
  * Shapes below are picked for those tiles: a new case should land on one
@@ -413,6 +413,48 @@ static void t_dsg(void)
     run_case("dsg f32 K, q8_0 V, 2 queries, window", &c);
 }
 
+/* The register-tiled prefill kernel (attention_fa.wgsl), forced: fa64 at
+ * head dim class 64 (f32) and fa32 at class 128 (f16 q and out, q8_0 K,
+ * f16 V; lavapipe's 32 KiB holds fa64 only up to D 64).  Several
+ * row blocks (heaviest first) and 16-key tiles, a last tile cut short,
+ * [B, S, H, D] views, every score feature; D 40 / Dv 56 pads both to 64
+ * (zeros past D, outputs past Dv unwritten); under WGML_MAX_BINDING=65536
+ * the 300-key case runs in pieces (F_SPLIT, CARRY, then attn_reduce). */
+static void t_fa(void)
+{
+    at_case c = basic(2, 4, 2, 50, 300, 64); /* rows 2 x 50: two blocks */
+    c.p.causal = 1;
+    c.bshd = true;
+    c.sinks = true;
+    c.mndim = 4;
+    set_shape(c.mshape, (int64_t[4]){2, 4, 50, 300});
+    c.masked = 0.1;
+    c.force = "attn=fa64";
+    run_case("fa64 causal GQA bshd, f32 mask, sinks, 300 keys", &c);
+    c = basic(1, 3, 1, 21, 45, 40); /* MQA, 63 rows, padded dims */
+    c.dv = 56;
+    c.p.window = 9;
+    c.p.causal = 1;
+    c.p.softcap = 3;
+    c.p.max_bias = 8;
+    c.mdt = F16;
+    c.mndim = 2;
+    set_shape(c.mshape, (int64_t[4]){21, 45});
+    c.masked = 0.2;
+    c.dead_rows = true;
+    c.force = "attn=fa64";
+    c.expect_var = "attn[FA;BQ=64";
+    run_case("fa64 D=40 Dv=56, window, softcap, ALiBi, dead rows", &c);
+    c = basic(1, 8, 2, 33, 130, 128); /* rows 4 x 33: five blocks of 32 */
+    c.qdt = c.odt = F16;
+    c.kdt = Q8;
+    c.vdt = F16;
+    c.p.causal = 1;
+    c.force = "attn=fa32";
+    c.expect_var = "attn[FA;BQ=32";
+    run_case("fa32 D=128 f16 q/out, q8_0 K, f16 V, causal", &c);
+}
+
 static void t_errors(void)
 {
     wgml_tensor *q = NULL, *k = NULL, *v = NULL, *o = NULL, *bad = NULL, *i32 = NULL;
@@ -539,6 +581,7 @@ int main(int argc, char **argv)
         {"masks_window_sinks_softcap_alibi", t_masks_features},
         {"variants_splitkv", t_variants},
         {"decode_dsg", t_dsg},
+        {"fa_prefill", t_fa},
         {"invalid_calls", t_errors},
         {"graph", t_graph},
         {"registry", t_registry},

@@ -540,6 +540,9 @@ fn blk_of(wid: vec3<u32>, nwg: vec3<u32>) -> Blk {
 #ifdef DECODE
 #include "attention_decode.wgsl"
 #else
+#ifdef FA
+#include "attention_fa.wgsl"
+#else
 const RQ: u32 = {{RQ}}u;      // query rows per thread
 const BK: u32 = {{BK}}u;      // keys per tile
 const TN: u32 = {{TN}}u;      // threads along keys / value dims
@@ -756,5 +759,6 @@ fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
     }
 }
+#endif
 #endif
 #endif

@@ -41,27 +41,37 @@
  *        one is computed; runs merged by attn_merge, or with one chunk
  *        written as the output (18.3 KiB at D 128);
  *   dsg_np  dsg loading each tile after the last (~40 fewer registers,
- *        no load in flight during the arithmetic), for timing against it.
+ *        no load in flight during the arithmetic), for timing against it;
+ *   fa64 / fa32  the register-tiled prefill kernel (attention_fa.wgsl):
+ *        64 / 32 rows, 4 a thread, 8 threads across keys and value dims,
+ *        16 keys a tile, S and O in named vector registers; head dims up
+ *        to 128 (rounded up to 32): 46 KiB for fa64 at D 128, 27 KiB for
+ *        fa32.  The GPUs' prefill kernel; on CPU drivers forced only.
  * Any variant runs split when the keys of one head do not fit a storage
  * binding (pieces merged through the partials, CARRY). */
 static const wg_attn_variant variants[] = {
-    {"t64", 64, 4, 16, 16, false, false},
-    {"t32", 32, 2, 32, 16, false, false},
-    {"t16", 16, 1, 16, 16, false, false},
-    {"t8", 8, 1, 16, 8, false, false},
-    {"splitkv", 8, 1, 8, 128, true, false},
-    {"dsg", 4, 1, 4, 128, true, true},
-    {"dsg_np", 4, 0, 4, 128, true, true},
+    {"t64", 64, 4, 16, 16, false, false, false},
+    {"t32", 32, 2, 32, 16, false, false, false},
+    {"t16", 16, 1, 16, 16, false, false, false},
+    {"t8", 8, 1, 16, 8, false, false, false},
+    {"splitkv", 8, 1, 8, 128, true, false, false},
+    {"dsg", 4, 1, 4, 128, true, true, false},
+    {"dsg_np", 4, 0, 4, 128, true, true, false},
+    {"fa64", 64, 4, 16, 8, false, false, true},
+    {"fa32", 32, 4, 16, 8, false, false, true},
 };
-#define NVAR 7
+#define NVAR 9
 #define V_SPLITKV 4
 #define V_DSG 5
-#define VAR_NAMES "t64, t32, t16, t8, splitkv, dsg, dsg_np"
+#define V_FA64 7
+#define VAR_NAMES "t64, t32, t16, t8, splitkv, dsg, dsg_np, fa64, fa32"
 
 const wg_attn_variant *wg_attn_variant_at(int i) { return i >= 0 && i < NVAR ? &variants[i] : NULL; }
 
 /* Padded head dims: multiples of 16 so TN (8 or 16) divides DV. */
 int64_t wg_attn_pad(int64_t d) { return (d + 15) / 16 * 16; }
+
+int64_t wg_attn_pad32(int64_t d) { return (d + 31) / 32 * 32; }
 
 int64_t wg_attn_class(int64_t d) { return d <= 64 ? 64 : d <= 128 ? 128 : 256; }
 
@@ -97,12 +107,18 @@ uint64_t wg_attn_smem(const wg_attn_variant *v, int64_t dk, int64_t dv)
     }
     if (v->split) /* at its smallest tile: one key a thread */
         return wg_attn_dec_smem(v->bq, 1, v->tn).bytes;
+    if (v->fa) { /* attention_fa.wgsl: Q, one K/V tile, P, Red (8 vectors of 4 rows a row group) */
+        int64_t k32 = wg_attn_pad32(dk), v32 = wg_attn_pad32(dv), w = k32 > v32 ? k32 : v32;
+        return 4u * (uint64_t)(v->bq * k32 + v->bk * w + v->bk * v->bq + 8 * v->bq);
+    }
     int64_t kvw = dk > dv ? dk : dv;
     return 4u * (uint64_t)(v->bq * dk + v->bk * (kvw + 1) + v->bq * v->bk + 3 * v->bq);
 }
 
 static bool fits(const wg_attn_variant *v, int64_t dk, int64_t dv, uint32_t smem, uint32_t max_inv)
 {
+    if (v->fa && (wg_attn_pad32(dk) > 128 || wg_attn_pad32(dv) > 128))
+        return false; /* NV = Dv / 32 <= 4 named accumulator vectors a row */
     uint32_t threads = v->split ? (uint32_t)v->tn : (uint32_t)(v->bq / v->rq * v->tn);
     return wg_attn_smem(v, dk, dv) <= smem && threads <= max_inv;
 }
@@ -131,6 +147,9 @@ wgml_status wg_attn_choose(const wg_attn_facts *f, int64_t rows, int64_t skv, in
             return wg_fail(WGML_ERR_UNSUPPORTED, "wgml_attention: variant %s needs subgroups of %d lanes for head "
                            "dims %lld/%lld; the device's are %u (0: none)", force, lpk, (long long)dk, (long long)dv,
                            f->subgroup);
+        if ((*out)->fa && (wg_attn_pad32(dk) > 128 || wg_attn_pad32(dv) > 128))
+            return wg_fail(WGML_ERR_UNSUPPORTED, "wgml_attention: variant %s takes head dims up to 128 (got %lld/%lld)",
+                           force, (long long)dk, (long long)dv);
         if (fits(*out, dk, dv, f->smem, f->max_inv))
             return WGML_OK;
         return wg_fail(WGML_ERR_UNSUPPORTED, "wgml_attention: variant %s needs %llu bytes of workgroup memory for "
@@ -152,7 +171,18 @@ wgml_status wg_attn_choose(const wg_attn_facts *f, int64_t rows, int64_t skv, in
         return WGML_OK;
     }
     /* Prefill: the biggest tile that fits and that the rows fill at least
-     * half of (a 64-row tile for 20 rows computes 44 empty ones). */
+     * half of (a 64-row tile for 20 rows computes 44 empty ones); on GPUs
+     * the register-tiled fa64 / fa32 first (head dims <= 128; bench/NOTES.md
+     * has their times against the t* tiles).  CPU drivers keep the t*
+     * tiles: one compiled kernel per head dim class, and lavapipe's
+     * workgroup memory (32 KiB) takes fa64 only up to D 64. */
+    for (int i = V_FA64; i < NVAR && !f->cpu; i++) {
+        const wg_attn_variant *v = &variants[i];
+        if (fits(v, dk, dv, f->smem, f->max_inv) && rows * 2 >= v->bq) {
+            *out = v;
+            return WGML_OK;
+        }
+    }
     for (int i = 0; i < 4; i++) {
         const wg_attn_variant *v = &variants[i];
         if (fits(v, dk, dv, f->smem, f->max_inv) && (rows * 2 >= v->bq || i == 3)) {

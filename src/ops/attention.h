@@ -33,6 +33,8 @@ typedef struct wg_attn_variant {
     int bq, rq, bk, tn;
     bool split;           /* key chunks across workgroups + attn_reduce / attn_merge */
     bool sg;              /* the subgroup decode kernel (needs subgroups of >= wg_attn_lpk lanes) */
+    bool fa;              /* the register-tiled prefill kernel (attention_fa.wgsl): bq rows, 4 a
+                           * thread, 8 threads across keys, 16 keys a tile; head dims <= 128 */
 } wg_attn_variant;
 
 /* The device facts the table is keyed by. */
@@ -46,6 +48,8 @@ typedef struct wg_attn_facts {
 
 const wg_attn_variant *wg_attn_variant_at(int i);
 int64_t wg_attn_pad(int64_t d);
+/* attention_fa.wgsl's head dims: multiples of 32 (its swizzle's 8 slots of 4). */
+int64_t wg_attn_pad32(int64_t d);
 /* CPU drivers' head dim classes: 64, 128 or 256 (the arrays' size). */
 int64_t wg_attn_class(int64_t d);
 uint64_t wg_attn_smem(const wg_attn_variant *v, int64_t dk, int64_t dv);

@@ -399,6 +399,15 @@ wgml_status wg_attention_impl(const wgml_tensor *q, const wgml_tensor *k, const 
                                  (long long)dm.spn, (long long)dm.rpr, (long long)dk, (long long)dvp, kk, vk,
                                  exact ? "DEXACT;" : "", facts.cpu ? "ROLLED;" : "");
         }
+    } else if (var->fa) {
+        /* attention_fa.wgsl: head dims rounded up to 32, NV = Dv / 32
+         * accumulator vectors a row */
+        int64_t k32 = wg_attn_pad32(dk), v32 = wg_attn_pad32(dvp);
+        u = (size_t)snprintf(defs, sizeof defs, "FA;BQ=%d;WG=%d;DK=%lld;DV=%lld;KVW=%lld;NV2=%d;NV3=%d;NV4=%d;%s%s%s",
+                             var->bq, var->bq / var->rq * var->tn, (long long)k32, (long long)v32,
+                             (long long)(k32 > v32 ? k32 : v32), v32 >= 64, v32 >= 96, v32 >= 128,
+                             k->dtype == WGML_Q8_0 ? "K_Q8;KRAW;" : "", v->dtype == WGML_Q8_0 ? "V_Q8;VRAW;" : "",
+                             facts.cpu ? "ROLLED;" : "");
     } else {
         u = (size_t)snprintf(defs, sizeof defs, "BQ=%d;RQ=%d;BK=%d;TN=%d;WG=%d;DK=%lld;DV=%lld;KVW=%lld;%s%s%s%s",
                              var->bq, var->rq, var->bk, var->tn, var->bq / var->rq * var->tn, (long long)dk,

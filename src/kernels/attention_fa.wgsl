@@ -1,0 +1,398 @@
+// The register-tiled prefill kernel (variants fa64 / fa32; included by
+// attention.wgsl under FA, entry attn; host: attention.c's table).
+// attention.wgsl's tiled kernel keeps its S and O blocks in private
+// arrays indexed in loops, reads one float of Q and K per FMA and runs
+// the softmax on BQ of its threads: 9.7 TFLOP/s at 4096 causal f32 on an
+// H100 (torch SDPA 42).  This one is shaped like the GEMM (gemm.wgsl):
+//   - BQ rows a workgroup, 4 a thread (ty), 8 threads across keys and
+//     value dims (tx): WG = 2 BQ threads; BK = 16 keys a tile;
+//   - S = Q K^T: a thread owns rows 4ty..4ty+3 x keys tx and tx + 8, and
+//     per 4 dims reads 4 vectors of Q (the 8 tx lanes read the same one:
+//     a broadcast) and 2 of K for 32 FMAs.  K rows are stored with their
+//     vectors swizzled (slot d4 ^ (key & 7)) so the 8 keys a quarter-warp
+//     reads at one d4 sit in 8 different banks;
+//   - the row max of a tile: each thread's 4 partial maxima (a vector)
+//     through Red, one barrier; the row sums stay per thread until the end;
+//   - P goes to Ps[key][row] as vectors and V replaces K; O (4 rows x NV
+//     vectors of 4 dims at tx + 8j, named registers: an array indexed in a
+//     loop stays in local memory on NVIDIA, see gemm.wgsl) takes per key
+//     one vector of P and NV of V for 16 NV FMAs.
+// Workgroup memory, floats: Q BQ.DK, K/V BK.KVW, P BK.BQ, Red 8.BQ: at D
+// 128, 46 KiB for BQ 64 (an H100 allows 48) and 27 KiB for BQ 32.  DK and
+// DV are multiples of 32 (the swizzle's 8 slots; NV = DV / 32 <= 4); past
+// D and Dv the loads give 0.  ROLLED (CPU drivers): the dim loop is
+// bounded by D at run time, the key loop stays a loop.
+const BK: u32 = 16u;
+const TX: u32 = 8u;                 // threads across keys / value dims
+const TY: u32 = BQ / 4u;            // threads across rows (4 rows each)
+const DK4: u32 = DK / 4u;
+const DV4: u32 = DV / 4u;
+const KVW4: u32 = {{KVW}}u / 4u;    // max(DK, DV) / 4: a K/V row in vectors
+const NV: u32 = DV / 32u;           // accumulator vectors a row
+
+var<workgroup> Qs: array<vec4<f32>, BQ * DK4>;
+var<workgroup> KVs: array<vec4<f32>, BK * KVW4>;
+var<workgroup> Ps: array<vec4<f32>, BK * TY>;
+var<workgroup> Red: array<vec4<f32>, TX * TY>;
+
+// Dim vectors the S loop runs over: all DK4 (zeros past D) on GPUs.
+fn nd4() -> u32 {
+#ifdef ROLLED
+    return (p.dims.z + 3u) / 4u;
+#else
+    return DK4;
+#endif
+}
+
+fn dacc(s: f32, q: vec4<f32>, k: vec4<f32>) -> f32 {
+    return fma(q.w, k.w, fma(q.z, k.z, fma(q.y, k.y, fma(q.x, k.x, s))));
+}
+
+// The workgroup's block, heaviest row blocks first: with causal masking a
+// block's keys grow with its rows, and the last blocks to start should be
+// the short ones (row blocks slowest, then batch, KV head, split).
+fn fa_blk(wid: vec3<u32>, nwg: vec3<u32>) -> Blk {
+    let rows = p.blk.z * p.blk.w;
+    let nrb = (rows + BQ - 1u) / BQ;
+    let per = p.blk.x * p.blk.y * p.ss.y;
+    let t = wg_linear(wid, nwg);
+    let live = t < per * nrb;
+    let ri = t / per;
+    var u = t - ri * per;
+    let sp = u % p.ss.y;
+    u = u / p.ss.y;
+    return Blk(sp, nrb - 1u - min(ri, nrb - 1u), u % p.blk.y, u / p.blk.y, live);
+}
+
+// One output vector (dims 4 d4 ..+3) of block row rw: normalised into out,
+// or (F_SPLIT) the run's acc merged with the carried one (fa, fb).
+fn fa_put(b: u32, hk: u32, rw: Row, sp: u32, d4: u32, v: vec4<f32>, inv: f32, fa: f32, fb: f32) {
+    if (!rw.ok) {
+        return;
+    }
+    let dv = p.dims.w;
+    if (flag(F_SPLIT)) {
+        let pb = run_of(b, hk, rw, sp) + 2u;
+        for (var e = 0u; e < 4u; e++) {
+            let d = 4u * d4 + e;
+            if (d < dv) {
+                var x = v[e] * fa;
+                if (flag(F_CARRY)) {
+                    x = x + o_ld(pb + d) * fb;
+                }
+                o_st(pb + d, x);
+            }
+        }
+        return;
+    }
+    let ob = p.offs2.y + b * p.os.x + hk * p.os.y + rw.g * p.os.z + rw.i * p.os.w;
+    for (var e = 0u; e < 4u; e++) {
+        let d = 4u * d4 + e;
+        if (d < dv) {
+            o_st(ob + d * p.in2.z, v[e] * inv);
+        }
+    }
+}
+
+// Row a's carried run (F_SPLIT and F_CARRY): (fa, fb, max, sum) with which
+// its (mx, sum) and acc merge into what an earlier dispatch left there.
+fn fa_carry(b: u32, hk: u32, rw: Row, sp: u32, mx: f32, sum: f32) -> vec4<f32> {
+    if (!rw.ok || !flag(F_SPLIT) || !flag(F_CARRY)) {
+        return vec4<f32>(1.0, 0.0, mx, sum);
+    }
+    let pb = run_of(b, hk, rw, sp);
+    let m2 = o_ld(pb);
+    let mn = max(mx, m2);
+    let fa = select(exp(mx - mn), 0.0, mx == NEG);
+    let fb = select(exp(m2 - mn), 0.0, m2 == NEG);
+    return vec4<f32>(fa, fb, mn, sum * fa + o_ld(pb + 1u) * fb);
+}
+
+@compute @workgroup_size({{WG}})
+fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) li: u32) {
+    let bl = fa_blk(wid, nwg);
+    if (!bl.live) {
+        return;
+    }
+    let sp = bl.sp;
+    let rb = bl.rb;
+    let hk = bl.hk;
+    let b = bl.b;
+    let D = p.dims.z;
+    let Dv = p.dims.w;
+    let ty = li / TX;
+    let tx = li % TX;
+    let kr = key_range(sp, rb);
+    let kbeg = kr.x;
+    let kend = kr.y;
+
+    // Q as [row][d4] vectors, zeros past the rows and past D.
+    for (var e = li; e < BQ * DK4; e += WG) {
+        let r = e / DK4;
+        let d0 = 4u * (e - r * DK4);
+        let rw = row_of(rb, r);
+        var x = vec4<f32>(0.0);
+        if (rw.ok) {
+            let qb = p.offs.x + b * p.qs.x + hk * p.qs.y + rw.g * p.qs.z + rw.i * p.qs.w;
+            for (var c = 0u; c < 4u; c++) {
+                if (d0 + c < D) {
+                    x[c] = f32(q_ld(qb + (d0 + c) * p.in1.x));
+                }
+            }
+        }
+        Qs[e] = x;
+    }
+    let r0 = row_of(rb, 4u * ty);
+    let r1 = row_of(rb, 4u * ty + 1u);
+    let r2 = row_of(rb, 4u * ty + 2u);
+    let r3 = row_of(rb, 4u * ty + 3u);
+    let sl = vec4<f32>(row_slope(hk, r0), row_slope(hk, r1), row_slope(hk, r2), row_slope(hk, r3));
+    var m = vec4<f32>(NEG);   // the rows' maxima (the same in the 8 tx lanes)
+    var l = vec4<f32>(0.0);   // this thread's share of the rows' sums
+    var o00 = vec4<f32>(0.0);
+    var o10 = vec4<f32>(0.0);
+    var o20 = vec4<f32>(0.0);
+    var o30 = vec4<f32>(0.0);
+#if NV2
+    var o01 = vec4<f32>(0.0);
+    var o11 = vec4<f32>(0.0);
+    var o21 = vec4<f32>(0.0);
+    var o31 = vec4<f32>(0.0);
+#endif
+#if NV3
+    var o02 = vec4<f32>(0.0);
+    var o12 = vec4<f32>(0.0);
+    var o22 = vec4<f32>(0.0);
+    var o32 = vec4<f32>(0.0);
+#endif
+#if NV4
+    var o03 = vec4<f32>(0.0);
+    var o13 = vec4<f32>(0.0);
+    var o23 = vec4<f32>(0.0);
+    var o33 = vec4<f32>(0.0);
+#endif
+    let kb = b * p.kv.x + hk * p.kv.y;
+    let vb = b * p.kv.z + hk * p.kv.w;
+    let qa = 4u * ty * DK4;
+    let k0 = tx * KVW4;
+    let k1 = (tx + 8u) * KVW4;
+
+    for (var kt = kbeg; kt < kend; kt += BK) {
+        let kn = min(BK, kend - kt);
+        // K rows (zeros past kn and D), vector d4 in slot d4 ^ (key & 7)
+        for (var e = li; e < BK * DK4; e += WG) {
+            let c = e / DK4;
+            let d4 = e - c * DK4;
+            var x = vec4<f32>(0.0);
+            if (c < kn) {
+                let kr0 = kb + (kt + c) * p.in1.y;
+                for (var z = 0u; z < 4u; z++) {
+                    if (4u * d4 + z < D) {
+                        x[z] = k_val(kr0 + (4u * d4 + z) * p.in1.z);
+                    }
+                }
+            }
+            KVs[c * KVW4 + (d4 ^ (c & 7u))] = x;
+        }
+        workgroupBarrier();
+        var s0 = vec4<f32>(0.0);  // rows 0..3 against key tx
+        var s1 = vec4<f32>(0.0);  // against key tx + 8
+        for (var d4 = 0u; d4 < nd4(); d4++) {
+            let kx0 = KVs[k0 + (d4 ^ tx)];
+            let kx1 = KVs[k1 + (d4 ^ tx)];
+            let q0 = Qs[qa + d4];
+            let q1 = Qs[qa + DK4 + d4];
+            let q2 = Qs[qa + 2u * DK4 + d4];
+            let q3 = Qs[qa + 3u * DK4 + d4];
+            s0 = vec4<f32>(dacc(s0.x, q0, kx0), dacc(s0.y, q1, kx0), dacc(s0.z, q2, kx0), dacc(s0.w, q3, kx0));
+            s1 = vec4<f32>(dacc(s1.x, q0, kx1), dacc(s1.y, q1, kx1), dacc(s1.z, q2, kx1), dacc(s1.w, q3, kx1));
+        }
+        let j0 = kt + tx;
+        let j1 = j0 + 8u;
+#ifdef ROLLED
+        // CPU drivers: one inlined score_of, not eight (lavapipe's compile time)
+        var sa = array<vec4<f32>, 2>(s0, s1);
+        for (var x = 0u; x < 8u * p.ss.x; x++) {
+            let a = x & 3u;
+            let c = x >> 2u;
+            sa[c][a] = score_of(sa[c][a], b, hk, row_of(rb, 4u * ty + a), j0 + 8u * c, kend, sl[a]);
+        }
+        s0 = sa[0];
+        s1 = sa[1];
+#else
+        s0 = vec4<f32>(score_of(s0.x, b, hk, r0, j0, kend, sl.x), score_of(s0.y, b, hk, r1, j0, kend, sl.y),
+                       score_of(s0.z, b, hk, r2, j0, kend, sl.z), score_of(s0.w, b, hk, r3, j0, kend, sl.w));
+        s1 = vec4<f32>(score_of(s1.x, b, hk, r0, j1, kend, sl.x), score_of(s1.y, b, hk, r1, j1, kend, sl.y),
+                       score_of(s1.z, b, hk, r2, j1, kend, sl.z), score_of(s1.w, b, hk, r3, j1, kend, sl.w));
+#endif
+        Red[tx * TY + ty] = max(s0, s1);
+        workgroupBarrier();  // Red is written and every thread is done with K
+        var mt = Red[ty];
+        for (var t = 1u; t < TX; t++) {
+            mt = max(mt, Red[t * TY + ty]);
+        }
+        let mn = max(m, mt);
+        let al = exp(m - mn);  // NEG - NEG: 1 (acc and l are still 0)
+        m = mn;
+        let p0 = select(exp(s0 - mn), vec4<f32>(0.0), s0 == vec4<f32>(NEG));
+        let p1 = select(exp(s1 - mn), vec4<f32>(0.0), s1 == vec4<f32>(NEG));
+        l = l * al + p0 + p1;
+        Ps[tx * TY + ty] = p0;
+        Ps[(tx + 8u) * TY + ty] = p1;
+        // V rows (zeros past kn and Dv) into K's place
+        for (var e = li; e < BK * DV4; e += WG) {
+            let c = e / DV4;
+            let d4 = e - c * DV4;
+            var x = vec4<f32>(0.0);
+            if (c < kn) {
+                let vr0 = vb + (kt + c) * p.in1.w;
+                for (var z = 0u; z < 4u; z++) {
+                    if (4u * d4 + z < Dv) {
+                        x[z] = v_val(vr0 + (4u * d4 + z) * p.in2.x);
+                    }
+                }
+            }
+            KVs[c * KVW4 + d4] = x;
+        }
+        o00 = o00 * al.x;
+        o10 = o10 * al.y;
+        o20 = o20 * al.z;
+        o30 = o30 * al.w;
+#if NV2
+        o01 = o01 * al.x;
+        o11 = o11 * al.y;
+        o21 = o21 * al.z;
+        o31 = o31 * al.w;
+#endif
+#if NV3
+        o02 = o02 * al.x;
+        o12 = o12 * al.y;
+        o22 = o22 * al.z;
+        o32 = o32 * al.w;
+#endif
+#if NV4
+        o03 = o03 * al.x;
+        o13 = o13 * al.y;
+        o23 = o23 * al.z;
+        o33 = o33 * al.w;
+#endif
+        workgroupBarrier();  // P and V are in place
+        for (var c = 0u; c < n_(BK); c++) {
+            let pv = Ps[c * TY + ty];
+            let vr = c * KVW4 + tx;
+            let v0 = KVs[vr];
+            o00 = fma(vec4<f32>(pv.x), v0, o00);
+            o10 = fma(vec4<f32>(pv.y), v0, o10);
+            o20 = fma(vec4<f32>(pv.z), v0, o20);
+            o30 = fma(vec4<f32>(pv.w), v0, o30);
+#if NV2
+            let v1 = KVs[vr + 8u];
+            o01 = fma(vec4<f32>(pv.x), v1, o01);
+            o11 = fma(vec4<f32>(pv.y), v1, o11);
+            o21 = fma(vec4<f32>(pv.z), v1, o21);
+            o31 = fma(vec4<f32>(pv.w), v1, o31);
+#endif
+#if NV3
+            let v2 = KVs[vr + 16u];
+            o02 = fma(vec4<f32>(pv.x), v2, o02);
+            o12 = fma(vec4<f32>(pv.y), v2, o12);
+            o22 = fma(vec4<f32>(pv.z), v2, o22);
+            o32 = fma(vec4<f32>(pv.w), v2, o32);
+#endif
+#if NV4
+            let v3 = KVs[vr + 24u];
+            o03 = fma(vec4<f32>(pv.x), v3, o03);
+            o13 = fma(vec4<f32>(pv.y), v3, o13);
+            o23 = fma(vec4<f32>(pv.z), v3, o23);
+            o33 = fma(vec4<f32>(pv.w), v3, o33);
+#endif
+        }
+        workgroupBarrier();  // done with P and V before the next K and Red
+    }
+
+    // The rows' sums: the 8 tx shares through Red (the last tile's reads
+    // of Red are behind its final barrier).
+    Red[tx * TY + ty] = l;
+    workgroupBarrier();
+    var ls = Red[ty];
+    for (var t = 1u; t < TX; t++) {
+        ls = ls + Red[t * TY + ty];
+    }
+    // Every carried run is read before any lane writes its row's new one.
+    let c0 = fa_carry(b, hk, r0, sp, m.x, ls.x);
+    let c1 = fa_carry(b, hk, r1, sp, m.y, ls.y);
+    let c2 = fa_carry(b, hk, r2, sp, m.z, ls.z);
+    let c3 = fa_carry(b, hk, r3, sp, m.w, ls.w);
+    workgroupBarrier();
+    let inv = vec4<f32>(out_scale(hk, r0.g, m.x, ls.x), out_scale(hk, r1.g, m.y, ls.y),
+                        out_scale(hk, r2.g, m.z, ls.z), out_scale(hk, r3.g, m.w, ls.w));
+    if (flag(F_SPLIT) && tx == 0u) {
+        let rs = array<Row, 4>(r0, r1, r2, r3);
+        let cs = array<vec4<f32>, 4>(c0, c1, c2, c3);
+        for (var a = 0u; a < 4u; a++) {
+            if (rs[a].ok) {
+                let pb = run_of(b, hk, rs[a], sp);
+                o_st(pb, cs[a].z);
+                o_st(pb + 1u, cs[a].w);
+            }
+        }
+    }
+#ifdef ROLLED
+    // CPU drivers: one inlined fa_put, not 4 NV (lavapipe's compile time)
+    let cs = array<vec4<f32>, 4>(c0, c1, c2, c3);
+    for (var x = 0u; x < 4u * NV * p.ss.x; x++) {
+        let a = x & 3u;
+        var v = vec4<f32>(0.0);
+        switch x {
+            case 0u: { v = o00; }
+            case 1u: { v = o10; }
+            case 2u: { v = o20; }
+            case 3u: { v = o30; }
+#if NV2
+            case 4u: { v = o01; }
+            case 5u: { v = o11; }
+            case 6u: { v = o21; }
+            case 7u: { v = o31; }
+#endif
+#if NV3
+            case 8u: { v = o02; }
+            case 9u: { v = o12; }
+            case 10u: { v = o22; }
+            case 11u: { v = o32; }
+#endif
+#if NV4
+            case 12u: { v = o03; }
+            case 13u: { v = o13; }
+            case 14u: { v = o23; }
+            case 15u: { v = o33; }
+#endif
+            default: {}
+        }
+        fa_put(b, hk, row_of(rb, 4u * ty + a), sp, tx + 8u * (x >> 2u), v, inv[a], cs[a].x, cs[a].y);
+    }
+#else
+    fa_put(b, hk, r0, sp, tx, o00, inv.x, c0.x, c0.y);
+    fa_put(b, hk, r1, sp, tx, o10, inv.y, c1.x, c1.y);
+    fa_put(b, hk, r2, sp, tx, o20, inv.z, c2.x, c2.y);
+    fa_put(b, hk, r3, sp, tx, o30, inv.w, c3.x, c3.y);
+#if NV2
+    fa_put(b, hk, r0, sp, tx + 8u, o01, inv.x, c0.x, c0.y);
+    fa_put(b, hk, r1, sp, tx + 8u, o11, inv.y, c1.x, c1.y);
+    fa_put(b, hk, r2, sp, tx + 8u, o21, inv.z, c2.x, c2.y);
+    fa_put(b, hk, r3, sp, tx + 8u, o31, inv.w, c3.x, c3.y);
+#endif
+#if NV3
+    fa_put(b, hk, r0, sp, tx + 16u, o02, inv.x, c0.x, c0.y);
+    fa_put(b, hk, r1, sp, tx + 16u, o12, inv.y, c1.x, c1.y);
+    fa_put(b, hk, r2, sp, tx + 16u, o22, inv.z, c2.x, c2.y);
+    fa_put(b, hk, r3, sp, tx + 16u, o32, inv.w, c3.x, c3.y);
+#endif
+#if NV4
+    fa_put(b, hk, r0, sp, tx + 24u, o03, inv.x, c0.x, c0.y);
+    fa_put(b, hk, r1, sp, tx + 24u, o13, inv.y, c1.x, c1.y);
+    fa_put(b, hk, r2, sp, tx + 24u, o23, inv.z, c2.x, c2.y);
+    fa_put(b, hk, r3, sp, tx + 24u, o33, inv.w, c3.x, c3.y);
+#endif
+#endif
+}
