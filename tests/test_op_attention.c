@@ -418,7 +418,10 @@ static void t_dsg(void)
  * f16 V; lavapipe's 32 KiB holds fa64 only up to D 64).  Several
  * row blocks (heaviest first) and 16-key tiles, a last tile cut short,
  * [B, S, H, D] views, every score feature; D 40 / Dv 56 pads both to 64
- * (zeros past D, outputs past Dv unwritten); under WGML_MAX_BINDING=65536
+ * (zeros past D, outputs past Dv unwritten); tiles that need the scale
+ * alone (tile_plain) in fa64 and fa32, the others through score_of; the
+ * fa64 cases load each tile a phase ahead (PF), fa32 at D 128 does not;
+ * under WGML_MAX_BINDING=65536
  * the 300-key case runs in pieces (F_SPLIT, CARRY, then attn_reduce). */
 static void t_fa(void)
 {
@@ -431,6 +434,11 @@ static void t_fa(void)
     c.masked = 0.1;
     c.force = "attn=fa64";
     run_case("fa64 causal GQA bshd, f32 mask, sinks, 300 keys", &c);
+    c = basic(1, 2, 1, 70, 308, 64); /* no mask: tiles below the diagonal take the scale alone (row 0 sees
+                                      * keys 0..238, the tile of 224..239 is the first that may not) */
+    c.p.causal = 1;
+    c.force = "attn=fa64";
+    run_case("fa64 causal GQA, plain tiles", &c);
     c = basic(1, 3, 1, 21, 45, 40); /* MQA, 63 rows, padded dims */
     c.dv = 56;
     c.p.window = 9;

@@ -29,6 +29,10 @@ const DK4: u32 = DK / 4u;
 const DV4: u32 = DV / 4u;
 const KVW4: u32 = {{KVW}}u / 4u;    // max(DK, DV) / 4: a K/V row in vectors
 const NV: u32 = DV / 32u;           // accumulator vectors a row
+const DK8: u32 = DK / 8u;           // octets a K row
+const DV8: u32 = DV / 8u;
+
+#include "attention_kv.wgsl"
 
 var<workgroup> Qs: array<vec4<f32>, BQ * DK4>;
 var<workgroup> KVs: array<vec4<f32>, BK * KVW4>;
@@ -46,6 +50,72 @@ fn nd4() -> u32 {
 
 fn dacc(s: f32, q: vec4<f32>, k: vec4<f32>) -> f32 {
     return fma(q.w, k.w, fma(q.z, k.z, fma(q.y, k.y, fma(q.x, k.x, s))));
+}
+
+// Octet unit e (< BK DK8) of the K tile at key kt: key e / DK8, dims 8
+// (e % DK8) ..+7; zeros past kend, D and the units.
+fn k_oct(kb: u32, kt: u32, kend: u32, e: u32) -> Raw {
+    let c = e / DK8;
+    let d0 = 8u * (e - c * DK8);
+    let D = p.dims.z;
+    if (e >= BK * DK8 || kt + c >= kend) {
+        return Raw(vec4<u32>(0u), vec4<u32>(0u));
+    }
+    return oct_raw(false, k_kind(), p.offs.y, kb + (kt + c) * p.in1.y + d0 * p.in1.z, p.in1.z,
+                   min(8u, D - min(d0, D)), flag(F_KVEC));
+}
+// Puts it in KVs, vector d4 of key c in slot d4 ^ (c & 7).
+fn k_put(r: Raw, e: u32) {
+    if (e < BK * DK8) {
+        let c = e / DK8;
+        let d4 = 2u * (e - c * DK8);
+        let x = oct_f32(k_kind(), r);
+        let sw = c & 7u;
+        KVs[c * KVW4 + (d4 ^ sw)] = x.a;
+        KVs[c * KVW4 + ((d4 + 1u) ^ sw)] = x.b;
+    }
+}
+fn v_oct(vb: u32, kt: u32, kend: u32, e: u32) -> Raw {
+    let c = e / DV8;
+    let d0 = 8u * (e - c * DV8);
+    let dv = p.dims.w;
+    if (e >= BK * DV8 || kt + c >= kend) {
+        return Raw(vec4<u32>(0u), vec4<u32>(0u));
+    }
+    return oct_raw(true, v_kind(), p.offs.z, vb + (kt + c) * p.in1.w + d0 * p.in2.x, p.in2.x,
+                   min(8u, dv - min(d0, dv)), flag(F_VVEC));
+}
+fn v_put(r: Raw, e: u32) {
+    if (e < BK * DV8) {
+        let c = e / DV8;
+        let d4 = 2u * (e - c * DV8);
+        let x = oct_f32(v_kind(), r);
+        KVs[c * KVW4 + d4] = x.a;
+        KVs[c * KVW4 + d4 + 1u] = x.b;
+    }
+}
+
+// Whether no score of the tile at kt needs more than the scale: no mask,
+// window or soft-capping, every row real, every key below kend and, with
+// causal masking, visible to the block's first query (key_range's rule).
+// Uniform; most tiles of a causal prefill are (only those on the diagonal
+// are not), and score_of's eight calls cost ~10% of the kernel's time.
+fn tile_plain(rb: u32, kt: u32, kend: u32) -> bool {
+    if ((p.offs2.w & (F_MASK | F_WINDOW | F_SOFTCAP)) != 0u || kt + BK > kend) {
+        return false;
+    }
+    let r0 = rb * BQ;
+    if (r0 + BQ > p.blk.z * p.blk.w) {
+        return false;
+    }
+    if (!flag(F_CAUSAL)) {
+        return true;
+    }
+    var imin = 0u;
+    if (r0 / p.blk.w == (r0 + BQ - 1u) / p.blk.w) {
+        imin = r0 % p.blk.w;
+    }
+    return p.offs2.z + kt + BK - 1u + p.ip.x <= p.org.w + imin + p.ip.y;
 }
 
 // The workgroup's block, heaviest row blocks first: with causal masking a
@@ -178,27 +248,33 @@ fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let k0 = tx * KVW4;
     let k1 = (tx + 8u) * KVW4;
 
+#if PF
+    // the first tile's K in registers (units li and li + WG)
+    var ra = k_oct(kb, kbeg, kend, li);
+    var rb2 = k_oct(kb, kbeg, kend, li + WG);
+#endif
     for (var kt = kbeg; kt < kend; kt += BK) {
-        let kn = min(BK, kend - kt);
-        // K rows (zeros past kn and D), vector d4 in slot d4 ^ (key & 7)
-        for (var e = li; e < BK * DK4; e += WG) {
-            let c = e / DK4;
-            let d4 = e - c * DK4;
-            var x = vec4<f32>(0.0);
-            if (c < kn) {
-                let kr0 = kb + (kt + c) * p.in1.y;
-                for (var z = 0u; z < 4u; z++) {
-                    if (4u * d4 + z < D) {
-                        x[z] = k_val(kr0 + (4u * d4 + z) * p.in1.z);
-                    }
-                }
-            }
-            KVs[c * KVW4 + (d4 ^ (c & 7u))] = x;
+#if PF
+        k_put(ra, li);
+        k_put(rb2, li + WG);
+#else
+        for (var e = li; e < BK * DK8; e += WG) {
+            k_put(k_oct(kb, kt, kend, e), e);
         }
+#endif
         workgroupBarrier();
+#if PF
+        // this tile's V in flight through the S products
+        ra = v_oct(vb, kt, kend, li);
+        rb2 = v_oct(vb, kt, kend, li + WG);
+#endif
         var s0 = vec4<f32>(0.0);  // rows 0..3 against key tx
         var s1 = vec4<f32>(0.0);  // against key tx + 8
+#ifdef FA_NOS
+        for (var d4 = 0u; d4 < 1u; d4++) {
+#else
         for (var d4 = 0u; d4 < nd4(); d4++) {
+#endif
             let kx0 = KVs[k0 + (d4 ^ tx)];
             let kx1 = KVs[k1 + (d4 ^ tx)];
             let q0 = Qs[qa + d4];
@@ -210,22 +286,27 @@ fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
         let j0 = kt + tx;
         let j1 = j0 + 8u;
+        if (tile_plain(rb, kt, kend)) {
+            s0 = s0 * p.fp.x;
+            s1 = s1 * p.fp.x;
+        } else {
 #ifdef ROLLED
-        // CPU drivers: one inlined score_of, not eight (lavapipe's compile time)
-        var sa = array<vec4<f32>, 2>(s0, s1);
-        for (var x = 0u; x < 8u * p.ss.x; x++) {
-            let a = x & 3u;
-            let c = x >> 2u;
-            sa[c][a] = score_of(sa[c][a], b, hk, row_of(rb, 4u * ty + a), j0 + 8u * c, kend, sl[a]);
-        }
-        s0 = sa[0];
-        s1 = sa[1];
+            // CPU drivers: one inlined score_of, not eight (lavapipe's compile time)
+            var sa = array<vec4<f32>, 2>(s0, s1);
+            for (var x = 0u; x < 8u * p.ss.x; x++) {
+                let a = x & 3u;
+                let c = x >> 2u;
+                sa[c][a] = score_of(sa[c][a], b, hk, row_of(rb, 4u * ty + a), j0 + 8u * c, kend, sl[a]);
+            }
+            s0 = sa[0];
+            s1 = sa[1];
 #else
-        s0 = vec4<f32>(score_of(s0.x, b, hk, r0, j0, kend, sl.x), score_of(s0.y, b, hk, r1, j0, kend, sl.y),
-                       score_of(s0.z, b, hk, r2, j0, kend, sl.z), score_of(s0.w, b, hk, r3, j0, kend, sl.w));
-        s1 = vec4<f32>(score_of(s1.x, b, hk, r0, j1, kend, sl.x), score_of(s1.y, b, hk, r1, j1, kend, sl.y),
-                       score_of(s1.z, b, hk, r2, j1, kend, sl.z), score_of(s1.w, b, hk, r3, j1, kend, sl.w));
+            s0 = vec4<f32>(score_of(s0.x, b, hk, r0, j0, kend, sl.x), score_of(s0.y, b, hk, r1, j0, kend, sl.y),
+                           score_of(s0.z, b, hk, r2, j0, kend, sl.z), score_of(s0.w, b, hk, r3, j0, kend, sl.w));
+            s1 = vec4<f32>(score_of(s1.x, b, hk, r0, j1, kend, sl.x), score_of(s1.y, b, hk, r1, j1, kend, sl.y),
+                           score_of(s1.z, b, hk, r2, j1, kend, sl.z), score_of(s1.w, b, hk, r3, j1, kend, sl.w));
 #endif
+        }
         Red[tx * TY + ty] = max(s0, s1);
         workgroupBarrier();  // Red is written and every thread is done with K
         var mt = Red[ty];
@@ -240,21 +321,15 @@ fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         l = l * al + p0 + p1;
         Ps[tx * TY + ty] = p0;
         Ps[(tx + 8u) * TY + ty] = p1;
-        // V rows (zeros past kn and Dv) into K's place
-        for (var e = li; e < BK * DV4; e += WG) {
-            let c = e / DV4;
-            let d4 = e - c * DV4;
-            var x = vec4<f32>(0.0);
-            if (c < kn) {
-                let vr0 = vb + (kt + c) * p.in1.w;
-                for (var z = 0u; z < 4u; z++) {
-                    if (4u * d4 + z < Dv) {
-                        x[z] = v_val(vr0 + (4u * d4 + z) * p.in2.x);
-                    }
-                }
-            }
-            KVs[c * KVW4 + d4] = x;
+        // V rows (zeros past kend and Dv) into K's place
+#if PF
+        v_put(ra, li);
+        v_put(rb2, li + WG);
+#else
+        for (var e = li; e < BK * DV8; e += WG) {
+            v_put(v_oct(vb, kt, kend, e), e);
         }
+#endif
         o00 = o00 * al.x;
         o10 = o10 * al.y;
         o20 = o20 * al.z;
@@ -278,7 +353,16 @@ fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         o33 = o33 * al.w;
 #endif
         workgroupBarrier();  // P and V are in place
+#if PF
+        // the next tile's K in flight through the P.V products
+        ra = k_oct(kb, kt + BK, kend, li);
+        rb2 = k_oct(kb, kt + BK, kend, li + WG);
+#endif
+#ifdef FA_NOO
+        for (var c = 0u; c < 1u; c++) {
+#else
         for (var c = 0u; c < n_(BK); c++) {
+#endif
             let pv = Ps[c * TY + ty];
             let vr = c * KVW4 + tx;
             let v0 = KVs[vr];

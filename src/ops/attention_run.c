@@ -17,7 +17,7 @@ enum {
     F_CAUSAL = 1, F_WINDOW = 2, F_SOFTCAP = 4, F_MASK = 8, F_ALIBI = 16, F_SINKS = 32, F_CARRY = 64,
     F_MASK16 = 128, F_MASK8 = 256, /* the mask's dtype (f32 without either): it is read raw, see below */
     F_SPLIT = 512,                 /* partial runs to the scratch: a flag, so split and whole runs share a kernel */
-    F_KVEC = 1024, F_VVEC = 2048,  /* decode: K / V octets are aligned 16-byte vectors (attention_decode.wgsl) */
+    F_KVEC = 1024, F_VVEC = 2048,  /* decode and fa: K / V octets are aligned 16-byte vectors (attention_kv.wgsl) */
     F_MROW = 4096,                 /* dsg: one mask element serves every row of a block (attention_dsg.wgsl) */
     F_PF = 8192,                   /* dsg: prefetch, on CPU drivers (a define on GPUs) */
 };
@@ -403,11 +403,15 @@ wgml_status wg_attention_impl(const wgml_tensor *q, const wgml_tensor *k, const 
         /* attention_fa.wgsl: head dims rounded up to 32, NV = Dv / 32
          * accumulator vectors a row */
         int64_t k32 = wg_attn_pad32(dk), v32 = wg_attn_pad32(dvp);
-        u = (size_t)snprintf(defs, sizeof defs, "FA;BQ=%d;WG=%d;DK=%lld;DV=%lld;KVW=%lld;NV2=%d;NV3=%d;NV4=%d;%s%s%s",
-                             var->bq, var->bq / var->rq * var->tn, (long long)k32, (long long)v32,
-                             (long long)(k32 > v32 ? k32 : v32), v32 >= 64, v32 >= 96, v32 >= 128,
-                             k->dtype == WGML_Q8_0 ? "K_Q8;KRAW;" : "", v->dtype == WGML_Q8_0 ? "V_Q8;VRAW;" : "",
-                             facts.cpu ? "ROLLED;" : "");
+        /* PF: a tile's K and V octets (16 keys x DK / 8) fit two registers
+         * of each thread, so they are loaded a phase ahead */
+        int wgt = var->bq / var->rq * var->tn;
+        u = (size_t)snprintf(defs, sizeof defs, "FA;BQ=%d;WG=%d;DK=%lld;DV=%lld;KVW=%lld;NV2=%d;NV3=%d;NV4=%d;"
+                             "KRAW;VRAW;K_KIND=%du;V_KIND=%du;PF=%d;%s", var->bq, wgt, (long long)k32,
+                             (long long)v32, (long long)(k32 > v32 ? k32 : v32), v32 >= 64, v32 >= 96, v32 >= 128,
+                             kv_kind(k->dtype), kv_kind(v->dtype), k32 <= wgt && v32 <= wgt, facts.cpu ? "ROLLED;" : "");
+        if (getenv("WGML_FA_DBG")) /* TEMPORARY: timing experiments */
+            u += (size_t)snprintf(defs + u, sizeof defs - u, "%s", getenv("WGML_FA_DBG"));
     } else {
         u = (size_t)snprintf(defs, sizeof defs, "BQ=%d;RQ=%d;BK=%d;TN=%d;WG=%d;DK=%lld;DV=%lld;KVW=%lld;%s%s%s%s",
                              var->bq, var->rq, var->bk, var->tn, var->bq / var->rq * var->tn, (long long)dk,
@@ -424,8 +428,8 @@ wgml_status wg_attention_impl(const wgml_tensor *q, const wgml_tensor *k, const 
             ro |= 1u << i;
         /* out is rw (split runs read the carried partials) and f32 when split;
          * the mask is read as raw words, whatever its dtype (or none); the
-         * decode kernel reads K and V as raw 16-byte vectors */
-        bool v16 = var->split && (i == O_K || i == O_V);
+         * decode and fa kernels read K and V as raw 16-byte vectors */
+        bool v16 = (var->split || var->fa) && (i == O_K || i == O_V);
         const char *mode = i == O_O || rw ? (v16 ? "rw4" : "rw") : v16 ? "r4" : "r";
         const char *dt = i == O_O ? (split ? "f32" : wg_dtype(out->dtype)->wgsl)
                          : i == O_M || v16 ? "u32" : wgsl_dt(t->dtype);
@@ -435,10 +439,10 @@ wgml_status wg_attention_impl(const wgml_tensor *q, const wgml_tensor *k, const 
     memset(&job, 0, sizeof job);
     job.ctx = ctx;
     job.var = var;
-    job.raw[O_K] = k->dtype == WGML_Q8_0 || var->split;
-    job.raw[O_V] = v->dtype == WGML_Q8_0 || var->split;
+    job.raw[O_K] = k->dtype == WGML_Q8_0 || var->split || var->fa;
+    job.raw[O_V] = v->dtype == WGML_Q8_0 || var->split || var->fa;
     job.raw[O_M] = mask != NULL;
-    job.vec16 = var->split;
+    job.vec16 = var->split || var->fa;
     job.nsp = nsp;
     job.bq = bq;
     job.rds = var->sg ? 16 : 32; /* attn_merge's MDS, attn_reduce's RDS */
@@ -477,8 +481,8 @@ wgml_status wg_attention_impl(const wgml_tensor *q, const wgml_tensor *k, const 
                      (mask ? F_MASK : 0) | (mask && !mbool && pa.max_bias > 0 ? F_ALIBI : 0) |
                      (sinks && !split ? F_SINKS : 0) | (mask && mask->dtype == WGML_F16 ? F_MASK16 : 0) |
                      (mbool ? F_MASK8 : 0) | (split ? F_SPLIT : 0) |
-                     (var->split && vec_ok(k, &o.v[O_K], D) ? F_KVEC : 0) |
-                     (var->split && vec_ok(v, &o.v[O_V], Dv) ? F_VVEC : 0) |
+                     ((var->split || var->fa) && vec_ok(k, &o.v[O_K], D) ? F_KVEC : 0) |
+                     ((var->split || var->fa) && vec_ok(v, &o.v[O_V], Dv) ? F_VVEC : 0) |
                      /* a block's rows are heads g and queries i of one (b, hkv) */
                      (var->sg && mask && o.v[O_M].strides[1] == 0 && (o.v[O_M].strides[2] == 0 || Sq == 1) ? F_MROW
                                                                                                           : 0) |
