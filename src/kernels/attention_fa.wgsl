@@ -1,32 +1,39 @@
 // The register-tiled prefill kernel (variants fa64 / fa32; included by
 // attention.wgsl under FA, entry attn; host: attention.c's table).
 // attention.wgsl's tiled kernel keeps its S and O blocks in private
-// arrays indexed in loops, reads one float of Q and K per FMA and runs
-// the softmax on BQ of its threads: 9.7 TFLOP/s at 4096 causal f32 on an
-// H100 (torch SDPA 42).  This one is shaped like the GEMM (gemm.wgsl):
-//   - BQ rows a workgroup, 4 a thread (ty), 8 threads across keys and
-//     value dims (tx): WG = 2 BQ threads; BK = 16 keys a tile;
-//   - S = Q K^T: a thread owns rows 4ty..4ty+3 x keys tx and tx + 8, and
-//     per 4 dims reads 4 vectors of Q (the 8 tx lanes read the same one:
-//     a broadcast) and 2 of K for 32 FMAs.  K rows are stored with their
-//     vectors swizzled (slot d4 ^ (key & 7)) so the 8 keys a quarter-warp
-//     reads at one d4 sit in 8 different banks;
+// arrays indexed in loops and reads one float of Q and K per FMA: 9.7
+// TFLOP/s at 4096 causal f32 on an H200 (torch SDPA 42).  Here:
+//   - BQ rows a workgroup, 4 a thread, 8 threads (tx, lanes of one
+//     subgroup) across keys and dims: WG = 2 BQ threads; BK = 16 keys a
+//     tile; thread tx owns the dim vectors tx + 8j (j < NQ = DK / 32 of Q
+//     and K, j < NV = DV / 32 of V and O), so a quarter-warp's loads of one
+//     key row hit 8 different banks;
+//   - Q stays in registers (a mat4x4 per j: its 4 rows' vectors), so per
+//     key a thread reads NQ vectors of K for 16 NQ FMAs of partial dots
+//     over its dims; the 8 lanes' partials of 8 keys are then summed by a
+//     reduce-scatter of 3 subgroupShuffleXor steps (7 vector shuffles),
+//     after which lane tx holds its 4 rows' scores of keys tx and tx + 8.
+//     (The first version kept Q in workgroup memory and read 6 vectors
+//     per 32 FMAs: shared-memory bound, 16.4 TFLOP/s; bench/NOTES.md.)
 //   - the row max of a tile: each thread's 4 partial maxima (a vector)
 //     through Red, one barrier; the row sums stay per thread until the end;
 //   - P goes to Ps[key][row] as vectors and V replaces K; O (4 rows x NV
-//     vectors of 4 dims at tx + 8j, named registers: an array indexed in a
-//     loop stays in local memory on NVIDIA, see gemm.wgsl) takes per key
-//     one vector of P and NV of V for 16 NV FMAs.
-// Workgroup memory, floats: Q BQ.DK, K/V BK.KVW, P BK.BQ, Red 8.BQ: at D
-// 128, 46 KiB for BQ 64 (an H100 allows 48) and 27 KiB for BQ 32.  DK and
-// DV are multiples of 32 (the swizzle's 8 slots; NV = DV / 32 <= 4); past
-// D and Dv the loads give 0.  ROLLED (CPU drivers): the dim loop is
-// bounded by D at run time, the key loop stays a loop.
+//     vectors, named registers: an array indexed in a loop stays in local
+//     memory on NVIDIA, see gemm.wgsl) takes per key one vector of P and
+//     NV of V for 16 NV FMAs;
+//   - PF: each thread's two octets of the next K tile are loaded into
+//     registers during the P.V products, and this tile's V during the
+//     S products.
+// Subgroups of at least 8 lanes are required; a subgroup's lanes take row
+// groups in the order the subgroups arrive (as attention_dsg.wgsl).
+// Workgroup memory: K/V BK.KVW floats, P BK.BQ, Red 8.BQ (14 KiB at D 128
+// for fa64).  DK and DV are multiples of 32; past D and Dv the loads give 0.
 const BK: u32 = 16u;
 const TX: u32 = 8u;                 // threads across keys / value dims
 const TY: u32 = BQ / 4u;            // threads across rows (4 rows each)
 const DK4: u32 = DK / 4u;
 const DV4: u32 = DV / 4u;
+const NQ: u32 = DK / 32u;           // Q / K vectors a row per thread
 const KVW4: u32 = {{KVW}}u / 4u;    // max(DK, DV) / 4: a K/V row in vectors
 const NV: u32 = DV / 32u;           // accumulator vectors a row
 const DK8: u32 = DK / 8u;           // octets a K row
@@ -34,22 +41,70 @@ const DV8: u32 = DV / 8u;
 
 #include "attention_kv.wgsl"
 
-var<workgroup> Qs: array<vec4<f32>, BQ * DK4>;
 var<workgroup> KVs: array<vec4<f32>, BK * KVW4>;
 var<workgroup> Ps: array<vec4<f32>, BK * TY>;
 var<workgroup> Red: array<vec4<f32>, TX * TY>;
+var<workgroup> fslots: atomic<u32>;
 
-// Dim vectors the S loop runs over: all DK4 (zeros past D) on GPUs.
-fn nd4() -> u32 {
-#ifdef ROLLED
-    return (p.dims.z + 3u) / 4u;
-#else
-    return DK4;
+// Lane tx's partial dots of key row `at` of KVs with its 4 rows' Q over
+// its dims (component a: row a).
+fn kdot(at: u32, tx: u32, q0: mat4x4<f32>, q1: mat4x4<f32>, q2: mat4x4<f32>, q3: mat4x4<f32>) -> vec4<f32> {
+    var s = KVs[at + tx] * q0;
+#if NQ2
+    s = s + KVs[at + tx + 8u] * q1;
 #endif
+#if NQ3
+    s = s + KVs[at + tx + 16u] * q2;
+#endif
+#if NQ4
+    s = s + KVs[at + tx + 24u] * q3;
+#endif
+    return s;
 }
 
-fn dacc(s: f32, q: vec4<f32>, k: vec4<f32>) -> f32 {
-    return fma(q.w, k.w, fma(q.z, k.z, fma(q.y, k.y, fma(q.x, k.x, s))));
+// The 8 lanes' partials p0..p7 of 8 keys summed: lane tx gets key tx's.
+// Each step halves the keys a lane keeps (those whose bit matches its own)
+// and adds its partner's share of them.
+fn rs8(p0: vec4<f32>, p1: vec4<f32>, p2: vec4<f32>, p3: vec4<f32>, p4: vec4<f32>, p5: vec4<f32>,
+       p6: vec4<f32>, p7: vec4<f32>, tx: u32) -> vec4<f32> {
+    let h = (tx & 4u) != 0u;
+    let a0 = select(p0, p4, h) + subgroupShuffleXor(select(p4, p0, h), 4u);
+    let a1 = select(p1, p5, h) + subgroupShuffleXor(select(p5, p1, h), 4u);
+    let a2 = select(p2, p6, h) + subgroupShuffleXor(select(p6, p2, h), 4u);
+    let a3 = select(p3, p7, h) + subgroupShuffleXor(select(p7, p3, h), 4u);
+    let m = (tx & 2u) != 0u;
+    let c0 = select(a0, a2, m) + subgroupShuffleXor(select(a2, a0, m), 2u);
+    let c1 = select(a1, a3, m) + subgroupShuffleXor(select(a3, a1, m), 2u);
+    let l = (tx & 1u) != 0u;
+    return select(c0, c1, l) + subgroupShuffleXor(select(c1, c0, l), 1u);
+}
+
+// Row r's Q over dims 4 d4 ..+3 (zeros past the rows and D).
+fn q_vec(b: u32, hk: u32, rw: Row, d4: u32) -> vec4<f32> {
+    var x = vec4<f32>(0.0);
+    if (rw.ok) {
+        let qb = p.offs.x + b * p.qs.x + hk * p.qs.y + rw.g * p.qs.z + rw.i * p.qs.w;
+        for (var c = 0u; c < 4u; c++) {
+            if (4u * d4 + c < p.dims.z) {
+                x[c] = f32(q_ld(qb + (4u * d4 + c) * p.in1.x));
+            }
+        }
+    }
+    return x;
+}
+
+// Dims 4 d4 ..+3 of Q of block rows 4 ty ..+3: a column each.
+fn q_mat(b: u32, hk: u32, rb: u32, ty: u32, d4: u32) -> mat4x4<f32> {
+#ifdef ROLLED
+    var m = mat4x4<f32>();
+    for (var a = 0u; a < 4u * p.ss.x; a++) {
+        m[a] = q_vec(b, hk, row_of(rb, 4u * ty + a), d4);
+    }
+    return m;
+#else
+    return mat4x4<f32>(q_vec(b, hk, row_of(rb, 4u * ty), d4), q_vec(b, hk, row_of(rb, 4u * ty + 1u), d4),
+                       q_vec(b, hk, row_of(rb, 4u * ty + 2u), d4), q_vec(b, hk, row_of(rb, 4u * ty + 3u), d4));
+#endif
 }
 
 // Octet unit e (< BK DK8) of the K tile at key kt: key e / DK8, dims 8
@@ -64,15 +119,13 @@ fn k_oct(kb: u32, kt: u32, kend: u32, e: u32) -> Raw {
     return oct_raw(false, k_kind(), p.offs.y, kb + (kt + c) * p.in1.y + d0 * p.in1.z, p.in1.z,
                    min(8u, D - min(d0, D)), flag(F_KVEC));
 }
-// Puts it in KVs, vector d4 of key c in slot d4 ^ (c & 7).
 fn k_put(r: Raw, e: u32) {
     if (e < BK * DK8) {
         let c = e / DK8;
         let d4 = 2u * (e - c * DK8);
         let x = oct_f32(k_kind(), r);
-        let sw = c & 7u;
-        KVs[c * KVW4 + (d4 ^ sw)] = x.a;
-        KVs[c * KVW4 + ((d4 + 1u) ^ sw)] = x.b;
+        KVs[c * KVW4 + d4] = x.a;
+        KVs[c * KVW4 + d4 + 1u] = x.b;
     }
 }
 fn v_oct(vb: u32, kt: u32, kend: u32, e: u32) -> Raw {
@@ -180,7 +233,8 @@ fn fa_carry(b: u32, hk: u32, rw: Row, sp: u32, mx: f32, sum: f32) -> vec4<f32> {
 
 @compute @workgroup_size({{WG}})
 fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) li: u32) {
+        @builtin(local_invocation_index) li: u32, @builtin(subgroup_invocation_id) lane: u32,
+        @builtin(subgroup_size) sgs: u32) {
     let bl = fa_blk(wid, nwg);
     if (!bl.live) {
         return;
@@ -191,33 +245,39 @@ fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let b = bl.b;
     let D = p.dims.z;
     let Dv = p.dims.w;
-    let ty = li / TX;
-    let tx = li % TX;
+    // row groups by subgroup: the 8 lanes of a group share a subgroup
+    if (li == 0u) {
+        atomicStore(&fslots, 0u);
+    }
+    workgroupBarrier();
+    var slot = 0u;
+    if (lane == 0u) {
+        slot = atomicAdd(&fslots, 1u);
+    }
+    let ty = subgroupBroadcastFirst(slot) * (sgs / TX) + lane / TX;
+    let tx = lane % TX;
     let kr = key_range(sp, rb);
     let kbeg = kr.x;
     let kend = kr.y;
-
-    // Q as [row][d4] vectors, zeros past the rows and past D.
-    for (var e = li; e < BQ * DK4; e += WG) {
-        let r = e / DK4;
-        let d0 = 4u * (e - r * DK4);
-        let rw = row_of(rb, r);
-        var x = vec4<f32>(0.0);
-        if (rw.ok) {
-            let qb = p.offs.x + b * p.qs.x + hk * p.qs.y + rw.g * p.qs.z + rw.i * p.qs.w;
-            for (var c = 0u; c < 4u; c++) {
-                if (d0 + c < D) {
-                    x[c] = f32(q_ld(qb + (d0 + c) * p.in1.x));
-                }
-            }
-        }
-        Qs[e] = x;
-    }
     let r0 = row_of(rb, 4u * ty);
     let r1 = row_of(rb, 4u * ty + 1u);
     let r2 = row_of(rb, 4u * ty + 2u);
     let r3 = row_of(rb, 4u * ty + 3u);
     let sl = vec4<f32>(row_slope(hk, r0), row_slope(hk, r1), row_slope(hk, r2), row_slope(hk, r3));
+    // Q slices j = 0..NQ-1 (dims 4 (tx + 8j) ..+3), held for the whole key loop
+    var q0 = mat4x4<f32>();
+    var q1 = mat4x4<f32>();
+    var q2 = mat4x4<f32>();
+    var q3 = mat4x4<f32>();
+    for (var j = 0u; j < n_(NQ); j++) {
+        let m = q_mat(b, hk, rb, ty, tx + 8u * j);
+        switch j {
+            case 0u: { q0 = m; }
+            case 1u: { q1 = m; }
+            case 2u: { q2 = m; }
+            default: { q3 = m; }
+        }
+    }
     var m = vec4<f32>(NEG);   // the rows' maxima (the same in the 8 tx lanes)
     var l = vec4<f32>(0.0);   // this thread's share of the rows' sums
     var o00 = vec4<f32>(0.0);
@@ -244,9 +304,6 @@ fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #endif
     let kb = b * p.kv.x + hk * p.kv.y;
     let vb = b * p.kv.z + hk * p.kv.w;
-    let qa = 4u * ty * DK4;
-    let k0 = tx * KVW4;
-    let k1 = (tx + 8u) * KVW4;
 
 #if PF
     // the first tile's K in registers (units li and li + WG)
@@ -268,21 +325,29 @@ fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         ra = v_oct(vb, kt, kend, li);
         rb2 = v_oct(vb, kt, kend, li + WG);
 #endif
+        // S: lane tx's partials of 8 keys at a time, summed across the 8 lanes
         var s0 = vec4<f32>(0.0);  // rows 0..3 against key tx
         var s1 = vec4<f32>(0.0);  // against key tx + 8
-#ifdef FA_NOS
-        for (var d4 = 0u; d4 < 1u; d4++) {
+        for (var kc = 0u; kc < n_(2u); kc++) {
+            let at = 8u * kc * KVW4;
+#ifdef ROLLED
+            // CPU drivers: one inlined kdot, not eight (lavapipe's compile time)
+            var pa = array<vec4<f32>, 8>();
+            for (var k = 0u; k < 8u * p.ss.x; k++) {
+                pa[k] = kdot(at + k * KVW4, tx, q0, q1, q2, q3);
+            }
+            let sk = rs8(pa[0], pa[1], pa[2], pa[3], pa[4], pa[5], pa[6], pa[7], tx);
 #else
-        for (var d4 = 0u; d4 < nd4(); d4++) {
+            let sk = rs8(kdot(at, tx, q0, q1, q2, q3), kdot(at + KVW4, tx, q0, q1, q2, q3),
+                         kdot(at + 2u * KVW4, tx, q0, q1, q2, q3), kdot(at + 3u * KVW4, tx, q0, q1, q2, q3),
+                         kdot(at + 4u * KVW4, tx, q0, q1, q2, q3), kdot(at + 5u * KVW4, tx, q0, q1, q2, q3),
+                         kdot(at + 6u * KVW4, tx, q0, q1, q2, q3), kdot(at + 7u * KVW4, tx, q0, q1, q2, q3), tx);
 #endif
-            let kx0 = KVs[k0 + (d4 ^ tx)];
-            let kx1 = KVs[k1 + (d4 ^ tx)];
-            let q0 = Qs[qa + d4];
-            let q1 = Qs[qa + DK4 + d4];
-            let q2 = Qs[qa + 2u * DK4 + d4];
-            let q3 = Qs[qa + 3u * DK4 + d4];
-            s0 = vec4<f32>(dacc(s0.x, q0, kx0), dacc(s0.y, q1, kx0), dacc(s0.z, q2, kx0), dacc(s0.w, q3, kx0));
-            s1 = vec4<f32>(dacc(s1.x, q0, kx1), dacc(s1.y, q1, kx1), dacc(s1.z, q2, kx1), dacc(s1.w, q3, kx1));
+            if (kc == 0u) {
+                s0 = sk;
+            } else {
+                s1 = sk;
+            }
         }
         let j0 = kt + tx;
         let j1 = j0 + 8u;

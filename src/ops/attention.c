@@ -43,10 +43,12 @@
  *   dsg_np  dsg loading each tile after the last (~40 fewer registers,
  *        no load in flight during the arithmetic), for timing against it;
  *   fa64 / fa32  the register-tiled prefill kernel (attention_fa.wgsl):
- *        64 / 32 rows, 4 a thread, 8 threads across keys and value dims,
- *        16 keys a tile, S and O in named vector registers; head dims up
- *        to 128 (rounded up to 32): 46 KiB for fa64 at D 128, 27 KiB for
- *        fa32.  The GPUs' prefill kernel; on CPU drivers forced only.
+ *        64 / 32 rows, 4 a thread, 8 lanes of a subgroup across dims,
+ *        16 keys a tile, Q and O in named vector registers, the dot
+ *        products summed across the lanes by subgroup shuffles; head dims
+ *        up to 128 (rounded up to 32), subgroups of >= 8 lanes; 14 KiB for
+ *        fa64 at D 128.  The GPUs' prefill kernel; on CPU drivers forced
+ *        only.
  * Any variant runs split when the keys of one head do not fit a storage
  * binding (pieces merged through the partials, CARRY). */
 static const wg_attn_variant variants[] = {
@@ -107,9 +109,9 @@ uint64_t wg_attn_smem(const wg_attn_variant *v, int64_t dk, int64_t dv)
     }
     if (v->split) /* at its smallest tile: one key a thread */
         return wg_attn_dec_smem(v->bq, 1, v->tn).bytes;
-    if (v->fa) { /* attention_fa.wgsl: Q, one K/V tile, P, Red (8 vectors of 4 rows a row group) */
+    if (v->fa) { /* attention_fa.wgsl: one K/V tile, P, Red (8 vectors of 4 rows a row group), the slot counter */
         int64_t k32 = wg_attn_pad32(dk), v32 = wg_attn_pad32(dv), w = k32 > v32 ? k32 : v32;
-        return 4u * (uint64_t)(v->bq * k32 + v->bk * w + v->bk * v->bq + 8 * v->bq);
+        return 4u * (uint64_t)(v->bk * w + v->bk * v->bq + 8 * v->bq + 1);
     }
     int64_t kvw = dk > dv ? dk : dv;
     return 4u * (uint64_t)(v->bq * dk + v->bk * (kvw + 1) + v->bq * v->bk + 3 * v->bq);
@@ -147,6 +149,9 @@ wgml_status wg_attn_choose(const wg_attn_facts *f, int64_t rows, int64_t skv, in
             return wg_fail(WGML_ERR_UNSUPPORTED, "wgml_attention: variant %s needs subgroups of %d lanes for head "
                            "dims %lld/%lld; the device's are %u (0: none)", force, lpk, (long long)dk, (long long)dv,
                            f->subgroup);
+        if ((*out)->fa && f->subgroup < 8)
+            return wg_fail(WGML_ERR_UNSUPPORTED, "wgml_attention: variant %s needs subgroups of at least 8 lanes; "
+                           "the device's are %u (0: none)", force, f->subgroup);
         if ((*out)->fa && (wg_attn_pad32(dk) > 128 || wg_attn_pad32(dv) > 128))
             return wg_fail(WGML_ERR_UNSUPPORTED, "wgml_attention: variant %s takes head dims up to 128 (got %lld/%lld)",
                            force, (long long)dk, (long long)dv);
@@ -174,9 +179,8 @@ wgml_status wg_attn_choose(const wg_attn_facts *f, int64_t rows, int64_t skv, in
      * half of (a 64-row tile for 20 rows computes 44 empty ones); on GPUs
      * the register-tiled fa64 / fa32 first (head dims <= 128; bench/NOTES.md
      * has their times against the t* tiles).  CPU drivers keep the t*
-     * tiles: one compiled kernel per head dim class, and lavapipe's
-     * workgroup memory (32 KiB) takes fa64 only up to D 64. */
-    for (int i = V_FA64; i < NVAR && !f->cpu; i++) {
+     * tiles: one compiled kernel per head dim class there. */
+    for (int i = V_FA64; i < NVAR && !f->cpu && f->subgroup >= 8; i++) {
         const wg_attn_variant *v = &variants[i];
         if (fits(v, dk, dv, f->smem, f->max_inv) && rows * 2 >= v->bq) {
             *out = v;

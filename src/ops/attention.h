@@ -34,7 +34,8 @@ typedef struct wg_attn_variant {
     bool split;           /* key chunks across workgroups + attn_reduce / attn_merge */
     bool sg;              /* the subgroup decode kernel (needs subgroups of >= wg_attn_lpk lanes) */
     bool fa;              /* the register-tiled prefill kernel (attention_fa.wgsl): bq rows, 4 a
-                           * thread, 8 threads across keys, 16 keys a tile; head dims <= 128 */
+                           * thread, 8 subgroup lanes across dims, 16 keys a tile; head dims <= 128,
+                           * subgroups of >= 8 lanes */
 } wg_attn_variant;
 
 /* The device facts the table is keyed by. */

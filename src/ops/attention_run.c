@@ -407,9 +407,10 @@ wgml_status wg_attention_impl(const wgml_tensor *q, const wgml_tensor *k, const 
          * of each thread, so they are loaded a phase ahead */
         int wgt = var->bq / var->rq * var->tn;
         u = (size_t)snprintf(defs, sizeof defs, "FA;BQ=%d;WG=%d;DK=%lld;DV=%lld;KVW=%lld;NV2=%d;NV3=%d;NV4=%d;"
-                             "KRAW;VRAW;K_KIND=%du;V_KIND=%du;PF=%d;%s", var->bq, wgt, (long long)k32,
-                             (long long)v32, (long long)(k32 > v32 ? k32 : v32), v32 >= 64, v32 >= 96, v32 >= 128,
-                             kv_kind(k->dtype), kv_kind(v->dtype), k32 <= wgt && v32 <= wgt, facts.cpu ? "ROLLED;" : "");
+                             "NQ2=%d;NQ3=%d;NQ4=%d;KRAW;VRAW;K_KIND=%du;V_KIND=%du;PF=%d;%s", var->bq, wgt,
+                             (long long)k32, (long long)v32, (long long)(k32 > v32 ? k32 : v32), v32 >= 64, v32 >= 96,
+                             v32 >= 128, k32 >= 64, k32 >= 96, k32 >= 128, kv_kind(k->dtype), kv_kind(v->dtype),
+                             k32 <= wgt && v32 <= wgt, facts.cpu ? "ROLLED;" : "");
         if (getenv("WGML_FA_DBG")) /* TEMPORARY: timing experiments */
             u += (size_t)snprintf(defs + u, sizeof defs - u, "%s", getenv("WGML_FA_DBG"));
     } else {
