@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fadbg (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fadbg fapp (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -505,6 +505,13 @@ for s in $sections; do
       for d in ${FADBG:-"" "FA_NOLD;" "FA_NOS;" "FA_NOO;" "FA_NOSC;" "FA_NOS;FA_NOO;" "FA_NOS;FA_NOO;FA_NOLD;"}; do
         [ "$d" = full ] && d=""; d=${d//SK/$SK}
         echo "-- ${d:-full}: $(WGML_FA_DBG="$d" $B/wgml bench attn --skv 4096 --json 2>/dev/null | python3 -c "import json,sys; d=json.load(sys.stdin); print(' '.join('%s %s: %.2f ms %.2f TFLOP/s;' % (r['kind'], r['dtype'], r['median_ms'], r['tflop_s']) for r in d['results']))")"
+      done ;;
+    fapp) # prompt processing with the register-tiled prefill attention (the table) against the old t64 tile
+      wait_gen
+      for m in 1b 8b; do
+        for v in "" attn=t64 ""; do
+          echo "$m ${v:-table}: $(WGML_FORCE=$v $B/wgml bench llm -m /tmp/models/llama-$m-q4k.gguf -p 512 -n 16 -r 2 2>&1 | grep pp512 | cut -d'|' -f6,7)"
+        done
       done ;;
     qtests) # the carried test programs (bench/devbuild.sh), natively
       for t in $B/tests/test_*; do

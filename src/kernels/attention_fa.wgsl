@@ -15,8 +15,8 @@
 //     after which lane tx holds its 4 rows' scores of keys tx and tx + 8.
 //     (The first version kept Q in workgroup memory and read 6 vectors
 //     per 32 FMAs: shared-memory bound, 16.4 TFLOP/s; bench/NOTES.md.)
-//   - the row max of a tile: each thread's 4 partial maxima (a vector)
-//     through Red, one barrier; the row sums stay per thread until the end;
+//   - the row max of a tile: 3 shuffle steps across the 8 lanes; the row
+//     sums stay per thread until the end;
 //   - P goes to Ps[key][row] as vectors and V replaces K; O (4 rows x NV
 //     vectors, named registers: an array indexed in a loop stays in local
 //     memory on NVIDIA, see gemm.wgsl) takes per key one vector of P and
@@ -26,8 +26,8 @@
 //     S products.
 // Subgroups of at least 8 lanes are required; a subgroup's lanes take row
 // groups in the order the subgroups arrive (as attention_dsg.wgsl).
-// Workgroup memory: K/V BK.KVW floats, P BK.BQ, Red 8.BQ (14 KiB at D 128
-// for fa64).  DK and DV are multiples of 32; past D and Dv the loads give 0.
+// Workgroup memory: K/V BK.KVW floats and P BK.BQ (12 KiB at D 128 for
+// fa64).  DK and DV are multiples of 32; past D and Dv the loads give 0.
 const BK: u32 = 16u;
 const TX: u32 = 8u;                 // threads across keys / value dims
 const TY: u32 = BQ / 4u;            // threads across rows (4 rows each)
@@ -43,7 +43,6 @@ const DV8: u32 = DV / 8u;
 
 var<workgroup> KVs: array<vec4<f32>, BK * KVW4>;
 var<workgroup> Ps: array<vec4<f32>, BK * TY>;
-var<workgroup> Red: array<vec4<f32>, TX * TY>;
 var<workgroup> fslots: atomic<u32>;
 
 // Lane tx's partial dots of key row `at` of KVs with its 4 rows' Q over
@@ -372,12 +371,12 @@ fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                            score_of(s1.z, b, hk, r2, j1, kend, sl.z), score_of(s1.w, b, hk, r3, j1, kend, sl.w));
 #endif
         }
-        Red[tx * TY + ty] = max(s0, s1);
-        workgroupBarrier();  // Red is written and every thread is done with K
-        var mt = Red[ty];
-        for (var t = 1u; t < TX; t++) {
-            mt = max(mt, Red[t * TY + ty]);
-        }
+        // the rows' tile max across the 8 lanes (the same in each: max is exact)
+        var mt = max(s0, s1);
+        mt = max(mt, subgroupShuffleXor(mt, 1u));
+        mt = max(mt, subgroupShuffleXor(mt, 2u));
+        mt = max(mt, subgroupShuffleXor(mt, 4u));
+        workgroupBarrier();  // every thread is done with K (V replaces it below)
         let mn = max(m, mt);
         let al = exp(m - mn);  // NEG - NEG: 1 (acc and l are still 0)
         m = mn;
@@ -457,17 +456,14 @@ fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             o33 = fma(vec4<f32>(pv.w), v3, o33);
 #endif
         }
-        workgroupBarrier();  // done with P and V before the next K and Red
+        workgroupBarrier();  // done with P and V before the next K
     }
 
-    // The rows' sums: the 8 tx shares through Red (the last tile's reads
-    // of Red are behind its final barrier).
-    Red[tx * TY + ty] = l;
-    workgroupBarrier();
-    var ls = Red[ty];
-    for (var t = 1u; t < TX; t++) {
-        ls = ls + Red[t * TY + ty];
-    }
+    // The rows' sums: the 8 lanes' shares (a butterfly: each step adds the
+    // same two values in either lane, so every lane ends with one sum).
+    var ls = l + subgroupShuffleXor(l, 1u);
+    ls = ls + subgroupShuffleXor(ls, 2u);
+    ls = ls + subgroupShuffleXor(ls, 4u);
     // Every carried run is read before any lane writes its row's new one.
     let c0 = fa_carry(b, hk, r0, sp, m.x, ls.x);
     let c1 = fa_carry(b, hk, r1, sp, m.y, ls.y);

@@ -46,7 +46,7 @@
  *        64 / 32 rows, 4 a thread, 8 lanes of a subgroup across dims,
  *        16 keys a tile, Q and O in named vector registers, the dot
  *        products summed across the lanes by subgroup shuffles; head dims
- *        up to 128 (rounded up to 32), subgroups of >= 8 lanes; 14 KiB for
+ *        up to 128 (rounded up to 32), subgroups of >= 8 lanes; 12 KiB for
  *        fa64 at D 128.  The GPUs' prefill kernel; on CPU drivers forced
  *        only.
  * Any variant runs split when the keys of one head do not fit a storage
@@ -109,9 +109,9 @@ uint64_t wg_attn_smem(const wg_attn_variant *v, int64_t dk, int64_t dv)
     }
     if (v->split) /* at its smallest tile: one key a thread */
         return wg_attn_dec_smem(v->bq, 1, v->tn).bytes;
-    if (v->fa) { /* attention_fa.wgsl: one K/V tile, P, Red (8 vectors of 4 rows a row group), the slot counter */
+    if (v->fa) { /* attention_fa.wgsl: one K/V tile, P, the slot counter */
         int64_t k32 = wg_attn_pad32(dk), v32 = wg_attn_pad32(dv), w = k32 > v32 ? k32 : v32;
-        return 4u * (uint64_t)(v->bk * w + v->bk * v->bq + 8 * v->bq + 1);
+        return 4u * (uint64_t)(v->bk * w + v->bk * v->bq + 1);
     }
     int64_t kvw = dk > dv ? dk : dv;
     return 4u * (uint64_t)(v->bq * dk + v->bk * (kvw + 1) + v->bq * v->bk + 3 * v->bq);
