@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fadbg fapp (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -488,24 +488,19 @@ for s in $sections; do
       done ;;
     fa) # the register-tiled prefill attention (fa64 / fa32) against the t* tiles, next to torch SDPA;
       # test_op_attention natively and without f16 (the table takes fa for the prefill cases there)
-      for m in native nof16; do
-        unset WGML_DISABLE; [ $m = nof16 ] && export WGML_DISABLE=f16
+      for m in native nof16 fold window; do
+        unset WGML_DISABLE WGML_FOLD_GRID WGML_MAX_BINDING
+        [ $m = nof16 ] && export WGML_DISABLE=f16
+        [ $m = fold ] && export WGML_FOLD_GRID=7
+        [ $m = window ] && export WGML_MAX_BINDING=65536
         echo "--- test_op_attention ($m): $($B/tests/test_op_attention 2>&1 | tee $OUTDIR/attn.$m.log | grep -E 'passed|check failed' | head -n 6 | tr '\n' ' ')"
       done
-      unset WGML_DISABLE
-      for v in "" attn=fa32 attn=t64 attn=t32 ""; do
+      unset WGML_DISABLE WGML_FOLD_GRID WGML_MAX_BINDING
+      for v in "" attn=fa64k32 attn=fa32 attn=t64 "" attn=fa64k32; do
         echo "-- ${v:-table}: $(WGML_FORCE=$v $B/wgml bench attn --skv 4096 --json 2>/dev/null | python3 -c "import json,sys; d=json.load(sys.stdin); print(' '.join('%s %s: %.2f ms %.2f TFLOP/s;' % (r['kind'], r['dtype'], r['median_ms'], r['tflop_s']) for r in d['results']))")"
       done
       WGML_PROFILE=1 $B/wgml bench attn --skv 4096 2>&1 | grep -E 'attn|total' | head -n 6
       python3 bench/torch_attn.py 2>/dev/null | python3 -c "import json,sys; d=json.load(sys.stdin); print('torch:', ' '.join('%s %s %d: %.3f ms %s;' % (r['kind'], r['dtype'], r['skv'], r['median_ms'], r.get('tflop_s', r.get('gb_s'))) for r in d['results']))" ;;
-    fadbg) # fa64's time with parts of it cut out (WGML_FA_DBG defines: NOLD no K/V loads, NOS no S
-      # products, NOO no P.V, NOSC no masking), to find what limits it
-      which ncu nsys nvcc 2>&1 | head -n 3
-      SK="FA_NOS;FA_NOO;FA_NOLD;FA_NOSC;"
-      for d in ${FADBG:-"" "FA_NOLD;" "FA_NOS;" "FA_NOO;" "FA_NOSC;" "FA_NOS;FA_NOO;" "FA_NOS;FA_NOO;FA_NOLD;"}; do
-        [ "$d" = full ] && d=""; d=${d//SK/$SK}
-        echo "-- ${d:-full}: $(WGML_FA_DBG="$d" $B/wgml bench attn --skv 4096 --json 2>/dev/null | python3 -c "import json,sys; d=json.load(sys.stdin); print(' '.join('%s %s: %.2f ms %.2f TFLOP/s;' % (r['kind'], r['dtype'], r['median_ms'], r['tflop_s']) for r in d['results']))")"
-      done ;;
     fapp) # prompt processing with the register-tiled prefill attention (the table) against the old t64 tile
       wait_gen
       for m in 1b 8b; do

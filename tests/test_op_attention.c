@@ -413,8 +413,8 @@ static void t_dsg(void)
     run_case("dsg f32 K, q8_0 V, 2 queries, window", &c);
 }
 
-/* The register-tiled prefill kernel (attention_fa.wgsl), forced: fa64 at
- * head dim class 64 (f32) and fa32 at class 128 (f16 q and out, q8_0 K,
+/* The register-tiled prefill kernel (attention_fa.wgsl), forced: fa64 and
+ * fa64k32 (32 keys a tile) at head dim class 64 (f32) and fa32 at class 128 (f16 q and out, q8_0 K,
  * f16 V; lavapipe's 32 KiB holds fa64 only up to D 64).  Several
  * row blocks (heaviest first) and 16-key tiles, a last tile cut short,
  * [B, S, H, D] views, every score feature; D 40 / Dv 56 pads both to 64
@@ -439,6 +439,8 @@ static void t_fa(void)
     c.p.causal = 1;
     c.force = "attn=fa64";
     run_case("fa64 causal GQA, plain tiles", &c);
+    c.force = "attn=fa64k32"; /* 32 keys a tile (the 224..239 tile's half) */
+    run_case("fa64k32 causal GQA, plain tiles", &c);
     c = basic(1, 3, 1, 21, 45, 40); /* MQA, 63 rows, padded dims */
     c.dv = 56;
     c.p.window = 9;

@@ -28,7 +28,8 @@
 // groups in the order the subgroups arrive (as attention_dsg.wgsl).
 // Workgroup memory: K/V BK.KVW floats and P BK.BQ (12 KiB at D 128 for
 // fa64).  DK and DV are multiples of 32; past D and Dv the loads give 0.
-const BK: u32 = 16u;
+const BK: u32 = {{BK}}u;            // keys a tile: 16, or 32 (NK4)
+const NK: u32 = BK / 8u;            // groups of 8 keys a tile
 const TX: u32 = 8u;                 // threads across keys / value dims
 const TY: u32 = BQ / 4u;            // threads across rows (4 rows each)
 const DK4: u32 = DK / 4u;
@@ -305,14 +306,22 @@ fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let vb = b * p.kv.z + hk * p.kv.w;
 
 #if PF
-    // the first tile's K in registers (units li and li + WG)
+    // the first tile's K in registers (units li + x WG, x < 2, or 4: PU4)
     var ra = k_oct(kb, kbeg, kend, li);
     var rb2 = k_oct(kb, kbeg, kend, li + WG);
+#if PU4
+    var rc = k_oct(kb, kbeg, kend, li + 2u * WG);
+    var rd = k_oct(kb, kbeg, kend, li + 3u * WG);
+#endif
 #endif
     for (var kt = kbeg; kt < kend; kt += BK) {
 #if PF
         k_put(ra, li);
         k_put(rb2, li + WG);
+#if PU4
+        k_put(rc, li + 2u * WG);
+        k_put(rd, li + 3u * WG);
+#endif
 #else
         for (var e = li; e < BK * DK8; e += WG) {
             k_put(k_oct(kb, kt, kend, e), e);
@@ -323,11 +332,19 @@ fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         // this tile's V in flight through the S products
         ra = v_oct(vb, kt, kend, li);
         rb2 = v_oct(vb, kt, kend, li + WG);
+#if PU4
+        rc = v_oct(vb, kt, kend, li + 2u * WG);
+        rd = v_oct(vb, kt, kend, li + 3u * WG);
+#endif
 #endif
         // S: lane tx's partials of 8 keys at a time, summed across the 8 lanes
         var s0 = vec4<f32>(0.0);  // rows 0..3 against key tx
         var s1 = vec4<f32>(0.0);  // against key tx + 8
-        for (var kc = 0u; kc < n_(2u); kc++) {
+#if NK4
+        var s2 = vec4<f32>(0.0);  // against keys tx + 16, tx + 24
+        var s3 = vec4<f32>(0.0);
+#endif
+        for (var kc = 0u; kc < n_(NK); kc++) {
             let at = 8u * kc * KVW4;
 #ifdef ROLLED
             // CPU drivers: one inlined kdot, not eight (lavapipe's compile time)
@@ -344,35 +361,66 @@ fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #endif
             if (kc == 0u) {
                 s0 = sk;
-            } else {
+            } else if (kc == 1u) {
                 s1 = sk;
             }
+#if NK4
+            else if (kc == 2u) {
+                s2 = sk;
+            } else {
+                s3 = sk;
+            }
+#endif
         }
         let j0 = kt + tx;
         let j1 = j0 + 8u;
         if (tile_plain(rb, kt, kend)) {
             s0 = s0 * p.fp.x;
             s1 = s1 * p.fp.x;
+#if NK4
+            s2 = s2 * p.fp.x;
+            s3 = s3 * p.fp.x;
+#endif
         } else {
 #ifdef ROLLED
-            // CPU drivers: one inlined score_of, not eight (lavapipe's compile time)
+            // CPU drivers: one inlined score_of, not 4 NK (lavapipe's compile time)
+#if NK4
+            var sa = array<vec4<f32>, 4>(s0, s1, s2, s3);
+#else
             var sa = array<vec4<f32>, 2>(s0, s1);
-            for (var x = 0u; x < 8u * p.ss.x; x++) {
+#endif
+            for (var x = 0u; x < 4u * NK * p.ss.x; x++) {
                 let a = x & 3u;
                 let c = x >> 2u;
                 sa[c][a] = score_of(sa[c][a], b, hk, row_of(rb, 4u * ty + a), j0 + 8u * c, kend, sl[a]);
             }
             s0 = sa[0];
             s1 = sa[1];
+#if NK4
+            s2 = sa[2];
+            s3 = sa[3];
+#endif
 #else
             s0 = vec4<f32>(score_of(s0.x, b, hk, r0, j0, kend, sl.x), score_of(s0.y, b, hk, r1, j0, kend, sl.y),
                            score_of(s0.z, b, hk, r2, j0, kend, sl.z), score_of(s0.w, b, hk, r3, j0, kend, sl.w));
             s1 = vec4<f32>(score_of(s1.x, b, hk, r0, j1, kend, sl.x), score_of(s1.y, b, hk, r1, j1, kend, sl.y),
                            score_of(s1.z, b, hk, r2, j1, kend, sl.z), score_of(s1.w, b, hk, r3, j1, kend, sl.w));
+#if NK4
+            let j2 = j0 + 16u;
+            let j3 = j0 + 24u;
+            s2 = vec4<f32>(score_of(s2.x, b, hk, r0, j2, kend, sl.x), score_of(s2.y, b, hk, r1, j2, kend, sl.y),
+                           score_of(s2.z, b, hk, r2, j2, kend, sl.z), score_of(s2.w, b, hk, r3, j2, kend, sl.w));
+            s3 = vec4<f32>(score_of(s3.x, b, hk, r0, j3, kend, sl.x), score_of(s3.y, b, hk, r1, j3, kend, sl.y),
+                           score_of(s3.z, b, hk, r2, j3, kend, sl.z), score_of(s3.w, b, hk, r3, j3, kend, sl.w));
+#endif
 #endif
         }
         // the rows' tile max across the 8 lanes (the same in each: max is exact)
+#if NK4
+        var mt = max(max(s0, s1), max(s2, s3));
+#else
         var mt = max(s0, s1);
+#endif
         mt = max(mt, subgroupShuffleXor(mt, 1u));
         mt = max(mt, subgroupShuffleXor(mt, 2u));
         mt = max(mt, subgroupShuffleXor(mt, 4u));
@@ -385,10 +433,21 @@ fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         l = l * al + p0 + p1;
         Ps[tx * TY + ty] = p0;
         Ps[(tx + 8u) * TY + ty] = p1;
+#if NK4
+        let p2 = select(exp(s2 - mn), vec4<f32>(0.0), s2 == vec4<f32>(NEG));
+        let p3 = select(exp(s3 - mn), vec4<f32>(0.0), s3 == vec4<f32>(NEG));
+        l = l + p2 + p3;
+        Ps[(tx + 16u) * TY + ty] = p2;
+        Ps[(tx + 24u) * TY + ty] = p3;
+#endif
         // V rows (zeros past kend and Dv) into K's place
 #if PF
         v_put(ra, li);
         v_put(rb2, li + WG);
+#if PU4
+        v_put(rc, li + 2u * WG);
+        v_put(rd, li + 3u * WG);
+#endif
 #else
         for (var e = li; e < BK * DV8; e += WG) {
             v_put(v_oct(vb, kt, kend, e), e);
@@ -421,6 +480,10 @@ fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         // the next tile's K in flight through the P.V products
         ra = k_oct(kb, kt + BK, kend, li);
         rb2 = k_oct(kb, kt + BK, kend, li + WG);
+#if PU4
+        rc = k_oct(kb, kt + BK, kend, li + 2u * WG);
+        rd = k_oct(kb, kt + BK, kend, li + 3u * WG);
+#endif
 #endif
 #ifdef FA_NOO
         for (var c = 0u; c < 1u; c++) {

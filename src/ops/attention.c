@@ -61,12 +61,13 @@ static const wg_attn_variant variants[] = {
     {"dsg_np", 4, 0, 4, 128, true, true, false},
     {"fa64", 64, 4, 16, 8, false, false, true},
     {"fa32", 32, 4, 16, 8, false, false, true},
+    {"fa64k32", 64, 4, 32, 8, false, false, true},
 };
-#define NVAR 9
+#define NVAR 10
 #define V_SPLITKV 4
 #define V_DSG 5
 #define V_FA64 7
-#define VAR_NAMES "t64, t32, t16, t8, splitkv, dsg, dsg_np, fa64, fa32"
+#define VAR_NAMES "t64, t32, t16, t8, splitkv, dsg, dsg_np, fa64, fa32, fa64k32"
 
 const wg_attn_variant *wg_attn_variant_at(int i) { return i >= 0 && i < NVAR ? &variants[i] : NULL; }
 
@@ -180,7 +181,7 @@ wgml_status wg_attn_choose(const wg_attn_facts *f, int64_t rows, int64_t skv, in
      * the register-tiled fa64 / fa32 first (head dims <= 128; bench/NOTES.md
      * has their times against the t* tiles).  CPU drivers keep the t*
      * tiles: one compiled kernel per head dim class there. */
-    for (int i = V_FA64; i < NVAR && !f->cpu && f->subgroup >= 8; i++) {
+    for (int i = V_FA64; i < V_FA64 + 2 && !f->cpu && f->subgroup >= 8; i++) {
         const wg_attn_variant *v = &variants[i];
         if (fits(v, dk, dv, f->smem, f->max_inv) && rows * 2 >= v->bq) {
             *out = v;

@@ -403,16 +403,20 @@ wgml_status wg_attention_impl(const wgml_tensor *q, const wgml_tensor *k, const 
         /* attention_fa.wgsl: head dims rounded up to 32, NV = Dv / 32
          * accumulator vectors a row */
         int64_t k32 = wg_attn_pad32(dk), v32 = wg_attn_pad32(dvp);
-        /* PF: a tile's K and V octets (16 keys x DK / 8) fit two registers
-         * of each thread, so they are loaded a phase ahead */
+        /* PF: a tile's K and V octets (BK keys x D / 8) fit two (or with
+         * PU4 four) registers of each thread, so they are loaded a phase
+         * ahead.  CPU drivers: two at most (lavapipe compiles barriers as
+         * coroutines, and 4 octets live across them doubled fa32's compile
+         * time at D 128); so fa32 at D 128 keeps the plain loads there */
         int wgt = var->bq / var->rq * var->tn;
-        u = (size_t)snprintf(defs, sizeof defs, "FA;BQ=%d;WG=%d;DK=%lld;DV=%lld;KVW=%lld;NV2=%d;NV3=%d;NV4=%d;"
-                             "NQ2=%d;NQ3=%d;NQ4=%d;KRAW;VRAW;K_KIND=%du;V_KIND=%du;PF=%d;%s", var->bq, wgt,
-                             (long long)k32, (long long)v32, (long long)(k32 > v32 ? k32 : v32), v32 >= 64, v32 >= 96,
-                             v32 >= 128, k32 >= 64, k32 >= 96, k32 >= 128, kv_kind(k->dtype), kv_kind(v->dtype),
-                             k32 <= wgt && v32 <= wgt, facts.cpu ? "ROLLED;" : "");
-        if (getenv("WGML_FA_DBG")) /* TEMPORARY: timing experiments */
-            u += (size_t)snprintf(defs + u, sizeof defs - u, "%s", getenv("WGML_FA_DBG"));
+        int64_t w32 = k32 > v32 ? k32 : v32, units = (var->bk * w32 / 8 + wgt - 1) / wgt;
+        if (facts.cpu && units > 2)
+            units = 5;
+        u = (size_t)snprintf(defs, sizeof defs, "FA;BQ=%d;BK=%d;WG=%d;DK=%lld;DV=%lld;KVW=%lld;NV2=%d;NV3=%d;"
+                             "NV4=%d;NQ2=%d;NQ3=%d;NQ4=%d;NK4=%d;KRAW;VRAW;K_KIND=%du;V_KIND=%du;PF=%d;PU4=%d;%s",
+                             var->bq, var->bk, wgt, (long long)k32, (long long)v32, (long long)w32, v32 >= 64,
+                             v32 >= 96, v32 >= 128, k32 >= 64, k32 >= 96, k32 >= 128, var->bk == 32,
+                             kv_kind(k->dtype), kv_kind(v->dtype), units <= 4, units > 2, facts.cpu ? "ROLLED;" : "");
     } else {
         u = (size_t)snprintf(defs, sizeof defs, "BQ=%d;RQ=%d;BK=%d;TN=%d;WG=%d;DK=%lld;DV=%lld;KVW=%lld;%s%s%s%s",
                              var->bq, var->rq, var->bk, var->tn, var->bq / var->rq * var->tn, (long long)dk,
