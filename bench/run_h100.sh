@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -403,6 +403,18 @@ for s in $sections; do
       $B/wgml generate -m $M --chat -p "Write a haiku about GPUs." -n 48 --temp 0 2>&1 | tail -n 6
       $B/wgml perplexity -m $M -f tests/fixtures/nll_text.txt 2>&1 | tail -n 3
       $B/wgml bench llm -m $M -p 512 -n 128 -r 3 2>&1 | tail -n 3 ;;
+    realgemma) # the staged gemma-3-270m Q4_K_M (five pieces, .stage_g1..5: stage in consecutive calls)
+      # joined and checked against its sha256, then llama.cpp b11549's committed fixtures (every prompt),
+      # greedy and chat generations, the NLL text and bench llm
+      M=/tmp/stage/gemma-3-270m-q4_k_m.gguf
+      cat /tmp/stage/part.g? > $M && sha256sum $M | grep -q a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818 \
+        && echo "staged model: sha256 ok" || { echo "staged model: sha256 MISMATCH"; ls -l /tmp/stage; }
+      WGML_MODEL_DIR=/tmp/stage WGML_REQUIRE_MODEL=1 $B/tests/test_llm_fixtures . gemma3 gemma-3-270m-q4_k_m.gguf 99 2>&1 |
+        tee $OUTDIR/realgemma.log | grep -vE "^  ok" | tail -n 25
+      $B/wgml generate -m $M -p "The capital of France is" -n 32 --temp 0 2>&1 | tail -n 6
+      $B/wgml generate -m $M --chat -p "Write a haiku about GPUs." -n 48 --temp 0 2>&1 | tail -n 6
+      $B/wgml perplexity -m $M -f tests/fixtures/nll_text.txt 2>&1 | tail -n 3
+      $B/wgml bench llm -m $M -p 512 -n 128 -r 3 2>&1 | tail -n 3 ;;
     mvcoal) # are the mat-vec kernels bound by their lane-strided loads?  the unit path (lanes read
       # consecutive 16-byte pieces) against the wide and integer paths (a lane reads a 32-64 byte chunk)
       python3 bench/torch_copy.py 2>&1 | tail -n 1
@@ -496,8 +508,9 @@ for s in $sections; do
         echo "--- test_op_attention ($m): $($B/tests/test_op_attention 2>&1 | tee $OUTDIR/attn.$m.log | grep -E 'passed|check failed' | head -n 6 | tr '\n' ' ')"
       done
       unset WGML_DISABLE WGML_FOLD_GRID WGML_MAX_BINDING
-      for v in "" attn=fa64k32 attn=fa32 attn=t64 "" attn=fa64k32; do
-        echo "-- ${v:-table}: $(WGML_FORCE=$v $B/wgml bench attn --skv 4096 --json 2>/dev/null | python3 -c "import json,sys; d=json.load(sys.stdin); print(' '.join('%s %s: %.2f ms %.2f TFLOP/s;' % (r['kind'], r['dtype'], r['median_ms'], r['tflop_s']) for r in d['results']))")"
+      for v in ${FAVARS:-"" attn=fa64k32 attn=fa32 attn=t64 "" attn=fa64k32}; do
+        [ "$v" = table ] && v=""
+        echo "-- ${v:-table} ${FAENV:-}: $(env ${FAENV:-} WGML_FORCE=$v $B/wgml bench attn --skv 4096 --json 2>/dev/null | python3 -c "import json,sys; d=json.load(sys.stdin); print(' '.join('%s %s: %.2f ms %.2f TFLOP/s;' % (r['kind'], r['dtype'], r['median_ms'], r['tflop_s']) for r in d['results']))")"
       done
       WGML_PROFILE=1 $B/wgml bench attn --skv 4096 2>&1 | grep -E 'attn|total' | head -n 6
       python3 bench/torch_attn.py 2>/dev/null | python3 -c "import json,sys; d=json.load(sys.stdin); print('torch:', ' '.join('%s %s %d: %.3f ms %s;' % (r['kind'], r['dtype'], r['skv'], r['median_ms'], r.get('tflop_s', r.get('gb_s'))) for r in d['results']))" ;;

@@ -246,6 +246,12 @@ int bench_attn(wgml_ctx *ctx, int argc, char **argv)
         p.causal = s->causal;
         double times[64];
         if (st == WGML_OK) { /* warm-up: the compile, then 0.3 s of work */
+            /* the 0.3 s count from after the first (compiling) call: counted
+             * from before it, a cold compile used them up with the GPU idle,
+             * and the timed runs met the clock low (f16 prefill 20 ms against
+             * 5.4 on an H100 and an H200, bench/NOTES.md 2026-11-26 (5)) */
+            if ((st = wgml_attention(q, k, v, m, NULL, &p, o)) == WGML_OK)
+                st = wgml_ctx_sync(ctx);
             double w0 = cli_now();
             while (st == WGML_OK && cli_now() - w0 < (quick ? 0.0 : 0.3)) {
                 st = wgml_attention(q, k, v, m, NULL, &p, o);

@@ -412,6 +412,11 @@ wgml_status wg_attention_impl(const wgml_tensor *q, const wgml_tensor *k, const 
         int64_t w32 = k32 > v32 ? k32 : v32, units = (var->bk * w32 / 8 + wgt - 1) / wgt;
         if (facts.cpu && units > 2)
             units = 5;
+        /* WGML_ATTN_FA_PF=0: no loads a phase ahead (timing: registers
+         * against loads in flight, bench/NOTES.md) */
+        const char *pf = getenv("WGML_ATTN_FA_PF");
+        if (pf && pf[0] == '0')
+            units = 5;
         u = (size_t)snprintf(defs, sizeof defs, "FA;BQ=%d;BK=%d;WG=%d;DK=%lld;DV=%lld;KVW=%lld;NV2=%d;NV3=%d;"
                              "NV4=%d;NQ2=%d;NQ3=%d;NQ4=%d;NK4=%d;KRAW;VRAW;K_KIND=%du;V_KIND=%du;PF=%d;PU4=%d;%s",
                              var->bq, var->bk, wgt, (long long)k32, (long long)v32, (long long)w32, v32 >= 64,
