@@ -552,7 +552,8 @@ for s in $sections; do
     llmfuse) # the 8B decode with q|k|v and gate|up kept apart, for the fusion's share
       $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 512 -n 128 -r 3 --no-fuse 2>&1 | tail -n 3 ;;
     llmprof) # where the GPU time goes: kernels by total time (pp512's GEMMs, then tg32 at KV ~550)
-      for m in /tmp/models/llama-8b-q4k.gguf; do
+      wait_gen
+      for m in /tmp/models/llama-8b-q4k.gguf /tmp/models/llama-1b-q4k.gguf; do
         [ -f $m ] || continue
         WGML_PROFILE=1 $B/wgml bench llm -m $m -p 512 -n 32 -r 1 2>&1 | grep -v "^|" | head -n 30
       done ;;

@@ -74,7 +74,7 @@ enum { QT, QO, QX, QW, QJ, NQ };
  * indexed by the table row); limit: table rows (0: no indices). */
 typedef struct q_job {
     wgml_kernel *k;
-    uint32_t per;         /* threads per iteration item: QK (dequant) or 1 */
+    uint32_t per;         /* threads per iteration item: QK / 4 (dequant) or 1 */
     uint32_t group;       /* threads per workgroup */
     int64_t limit;
     uint64_t ax[NQ];
@@ -220,7 +220,7 @@ static wgml_status run_dequant(const wgml_tensor *q, const wgml_tensor *idx, int
              ishared ? ";IDX_RW" : "");
     q_job j;
     memset(&j, 0, sizeof j);
-    j.per = d->block_elems;
+    j.per = d->block_elems / 4; /* four elements a thread (dequant.wgsl) */
     j.group = 256;
     /* with idx: table, out, idx, the error word (read-only but out; the
      * table too unless it shares out's buffer) */
