@@ -1,6 +1,8 @@
 /* Quantised tensors on the GPU against the CPU reference (quant_ref*.c,
  * itself bit-exact with the gguf package): dequantise every GGUF type to
- * f32/f16/bf16, get_rows from quantised tables, set_rows into q8_0/q4_0.
+ * f32/f16/bf16 (f32 also at an element offset off 16 bytes: the store
+ * path without vectors), get_rows from quantised tables, set_rows into
+ * q8_0/q4_0.
  *
  * Tolerance for dequantisation: each element is one or two products of
  * exactly representable factors (block scale x sub-scale x quant, minus
@@ -31,6 +33,26 @@ static void t_dequantize_all(void)
             free(got);
             free(want);
             wgml_tensor_free(out);
+        }
+        /* f32 out one element into its buffer: not on 16 bytes, so the
+         * kernel stores element by element (OV4 off) */
+        if (q) {
+            wgml_tensor *big = t_poisoned(WGML_F32, 1, (const int64_t[]){rows * cols + 1}), *sl = NULL, *out = NULL;
+            CHECK_OK(wgml_view_slice(big, 0, 1, rows * cols + 1, 1, &sl));
+            CHECK_OK(wgml_view_reshape(sl, 2, (const int64_t[]){rows, cols}, &out));
+            CHECK_OK(wgml_dequantize(q, out));
+            double *got = t_values(out), *want = malloc(sizeof(double) * (size_t)(rows * cols));
+            for (int64_t i = 0; i < rows * cols; i++)
+                want[i] = deq[i];
+            char what[48];
+            snprintf(what, sizeof what, "dequantize %s->f32 at element 1", wgml_dtype_name(t));
+            CHECK(t_compare(what, WGML_F32, got, want, rows * cols, 5e-7, block_atol(deq, rows * cols)) == 0, "%s",
+                  what);
+            free(got);
+            free(want);
+            wgml_tensor_free(out);
+            wgml_tensor_free(sl);
+            wgml_tensor_free(big);
         }
         free(deq);
         wgml_tensor_free(q);

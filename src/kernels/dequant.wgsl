@@ -122,10 +122,14 @@ fn dequant(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
 #endif
     let v = vec4<f32>(deq(b, e), deq(b, e + 1u), deq(b, e + 2u), deq(b, e + 3u));
     let ob = p.o_off + dot(c, p.ost) + e;
+#ifdef OV4
+    o_st4(ob >> 2u, v);
+#else
     o_st(ob, v.x);
     o_st(ob + 1u, v.y);
     o_st(ob + 2u, v.z);
     o_st(ob + 3u, v.w);
+#endif
 }
 #endif
 
