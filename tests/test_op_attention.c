@@ -511,6 +511,20 @@ static void t_errors(void)
         wgml_tensor_free(q2);
         wgml_tensor_free(o2);
     }
+    /* fa64 takes head dims up to 128: refused by name at 256 */
+    {
+        wgml_tensor *q2 = NULL, *o2 = NULL;
+        CHECK_OK(wgml_tensor_new(t_ctx, F32, 4, (int64_t[]){1, 2, 3, 256}, &q2));
+        CHECK_OK(wgml_tensor_new(t_ctx, F32, 4, (int64_t[]){1, 2, 3, 256}, &o2));
+        t_env("WGML_FORCE", "attn=fa64");
+        st = wgml_attention(q2, q2, q2, NULL, NULL, NULL, o2);
+        t_env("WGML_FORCE", NULL);
+        CHECK(st == WGML_ERR_UNSUPPORTED && (strstr(wgml_last_error(), "up to 128") ||
+                                             strstr(wgml_last_error(), "subgroups")),
+              "fa64 at D 256: %s", wgml_last_error());
+        wgml_tensor_free(q2);
+        wgml_tensor_free(o2);
+    }
     CHECK_OK(wgml_attention(q, v, v, NULL, NULL, NULL, o));
     wgml_tensor *all[] = {q, k, v, o, bad, i32};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
