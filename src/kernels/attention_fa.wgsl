@@ -1,11 +1,12 @@
-// The register-tiled prefill kernel (variants fa64 / fa32; included by
-// attention.wgsl under FA, entry attn; host: attention.c's table).
-// attention.wgsl's tiled kernel keeps its S and O blocks in private
-// arrays indexed in loops and reads one float of Q and K per FMA: 9.7
-// TFLOP/s at 4096 causal f32 on an H200 (torch SDPA 42).  Here:
+// The register-tiled prefill kernel (variants fa64 / fa32 / fa64k32;
+// included by attention.wgsl under FA, entry attn; host: attention.c's
+// table).  attention.wgsl's tiled kernel keeps its S and O blocks in
+// private arrays indexed in loops and reads one float of Q and K per FMA:
+// 9.7 TFLOP/s at 4096 causal f32 on an H200 (torch SDPA 42); this one
+// 26-27 on an H200 and an H100.  Here:
 //   - BQ rows a workgroup, 4 a thread, 8 threads (tx, lanes of one
 //     subgroup) across keys and dims: WG = 2 BQ threads; BK = 16 keys a
-//     tile; thread tx owns the dim vectors tx + 8j (j < NQ = DK / 32 of Q
+//     tile (32: fa64k32, slower on an H200: 17 TFLOP/s); thread tx owns the dim vectors tx + 8j (j < NQ = DK / 32 of Q
 //     and K, j < NV = DV / 32 of V and O), so a quarter-warp's loads of one
 //     key row hit 8 different banks;
 //   - Q stays in registers (a mat4x4 per j: its 4 rows' vectors), so per
@@ -21,9 +22,11 @@
 //     vectors, named registers: an array indexed in a loop stays in local
 //     memory on NVIDIA, see gemm.wgsl) takes per key one vector of P and
 //     NV of V for 16 NV FMAs;
-//   - PF: each thread's two octets of the next K tile are loaded into
-//     registers during the P.V products, and this tile's V during the
-//     S products.
+//   - PF: each thread's two (PU4: four) octets of the next K tile are
+//     loaded into registers during the P.V products, and this tile's V
+//     during the S products (+14% on an H100);
+//   - tiles below the causal diagonal with no mask, window or soft-capping
+//     (tile_plain) take the scale alone instead of score_of's checks.
 // Subgroups of at least 8 lanes are required; a subgroup's lanes take row
 // groups in the order the subgroups arrive (as attention_dsg.wgsl).
 // Workgroup memory: K/V BK.KVW floats and P BK.BQ (12 KiB at D 128 for
