@@ -488,11 +488,7 @@ fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         rd = k_oct(kb, kt + BK, kend, li + 3u * WG);
 #endif
 #endif
-#ifdef FA_NOO
-        for (var c = 0u; c < 1u; c++) {
-#else
         for (var c = 0u; c < n_(BK); c++) {
-#endif
             let pv = Ps[c * TY + ty];
             let vr = c * KVW4 + tx;
             let v0 = KVs[vr];
