@@ -120,7 +120,7 @@ fn dequant(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     }
     b += u32(r) * p.rowb;
 #endif
-    let v = vec4<f32>(deq(b, e), deq(b, e + 1u), deq(b, e + 2u), deq(b, e + 3u));
+    let v = deq4(b, e);
     let ob = p.o_off + dot(c, p.ost) + e;
 #ifdef OV4
     o_st4(ob >> 2u, v);

@@ -28,6 +28,19 @@ fn qfield(a: u32, e: u32, w: u32, group: u32) -> u32 {
     return (qbyte(a + g * group + l) >> (s * w)) & ((1u << w) - 1u);
 }
 
+// The 4 bytes at a as one word: one load where a is on 4 bytes.
+fn qword(a: u32) -> u32 {
+    if ((a & 3u) == 0u) {
+        return q[a >> 2u];
+    }
+    return qu32(a);
+}
+
+// A word's 4 bytes as floats.
+fn bytes_f32(w: u32) -> vec4<f32> {
+    return vec4<f32>(f32(w & 255u), f32((w >> 8u) & 255u), f32((w >> 16u) & 255u), f32(w >> 24u));
+}
+
 // Q4_K / Q5_K: eight 6-bit (scale, min) pairs packed in 12 bytes at a.
 fn scale_min_k4(a: u32, i: u32) -> vec2<f32> {
     if (i < 4u) {
@@ -100,5 +113,25 @@ fn deq(b: u32, j: u32) -> f32 {
     let e = qbyte(b);
     let d = bitcast<f32>(select((e - 1u) << 23u, 0x00200000u << e, e < 2u));
     return MXFP4[qfield(b + 1u, j, 4u, 16u)] * d;
+#endif
+}
+
+// Elements j .. j + 3 of the block at byte b (j a multiple of 4: one
+// sub-block, one scale).  Q4_K and Q6_K (a Q4_K_M model's types) take
+// their four quants as one word of each bit plane, with the same
+// arithmetic as deq(); the others call deq() four times.
+fn deq4(b: u32, j: u32) -> vec4<f32> {
+#ifdef QT_Q4_K
+    let sm = scale_min_k4(b + 4u, j / 32u);
+    let w = (qword(b + 16u + (j / 64u) * 32u + j % 32u) >> (((j / 32u) % 2u) * 4u)) & 0x0f0f0f0fu;
+    return qf16(b) * sm.x * bytes_f32(w) - qf16(b + 2u) * sm.y;
+#else
+#ifdef QT_Q6_K
+    let lo = (qword(b + (j / 128u) * 64u + j % 64u) >> (((j / 64u) % 2u) * 4u)) & 0x0f0f0f0fu;
+    let hi = (qword(b + 128u + (j / 128u) * 32u + j % 32u) >> (((j / 32u) % 4u) * 2u)) & 0x03030303u;
+    return qf16(b + 208u) * qi8(b + 192u + j / 16u) * (bytes_f32(lo | (hi << 4u)) - 32.0);
+#else
+    return vec4<f32>(deq(b, j), deq(b, j + 1u), deq(b, j + 2u), deq(b, j + 3u));
+#endif
 #endif
 }
