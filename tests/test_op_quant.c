@@ -11,6 +11,18 @@
  * block's largest |value| absolute. */
 #include "quant_table.h"
 
+/* wgml_dequantize(q) into out (n elements) against the CPU's deq. */
+static void check_deq(const char *what, wgml_tensor *q, wgml_tensor *out, const float *deq, int64_t n)
+{
+    CHECK_OK(wgml_dequantize(q, out));
+    double *got = t_values(out), *want = malloc(sizeof(double) * (size_t)n);
+    for (int64_t i = 0; i < n; i++)
+        want[i] = deq[i];
+    CHECK(t_compare(what, wgml_tensor_dtype(out), got, want, n, 5e-7, block_atol(deq, n)) == 0, "%s", what);
+    free(got);
+    free(want);
+}
+
 static void t_dequantize_all(void)
 {
     const wgml_dtype outs[] = {WGML_F32, WGML_F16, WGML_BF16};
@@ -19,19 +31,12 @@ static void t_dequantize_all(void)
         int64_t rows = 7, cols = 2 * (int64_t)wgml_dtype_block_elems(t);
         float *deq = NULL;
         wgml_tensor *q = quant_table(t, rows, cols, &deq, NULL);
+        char what[48];
         for (size_t o = 0; o < 3 && q; o++) {
             const int64_t shape[2] = {rows, cols};
             wgml_tensor *out = t_poisoned(outs[o], 2, shape);
-            CHECK_OK(wgml_dequantize(q, out));
-            double *got = t_values(out), *want = malloc(sizeof(double) * (size_t)(rows * cols));
-            for (int64_t i = 0; i < rows * cols; i++)
-                want[i] = deq[i];
-            char what[48];
             snprintf(what, sizeof what, "dequantize %s->%s", wgml_dtype_name(t), wgml_dtype_name(outs[o]));
-            CHECK(t_compare(what, outs[o], got, want, rows * cols, 5e-7, block_atol(deq, rows * cols)) == 0, "%s",
-                  what);
-            free(got);
-            free(want);
+            check_deq(what, q, out, deq, rows * cols);
             wgml_tensor_free(out);
         }
         /* f32 out one element into its buffer: not on 16 bytes, so the
@@ -40,16 +45,8 @@ static void t_dequantize_all(void)
             wgml_tensor *big = t_poisoned(WGML_F32, 1, (const int64_t[]){rows * cols + 1}), *sl = NULL, *out = NULL;
             CHECK_OK(wgml_view_slice(big, 0, 1, rows * cols + 1, 1, &sl));
             CHECK_OK(wgml_view_reshape(sl, 2, (const int64_t[]){rows, cols}, &out));
-            CHECK_OK(wgml_dequantize(q, out));
-            double *got = t_values(out), *want = malloc(sizeof(double) * (size_t)(rows * cols));
-            for (int64_t i = 0; i < rows * cols; i++)
-                want[i] = deq[i];
-            char what[48];
             snprintf(what, sizeof what, "dequantize %s->f32 at element 1", wgml_dtype_name(t));
-            CHECK(t_compare(what, WGML_F32, got, want, rows * cols, 5e-7, block_atol(deq, rows * cols)) == 0, "%s",
-                  what);
-            free(got);
-            free(want);
+            check_deq(what, q, out, deq, rows * cols);
             wgml_tensor_free(out);
             wgml_tensor_free(sl);
             wgml_tensor_free(big);

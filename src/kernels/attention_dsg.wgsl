@@ -63,7 +63,7 @@
 //     flight (12 warps x 4 KB prefetched);
 //   32768: 64 chunks of 512 keys.
 //
-// Lanes of a key group must share a subgroup: a subgroup takes a slot from
+// Lanes of a key group must share a subgroup (attention_sg.wgsl): a subgroup takes a slot from
 // a workgroup counter (nothing assumed about how invocations map to
 // subgroups), and the host takes this kernel only where LPK <= the
 // measured subgroup size.
@@ -82,7 +82,7 @@ fn pf() -> bool {
     return {{PF}};
 }
 
-var<workgroup> slots: atomic<u32>;
+#include "attention_sg.wgsl"
 #ifdef ROLLED
 var<workgroup> Qs: array<f32, 32u * LPK>;      // CPU drivers: q [dim][row]
 #endif
@@ -453,15 +453,7 @@ fn attn_dsg(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
     // compiles barriers as coroutines, and its compile time grows with the
     // values live across them.)
     stage_rows(b, hk, rb, li);
-    if (li == 0u) {
-        atomicStore(&slots, 0u);
-    }
-    workgroupBarrier();
-    var slot = 0u;
-    if (lane == 0u) {
-        slot = atomicAdd(&slots, 1u);
-    }
-    let kg = subgroupBroadcastFirst(slot) * (sgs / LPK) + lane / LPK;
+    let kg = sg_group(li, lane, sgs, LPK);  // its barrier also publishes stage_rows' writes
     let D = d_k();
     let Dv = d_v();
     let ol = lane % LPK;

@@ -28,7 +28,7 @@
 //   - tiles below the causal diagonal with no mask, window or soft-capping
 //     (tile_plain) take the scale alone instead of score_of's checks.
 // Subgroups of at least 8 lanes are required; a subgroup's lanes take row
-// groups in the order the subgroups arrive (as attention_dsg.wgsl).
+// groups in the order the subgroups arrive (attention_sg.wgsl).
 // Workgroup memory: K/V BK.KVW floats and P BK.BQ (12 KiB at D 128 for
 // fa64).  DK and DV are multiples of 32; past D and Dv the loads give 0.
 const BK: u32 = {{BK}}u;            // keys a tile: 16, or 32 (NK4)
@@ -44,10 +44,10 @@ const DK8: u32 = DK / 8u;           // octets a K row
 const DV8: u32 = DV / 8u;
 
 #include "attention_kv.wgsl"
+#include "attention_sg.wgsl"
 
 var<workgroup> KVs: array<vec4<f32>, BK * KVW4>;
 var<workgroup> Ps: array<vec4<f32>, BK * TY>;
-var<workgroup> fslots: atomic<u32>;
 
 // Lane tx's partial dots of key row `at` of KVs with its 4 rows' Q over
 // its dims (component a: row a).
@@ -110,46 +110,68 @@ fn q_mat(b: u32, hk: u32, rb: u32, ty: u32, d4: u32) -> mat4x4<f32> {
 #endif
 }
 
-// Octet unit e (< BK DK8) of the K tile at key kt: key e / DK8, dims 8
-// (e % DK8) ..+7; zeros past kend, D and the units.
-fn k_oct(kb: u32, kt: u32, kend: u32, e: u32) -> Raw {
-    let c = e / DK8;
-    let d0 = 8u * (e - c * DK8);
-    let D = p.dims.z;
-    if (e >= BK * DK8 || kt + c >= kend) {
+// Octet unit e of a K (v false) or V (v true) tile at key kt: key e / DK8
+// (DV8), dims 8 (e % DK8) ..+7; zeros past kend, the head dim and the units.
+// base: the head's first element (kb, vb).
+fn kv_oct(v: bool, base: u32, kt: u32, kend: u32, e: u32) -> Raw {
+    let n8 = select(DK8, DV8, v);
+    let c = e / n8;
+    let d0 = 8u * (e - c * n8);
+    let D = select(p.dims.z, p.dims.w, v);
+    let st = select(p.in1.z, p.in2.x, v);
+    if (e >= BK * n8 || kt + c >= kend) {
         return Raw(vec4<u32>(0u), vec4<u32>(0u));
     }
-    return oct_raw(false, k_kind(), p.offs.y, kb + (kt + c) * p.in1.y + d0 * p.in1.z, p.in1.z,
-                   min(8u, D - min(d0, D)), flag(F_KVEC));
+    return oct_raw(v, select(k_kind(), v_kind(), v), select(p.offs.y, p.offs.z, v),
+                   base + (kt + c) * select(p.in1.y, p.in1.w, v) + d0 * st, st, min(8u, D - min(d0, D)),
+                   select(flag(F_KVEC), flag(F_VVEC), v));
 }
-fn k_put(r: Raw, e: u32) {
-    if (e < BK * DK8) {
-        let c = e / DK8;
-        let d4 = 2u * (e - c * DK8);
-        let x = oct_f32(k_kind(), r);
+// Puts it in KVs, as two vectors of key row e / DK8 (DV8).
+fn kv_put(v: bool, r: Raw, e: u32) {
+    let n8 = select(DK8, DV8, v);
+    if (e < BK * n8) {
+        let c = e / n8;
+        let d4 = 2u * (e - c * n8);
+        let x = oct_f32(select(k_kind(), v_kind(), v), r);
         KVs[c * KVW4 + d4] = x.a;
         KVs[c * KVW4 + d4 + 1u] = x.b;
     }
 }
-fn v_oct(vb: u32, kt: u32, kend: u32, e: u32) -> Raw {
-    let c = e / DV8;
-    let d0 = 8u * (e - c * DV8);
-    let dv = p.dims.w;
-    if (e >= BK * DV8 || kt + c >= kend) {
-        return Raw(vec4<u32>(0u), vec4<u32>(0u));
-    }
-    return oct_raw(true, v_kind(), p.offs.z, vb + (kt + c) * p.in1.w + d0 * p.in2.x, p.in2.x,
-                   min(8u, dv - min(d0, dv)), flag(F_VVEC));
+
+#if PF
+// A thread's octet units li + x WG (x < 2, or 4: PU4) of one tile, held in
+// registers between the load and the put.
+struct Pf {
+    a: Raw,
+    b: Raw,
+    c: Raw,
+    d: Raw,
 }
-fn v_put(r: Raw, e: u32) {
-    if (e < BK * DV8) {
-        let c = e / DV8;
-        let d4 = 2u * (e - c * DV8);
-        let x = oct_f32(v_kind(), r);
-        KVs[c * KVW4 + d4] = x.a;
-        KVs[c * KVW4 + d4 + 1u] = x.b;
+fn pf_load(v: bool, base: u32, kt: u32, kend: u32, li: u32) -> Pf {
+    let z = Raw(vec4<u32>(0u), vec4<u32>(0u));
+    var f = Pf(kv_oct(v, base, kt, kend, li), kv_oct(v, base, kt, kend, li + WG), z, z);
+#if PU4
+    f.c = kv_oct(v, base, kt, kend, li + 2u * WG);
+    f.d = kv_oct(v, base, kt, kend, li + 3u * WG);
+#endif
+    return f;
+}
+fn pf_put(v: bool, f: Pf, li: u32) {
+    kv_put(v, f.a, li);
+    kv_put(v, f.b, li + WG);
+#if PU4
+    kv_put(v, f.c, li + 2u * WG);
+    kv_put(v, f.d, li + 3u * WG);
+#endif
+}
+#else
+// Without PF: the tile's units loaded and put in one go.
+fn tile_put(v: bool, base: u32, kt: u32, kend: u32, li: u32) {
+    for (var e = li; e < BK * select(DK8, DV8, v); e += WG) {
+        kv_put(v, kv_oct(v, base, kt, kend, e), e);
     }
 }
+#endif
 
 // Whether no score of the tile at kt needs more than the scale: no mask,
 // window or soft-capping, every row real, every key below kend and, with
@@ -248,16 +270,7 @@ fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let b = bl.b;
     let D = p.dims.z;
     let Dv = p.dims.w;
-    // row groups by subgroup: the 8 lanes of a group share a subgroup
-    if (li == 0u) {
-        atomicStore(&fslots, 0u);
-    }
-    workgroupBarrier();
-    var slot = 0u;
-    if (lane == 0u) {
-        slot = atomicAdd(&fslots, 1u);
-    }
-    let ty = subgroupBroadcastFirst(slot) * (sgs / TX) + lane / TX;
+    let ty = sg_group(li, lane, sgs, TX);  // a row group's 8 lanes share a subgroup
     let tx = lane % TX;
     let kr = key_range(sp, rb);
     let kbeg = kr.x;
@@ -309,36 +322,18 @@ fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let vb = b * p.kv.z + hk * p.kv.w;
 
 #if PF
-    // the first tile's K in registers (units li + x WG, x < 2, or 4: PU4)
-    var ra = k_oct(kb, kbeg, kend, li);
-    var rb2 = k_oct(kb, kbeg, kend, li + WG);
-#if PU4
-    var rc = k_oct(kb, kbeg, kend, li + 2u * WG);
-    var rd = k_oct(kb, kbeg, kend, li + 3u * WG);
-#endif
+    var pf = pf_load(false, kb, kbeg, kend, li);  // the first tile's K
 #endif
     for (var kt = kbeg; kt < kend; kt += BK) {
 #if PF
-        k_put(ra, li);
-        k_put(rb2, li + WG);
-#if PU4
-        k_put(rc, li + 2u * WG);
-        k_put(rd, li + 3u * WG);
-#endif
+        pf_put(false, pf, li);
 #else
-        for (var e = li; e < BK * DK8; e += WG) {
-            k_put(k_oct(kb, kt, kend, e), e);
-        }
+        tile_put(false, kb, kt, kend, li);
 #endif
         workgroupBarrier();
 #if PF
         // this tile's V in flight through the S products
-        ra = v_oct(vb, kt, kend, li);
-        rb2 = v_oct(vb, kt, kend, li + WG);
-#if PU4
-        rc = v_oct(vb, kt, kend, li + 2u * WG);
-        rd = v_oct(vb, kt, kend, li + 3u * WG);
-#endif
+        pf = pf_load(true, vb, kt, kend, li);
 #endif
         // S: lane tx's partials of 8 keys at a time, summed across the 8 lanes
         var s0 = vec4<f32>(0.0);  // rows 0..3 against key tx
@@ -445,16 +440,9 @@ fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #endif
         // V rows (zeros past kend and Dv) into K's place
 #if PF
-        v_put(ra, li);
-        v_put(rb2, li + WG);
-#if PU4
-        v_put(rc, li + 2u * WG);
-        v_put(rd, li + 3u * WG);
-#endif
+        pf_put(true, pf, li);
 #else
-        for (var e = li; e < BK * DV8; e += WG) {
-            v_put(v_oct(vb, kt, kend, e), e);
-        }
+        tile_put(true, vb, kt, kend, li);
 #endif
         o00 = o00 * al.x;
         o10 = o10 * al.y;
@@ -481,12 +469,7 @@ fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         workgroupBarrier();  // P and V are in place
 #if PF
         // the next tile's K in flight through the P.V products
-        ra = k_oct(kb, kt + BK, kend, li);
-        rb2 = k_oct(kb, kt + BK, kend, li + WG);
-#if PU4
-        rc = k_oct(kb, kt + BK, kend, li + 2u * WG);
-        rd = k_oct(kb, kt + BK, kend, li + 3u * WG);
-#endif
+        pf = pf_load(false, kb, kt + BK, kend, li);
 #endif
         for (var c = 0u; c < n_(BK); c++) {
             let pv = Ps[c * TY + ty];

@@ -410,18 +410,15 @@ wgml_status wg_attention_impl(const wgml_tensor *q, const wgml_tensor *k, const 
          * time at D 128); so fa32 at D 128 keeps the plain loads there */
         int wgt = var->bq / var->rq * var->tn;
         int64_t w32 = k32 > v32 ? k32 : v32, units = (var->bk * w32 / 8 + wgt - 1) / wgt;
-        if (facts.cpu && units > 2)
-            units = 5;
         /* WGML_ATTN_FA_PF=0: no loads a phase ahead (timing: registers
          * against loads in flight, bench/NOTES.md) */
-        const char *pf = getenv("WGML_ATTN_FA_PF");
-        if (pf && pf[0] == '0')
-            units = 5;
+        const char *pfe = getenv("WGML_ATTN_FA_PF");
+        bool pf = units <= (facts.cpu ? 2 : 4) && !(pfe && pfe[0] == '0');
         u = (size_t)snprintf(defs, sizeof defs, "FA;BQ=%d;BK=%d;WG=%d;DK=%lld;DV=%lld;KVW=%lld;NV2=%d;NV3=%d;"
                              "NV4=%d;NQ2=%d;NQ3=%d;NQ4=%d;NK4=%d;KRAW;VRAW;K_KIND=%du;V_KIND=%du;PF=%d;PU4=%d;%s",
                              var->bq, var->bk, wgt, (long long)k32, (long long)v32, (long long)w32, v32 >= 64,
                              v32 >= 96, v32 >= 128, k32 >= 64, k32 >= 96, k32 >= 128, var->bk == 32,
-                             kv_kind(k->dtype), kv_kind(v->dtype), units <= 4, units > 2, facts.cpu ? "ROLLED;" : "");
+                             kv_kind(k->dtype), kv_kind(v->dtype), pf, pf && units > 2, facts.cpu ? "ROLLED;" : "");
     } else {
         u = (size_t)snprintf(defs, sizeof defs, "BQ=%d;RQ=%d;BK=%d;TN=%d;WG=%d;DK=%lld;DV=%lld;KVW=%lld;%s%s%s%s",
                              var->bq, var->rq, var->bk, var->tn, var->bq / var->rq * var->tn, (long long)dk,
