@@ -1,7 +1,7 @@
 /* `wgml bench attn [--quick] [--json] [--decode] [--skv N]`: flash
  * attention prefill and split-KV decode.  Median wall time of synced runs
- * after 0.3 s of warm-up (an H100 lowers its clock when mostly idle,
- * README hazards); prefill reports TFLOP/s (4 B H Sq Skv D, halved when
+ * after 0.3 s of warm-up (cli_time_median; an H100 lowers its clock when
+ * mostly idle, README hazards); prefill reports TFLOP/s (4 B H Sq Skv D, halved when
  * causal), decode GB/s of the K + V bytes bound; the roofline fraction is
  * against an H100's 67 TFLOP/s FP32 and 2.95 TB/s copy when the adapter
  * is one, else "-".  Decode also runs batched: 16 calls per sync, cycling
@@ -47,12 +47,6 @@ static const shape quick_shapes[] = {
     {"decode", 1, 4, 2, 1, 256, 64, WGML_F16, 0, 200, true},
     {"prefill", 1, 2, 2, 128, 128, 64, WGML_F32, 1, 0, false},
 };
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 #define BATCH 16
 #define MAX_SETS 96
@@ -152,6 +146,20 @@ static wgml_status eager_step(void *user)
     return st == WGML_OK ? wgml_ctx_sync(b->ctx) : st;
 }
 
+/* One synced call of a shape (the single-call timing). */
+typedef struct one_call {
+    wgml_ctx *ctx;
+    wgml_tensor *q, *k, *v, *m, *o;
+    wgml_attn_params p;
+} one_call;
+
+static wgml_status one_step(void *user)
+{
+    one_call *c = user;
+    wgml_status st = wgml_attention(c->q, c->k, c->v, c->m, NULL, &c->p, c->o);
+    return st == WGML_OK ? wgml_ctx_sync(c->ctx) : st;
+}
+
 static wgml_status graph_step(void *user)
 {
     batch *b = user;
@@ -242,32 +250,10 @@ int bench_attn(wgml_ctx *ctx, int argc, char **argv)
             st = make_q(ctx, s, &o);
         if (st == WGML_OK)
             st = make_mask(ctx, s, &m);
-        wgml_attn_params p = {0};
-        p.causal = s->causal;
-        double times[64];
-        if (st == WGML_OK) { /* warm-up: the compile, then 0.3 s of work */
-            /* the 0.3 s count from after the first (compiling) call: counted
-             * from before it, a cold compile used them up with the GPU idle,
-             * and the timed runs met the clock low (f16 prefill 20 ms against
-             * 5.4 on an H100 and an H200, bench/NOTES.md 2026-11-26 (5)) */
-            if ((st = wgml_attention(q, k, v, m, NULL, &p, o)) == WGML_OK)
-                st = wgml_ctx_sync(ctx);
-            double w0 = cli_now();
-            while (st == WGML_OK && cli_now() - w0 < (quick ? 0.0 : 0.3)) {
-                st = wgml_attention(q, k, v, m, NULL, &p, o);
-                if (st == WGML_OK)
-                    st = wgml_ctx_sync(ctx);
-            }
-            if (st == WGML_OK && quick && (st = wgml_attention(q, k, v, m, NULL, &p, o)) == WGML_OK)
-                st = wgml_ctx_sync(ctx);
-        }
-        for (int r = 0; r < reps && st == WGML_OK; r++) {
-            double t0 = cli_now();
-            st = wgml_attention(q, k, v, m, NULL, &p, o);
-            if (st == WGML_OK)
-                st = wgml_ctx_sync(ctx);
-            times[r] = cli_now() - t0;
-        }
+        one_call oc = {.ctx = ctx, .q = q, .k = k, .v = v, .m = m, .o = o, .p = {.causal = s->causal}};
+        double t = 0, bus = 0, gus = 0;
+        if (st == WGML_OK) /* a synced call a step, after cli_time_median's warm-up */
+            st = cli_time_median(one_step, &oc, 1, reps, quick, &t);
         wgml_tensor_free(q);
         wgml_tensor_free(k);
         wgml_tensor_free(v);
@@ -280,8 +266,6 @@ int bench_attn(wgml_ctx *ctx, int argc, char **argv)
                 printf("]}\n");
             return cli_error("attention", st);
         }
-        qsort(times, (size_t)reps, sizeof *times, cmp_d);
-        double t = times[reps / 2], bus = 0, gus = 0;
         if (decode && (st = batched(ctx, s, reps, quick, &bus, &gus)) != WGML_OK) {
             if (json)
                 printf("]}\n");
