@@ -22,7 +22,7 @@ def main():
     copy = tg["copy_gb_s"] if tg else None
     if g:
         print("\nGEMM (TFLOP/s; cuBLAS SGEMM with TF32 off; f16 torch uses tensor cores)")
-        print(f"{'op':7} {'m x n x k':20} {'dtypes':10} {'wgml':>8} {'torch':>8} {'ratio':>6}")
+        print(f"{'op':7} {'m x n x k':20} {'dtypes':10} {'prec':4} {'wgml':>8} {'torch':>8} {'ratio':>6}")
         for r in g["results"]:
             t = None
             if tg:
@@ -32,11 +32,13 @@ def main():
                         t = x["tflops"]
                 if r["op"] == "linear" and r["dtypes"] != "f32.f32":  # quantised: vs wgml's own f32 linear
                     t = next((y["tflops"] for y in g["results"] if y["op"] == "linear" and y["dtypes"] == "f32.f32"
+                              and y.get("prec", "f32") == "f32"
                               and (y["m"], y["n"], y["k"]) == (r["m"], r["n"], r["k"])), None)
             shape = f"{r['m']}x{r['n']}x{r['k']}"
             ratio = f"{r['tflops'] / t:.2f}" if t else "-"
-            print(f"{r['op']:7} {shape:20} {r['dtypes']:10} {r['tflops']:8.2f} {t or 0:8.2f} {ratio:>6}")
-        print("(quantised linear rows compare with wgml's own f32 linear of the same shape)")
+            print(f"{r['op']:7} {shape:20} {r['dtypes']:10} {r.get('prec', 'f32'):4} {r['tflops']:8.2f} {t or 0:8.2f} "
+                  f"{ratio:>6}")
+        print("(quantised linear rows compare with wgml's own f32 linear of the same shape; prec f16: WGML_PREC_F16)")
     mv = load(d, "matvec.json")
     if mv:
         print(f"\nmat-vec, 1 row, {mv.get('matrices')} x [{mv.get('n')}, {mv.get('k')}] (GB/s of weights; "

@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -519,6 +519,31 @@ for s in $sections; do
       for m in 1b 8b; do
         for v in "" attn=t64 ""; do
           echo "$m ${v:-table}: $(WGML_FORCE=$v $B/wgml bench llm -m /tmp/models/llama-$m-q4k.gguf -p 512 -n 16 -r 2 2>&1 | grep pp512 | cut -d'|' -f6,7)"
+        done
+      done ;;
+    h16) # f16 arithmetic GEMM (h128/h64, WGML_PREC_F16) against f32 and cuBLAS (gemm.json, torch_gemm.json
+      # and the compare table, as mm), each of H16FORCE's variants forced (default h128 h64: the f16 rows
+      # of 4096^3 and the linears), test_op_matmul natively and without f16, then pp512 of the generated
+      # GGUFs (llmgen first): the table, each of H16LLM (default WGML_FORCE=gemm=h64) and --prefill-f32,
+      # alternating, two rounds
+      $B/wgml bench gemm --json > $OUTDIR/gemm.json 2> $OUTDIR/gemm.err; tail -n 3 $OUTDIR/gemm.err
+      python3 bench/torch_gemm.py > $OUTDIR/torch_gemm.json 2> $OUTDIR/torch_gemm.err
+      python3 bench/compare_mm.py $OUTDIR 2>&1 | sed -n '/GEMM/,/quantised linear rows/p'
+      for v in ${H16FORCE:-gemm=h128 gemm=h64}; do
+        echo "-- forced $v"; WGML_FORCE=$v $B/wgml bench gemm 2>&1 | grep -E "4096x4096x4096|512x14336x4096" | grep " f16 "
+      done
+      for m in native nof16; do
+        unset WGML_DISABLE; [ $m = nof16 ] && export WGML_DISABLE=f16
+        echo "--- test_op_matmul ($m): $($B/tests/test_op_matmul 2>&1 | tee $OUTDIR/mm.$m.log | grep -E 'passed|check failed' | head -n 6 | tr '\n' ' ')"
+      done
+      unset WGML_DISABLE
+      wait_gen
+      for r in 1 2; do
+        for m in 1b 8b; do
+          for f in table ${H16LLM:-WGML_FORCE=gemm=h64} --prefill-f32; do
+            a=; e=; [ $f = --prefill-f32 ] && a=$f; [ $f != table ] && [ -z "$a" ] && e=$f
+            echo "$m $f #$r: $(env $e $B/wgml bench llm -m /tmp/models/llama-$m-q4k.gguf -p 512 -n 16 -r 3 $a 2>&1 | grep -E 'pp512' | cut -d'|' -f6,7)"
+          done
         done
       done ;;
     qtests) # the carried test programs (bench/devbuild.sh), natively

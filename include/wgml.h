@@ -588,10 +588,26 @@ typedef enum wgml_activation { WGML_ACT_NONE, WGML_ACT_RELU, WGML_ACT_GELU, WGML
  * (alpha 0 is a valid product).  beta 0: out is never read (NaN or garbage
  * there does not leak).  k = 0 gives act(beta * out + bias).  Zero-size
  * m or n: nothing to do.  GELU is the erf form (PyTorch's default). */
+/* How a GEMM may round (wgml_matmul_params.precision).
+ *   WGML_PREC_F32: f32 products and sums (the default: 0).
+ *   WGML_PREC_F16: the operands rounded to f16 (to nearest or either
+ *     neighbour, as WGSL's conversions allow) and each output's products
+ *     and partial sums over one k tile (16 or 32 terms) kept in f16, the
+ *     tiles' sums added in f32: about twice the throughput of f32 on GPUs
+ *     with f16 arithmetic (ShaderF16), for an error of ~(tile + 2) f16
+ *     roundings of the sum of |products| (README: "Precision").  Every
+ *     operand, product and partial sum must stay within f16's range
+ *     (|v| < 65504; beyond it the result is undefined, typically inf).
+ *     Where the device has no ShaderF16, or the shape takes a small,
+ *     split-K or mat-vec kernel, the product runs in f32 as if
+ *     WGML_PREC_F32. */
+typedef enum wgml_precision { WGML_PREC_F32, WGML_PREC_F16 } wgml_precision;
+
 typedef struct wgml_matmul_params {
     float alpha;
     float beta;
     wgml_activation act;
+    wgml_precision precision;
 } wgml_matmul_params;
 
 /* a [..., m, k] . b [..., k, n] -> out [..., m, n]: f32, f16, bf16 in any

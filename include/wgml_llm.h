@@ -252,6 +252,12 @@ typedef struct wgml_model_params {
      * into one weight at load, one product each (2 mat-vecs a decode step
      * where there were 5; the same weights, the same results). */
     int no_fuse;
+    /* 1: prompt products in f32.  By default the products of more than 8
+     * tokens (prefill, perplexity) run with WGML_PREC_F16 where the device
+     * has f16 arithmetic: ~1.5x their throughput, at llama.cpp's own error
+     * scale (its CUDA prefill quantises activations to 8 bits); decode's
+     * mat-vecs are f32 either way. */
+    int prefill_f32;
 } wgml_model_params;
 
 wgml_status wgml_model_load(wgml_ctx *ctx, const char *path, const wgml_model_params *p, wgml_model **out);

@@ -18,12 +18,22 @@
  * Quantised w: the reference dequantises with the bit-exact CPU decoder,
  * the GPU decodes the same f32 values (d * q products of exact f16 and
  * small integers), so the same bound holds.
+ *
+ * f16 arithmetic (WGML_PREC_F16, the h variants): a and b are rounded to
+ * f16 (either neighbour: 2^-10 each), each product and each partial sum
+ * of a tile of at most T = 32 terms rounds in f16 (2^-11 each, a product
+ * and an add per FMA at worst), the tiles' sums add in f32:
+ *   bound_h = ((T + 1) 2^-11 + 2 2^-10 + (k / T + 4) 2^-24) S + k 2^-14
+ * with S = sum_q |alpha a_iq b_qj| (+ |beta c| + |bias| in f32 as above);
+ * k 2^-14: results below f16's smallest normal may flush to zero.  With
+ * inputs in [-1, 1] that is ~1.8% of S: a wrong element, a lost tile or
+ * a lost row of products (|value| ~ sqrt(k / 9), S ~ k / 4) still fails.
  */
 #include "quant_table.h"
 #include "ops/gemm.h"
 
 static const wgml_dtype floats[] = {WGML_F32, WGML_F16, WGML_BF16};
-static const char *const variants[] = {"t128", "t128k16", "t128s", "t64", "t32", "splitk"};
+static const char *const variants[] = {"t128", "t128k16", "t128s", "t64", "t32", "splitk", "h128", "h64"};
 #define NV (sizeof variants / sizeof *variants)
 
 static void force(const char *v) { t_force("gemm", v); }
@@ -45,9 +55,11 @@ typedef struct opts {
     wgml_activation act;
     bool nan_out;         /* out filled with NaN before (beta 0: must not leak) */
     wgml_dtype bias_dt;
+    wgml_precision prec;
+    bool h16;             /* the product may run in f16: bound_h (prec F16 or an h variant forced) */
 } opts;
 
-static const opts plain = {0, 0, 0, 1.0f, 0.0f, WGML_ACT_NONE, false, WGML_F32};
+static const opts plain = {0, 0, 0, 1.0f, 0.0f, WGML_ACT_NONE, false, WGML_F32, WGML_PREC_F32, false};
 
 /* An operand of logical shape (nd, sh) in dtype dt, built per mode. */
 static wgml_tensor *operand(wgml_dtype dt, int nd, const int64_t *sh, int mode, t_tensor *keep)
@@ -73,6 +85,20 @@ static wgml_tensor *operand(wgml_dtype dt, int nd, const int64_t *sh, int mode, 
     }
     return v;
 }
+
+/* The per-element bound of the header: s = sum |alpha a b| of the
+ * products, e = |beta c| + |bias| (added in f32 either way); h: the
+ * product may run in f16 (bound_h). */
+static double bound_of(double s, double e, int64_t k, bool h)
+{
+    if (!h)
+        return (double)(k + 4) * ldexp(s + e, -24);
+    return (33 * ldexp(1, -11) + 2 * ldexp(1, -10) + ((double)k / 32.0 + 4) * ldexp(1, -24)) * s +
+           (double)(k + 4) * ldexp(e, -24) + (double)k * ldexp(1, -14);
+}
+
+/* linear_run's precision (test_linear_dequant's f16 case sets it) */
+static wgml_precision g_prec = WGML_PREC_F32;
 
 static int compare(const char *what, wgml_dtype odt, const double *got, const double *want, const double *bound,
                    int64_t n)
@@ -127,7 +153,7 @@ static void mm_run(const char *what, wgml_dtype adt, wgml_dtype bdt, wgml_dtype 
         CHECK_OK(wgml_buffer_fill(out.t->st->buf, out.t->offset, wgml_tensor_nbytes(out.t),
                                   odt == WGML_F32 ? 0x7fc00000u : 0x7e007e00u));
     double *cv = t_values(out.t);
-    wgml_matmul_params p = {o->alpha, o->beta, o->act};
+    wgml_matmul_params p = {o->alpha, o->beta, o->act, o->prec};
     wgml_status st = wgml_matmul(a, b, bias, &p, out.t);
     CHECK(st == WGML_OK, "%s: %s", what, wgml_last_error());
     if (st == WGML_OK) {
@@ -148,8 +174,8 @@ static void mm_run(const char *what, wgml_dtype adt, wgml_dtype bdt, wgml_dtype 
                     for (int64_t q = 0; q < k; q++)
                         s += fabs(A[(z * m + i) * k + q] * B[(z * k + q) * n + j]);
                     int64_t x = (z * m + i) * n + j;
-                    s = fabs(o->alpha) * s + (o->beta != 0 ? fabs(o->beta * cv[x]) : 0) + (D ? fabs(D[x]) : 0);
-                    bound[x] = (double)(k + 4) * ldexp(s, -24);
+                    double e = (o->beta != 0 ? fabs(o->beta * cv[x]) : 0) + (D ? fabs(D[x]) : 0);
+                    bound[x] = bound_of(fabs(o->alpha) * s, e, k, o->h16 || o->prec == WGML_PREC_F16);
                 }
         double *got = t_values(out.t);
         CHECK(compare(what, odt, got, want, bound, no_) == 0, "%s", what);
@@ -172,7 +198,7 @@ static void test_variants(void)
 {
     /* odd k and n: one kernel per variant and layout (no vec4 loads) */
     static const int64_t shapes[][3] = {{37, 45, 29}, {130, 129, 71}, {1, 67, 41}, {67, 1, 33}, {5, 7, 3}};
-    /* The 128x128 variants (8x8 register tiles) take lavapipe ~40-55 s of
+    /* The 128x128 variants (8x8 register tiles; t128*, h128) take lavapipe ~40-55 s of
      * CPU each to compile even at half vector width (~120 s for the three,
      * 2026-11-26; CI has no room for them): on a CPU adapter they run with
      * WGML_TEST_FULL=1 or WGML_TEST_T128=1 only (the table never picks
@@ -181,21 +207,37 @@ static void test_variants(void)
     memset(&info, 0, sizeof info);
     wgml_device_info_get(t_ctx, &info);
     bool skip128 = !strcmp(info.device_type, "cpu") && !getenv("WGML_TEST_FULL") && !getenv("WGML_TEST_T128");
+    bool f16 = (info.features & WGML_FEATURE_F16) != 0;
     for (size_t v = 0; v < NV; v++) {
-        if (skip128 && !strncmp(variants[v], "t128", 4)) {
+        bool h = variants[v][0] == 'h';
+        if (skip128 && !strncmp(variants[v] + 1, "128", 3)) {
             printf("    %s: skipped on a CPU adapter (WGML_TEST_FULL=1 or WGML_TEST_T128=1 runs it)\n", variants[v]);
             continue;
         }
         force(variants[v]);
+        if (h && !f16) { /* f16 arithmetic forced on a device without it: refused */
+            t_tensor a = t_random(WGML_F32, 2, (int64_t[]){8, 8}, -1, 1), o = t_random(WGML_F32, 2, (int64_t[]){8, 8}, -1, 1);
+            wgml_status st = wgml_matmul(a.t, a.t, NULL, NULL, o.t);
+            CHECK(st == WGML_ERR_UNSUPPORTED && strstr(wgml_last_error(), "ShaderF16"), "%s without f16: %s", variants[v],
+                  wgml_last_error());
+            t_free(&a), t_free(&o);
+            continue;
+        }
+        opts t = plain;
+        t.h16 = h;
         for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
             char what[96];
             snprintf(what, sizeof what, "%s %lldx%lldx%lld", variants[v], (long long)shapes[s][0],
                      (long long)shapes[s][1], (long long)shapes[s][2]);
-            mm2(what, WGML_F32, WGML_F32, WGML_F32, shapes[s][0], shapes[s][1], shapes[s][2], &plain);
+            mm2(what, WGML_F32, WGML_F32, WGML_F32, shapes[s][0], shapes[s][1], shapes[s][2], &t);
         }
-        opts t = plain;
         t.ta = 1, t.tb = 1;
         mm2("transposed a and b, odd", WGML_F32, WGML_F32, WGML_F32, 35, 41, 47, &t);
+        if (h) { /* the row-pair stores with vec4 loads, many tiles, f16 operands */
+            mm2("h: transposed a and b, aligned", WGML_F32, WGML_F32, WGML_F32, 68, 72, 96, &t);
+            t.ta = 0, t.tb = 0;
+            mm2("h: k of 9 tiles", WGML_F32, WGML_F32, WGML_F32, 66, 70, 287, &t);
+        }
     }
     force(NULL);
 }
@@ -325,7 +367,7 @@ static void linear_run(const char *what, wgml_dtype xdt, wgml_dtype wdt, int64_t
         int64_t bs[1] = {n};
         bias = t_random(WGML_F32, 1, bs, -1, 1);
     }
-    wgml_matmul_params p = {1.0f, 0.0f, WGML_ACT_NONE};
+    wgml_matmul_params p = {1.0f, 0.0f, WGML_ACT_NONE, g_prec};
     wgml_status st = wgml_linear(x.t, w, bias.t, &p, out.t);
     CHECK(st == WGML_OK, "%s: %s", what, wgml_last_error());
     if (st == WGML_OK) {
@@ -342,10 +384,10 @@ static void linear_run(const char *what, wgml_dtype xdt, wgml_dtype wdt, int64_t
         wg_gemm_ref(1, m, n, k, x.val, B, NULL, D, &p, want);
         for (int64_t i = 0; i < m; i++)
             for (int64_t j = 0; j < n; j++) {
-                double s = D ? fabs(D[i * n + j]) : 0;
+                double s = 0;
                 for (int64_t q = 0; q < k; q++)
                     s += fabs(x.val[i * k + q] * B[q * n + j]);
-                bound[i * n + j] = (double)(k + 4) * ldexp(s, -24);
+                bound[i * n + j] = bound_of(s, D ? fabs(D[i * n + j]) : 0, k, g_prec == WGML_PREC_F16);
             }
         double *got = t_values(out.t);
         CHECK(compare(what, WGML_F32, got, want, bound, m * n) == 0, "%s", what);
@@ -401,6 +443,11 @@ static void test_linear_dequant(void)
         linear_run(what, WGML_F32, dts[i], 40, 37, 256, i % 2 == 1);
     }
     linear_run("linear q4_K, 33 rows, k over two blocks", WGML_F16, WGML_Q4_K, 33, 70, 512, false);
+    /* WGML_PREC_F16 (the LLM's prefill): w dequantised into f16 scratch, then
+     * h64 where the device has f16 arithmetic (else f32: the bound holds) */
+    g_prec = WGML_PREC_F16;
+    linear_run("linear q4_K, 64 rows, f16 arithmetic", WGML_F32, WGML_Q4_K, 64, 72, 512, true);
+    g_prec = WGML_PREC_F32;
     t_env("WGML_FORCE", "qgemm=dequant");
     linear_run("linear q5_K, 12 rows, forced dequant", WGML_F32, WGML_Q5_K, 12, 20, 256, true);
     t_env("WGML_FORCE", "qgemm=fused");
@@ -431,7 +478,7 @@ static void test_linear_dense(void)
     t_tensor x = t_random(WGML_F32, 1, xs, -1, 1), w = t_random(WGML_F32, 2, ws, -1, 1);
     t_tensor out = t_random(WGML_F32, 1, os, -1, 1);
     double *before = t_values(out.t);
-    wgml_matmul_params p = {1.0f, 1.0f, WGML_ACT_NONE};
+    wgml_matmul_params p = {1.0f, 1.0f, WGML_ACT_NONE, WGML_PREC_F32};
     CHECK_OK(wgml_linear(x.t, w.t, NULL, &p, out.t));
     double *got = t_values(out.t);
     int bad = 0;
@@ -459,10 +506,10 @@ static void test_graph(void)
     CHECK_OK(wgml_graph_input(g, "a", WGML_F32, 2, (int64_t[]){m, k}, &a));
     CHECK_OK(wgml_graph_input(g, "b", WGML_F32, 2, (int64_t[]){k, n}, &b));
     CHECK_OK(wgml_graph_input(g, "bias", WGML_F32, 1, (int64_t[]){n}, &bias));
-    wgml_matmul_params p = {2.0f, 0.0f, WGML_ACT_SILU};
+    wgml_matmul_params p = {2.0f, 0.0f, WGML_ACT_SILU, WGML_PREC_F32};
     CHECK_OK(wgml_g_matmul(g, a, b, bias, NULL, &p, WGML_F32, &y));
     wgml_node *bad = NULL;
-    wgml_matmul_params pb = {1.0f, 1.0f, WGML_ACT_NONE};
+    wgml_matmul_params pb = {1.0f, 1.0f, WGML_ACT_NONE, WGML_PREC_F32};
     CHECK(wgml_g_matmul(g, a, b, NULL, NULL, &pb, WGML_F32, &bad) == WGML_ERR_INVALID_ARG, "beta without c");
     CHECK(wgml_g_matmul(g, a, a, NULL, NULL, NULL, WGML_F32, &bad) == WGML_ERR_SHAPE, "k mismatch in a graph");
     CHECK_OK(wgml_graph_output(g, y));
@@ -501,7 +548,7 @@ static void test_errors(void)
     CHECK(strstr(wgml_last_error(), "bias") != NULL, "message names bias: %s", wgml_last_error());
     t_tensor b55 = t_random(WGML_F32, 2, (int64_t[]){5, 5}, -1, 1);
     CHECK(wgml_matmul(a.t, b55.t, NULL, NULL, a.t) == WGML_ERR_INVALID_ARG, "out aliasing a: %s", wgml_last_error());
-    wgml_matmul_params bad_act = {1, 0, (wgml_activation)9};
+    wgml_matmul_params bad_act = {1, 0, (wgml_activation)9, WGML_PREC_F32};
     CHECK(wgml_matmul(a.t, b2.t, NULL, &bad_act, o.t) == WGML_ERR_INVALID_ARG, "activation 9");
     force("bogus");
     CHECK(wgml_matmul(a.t, b2.t, NULL, NULL, o.t) == WGML_ERR_INVALID_ARG, "unknown variant");

@@ -104,7 +104,7 @@ static void compare_out(const char *what, wgml_dtype wdt, const wgml_tensor *out
     free(amb);
 }
 
-static const wgml_matmul_params plain = {1.0f, 0.0f, WGML_ACT_NONE};
+static const wgml_matmul_params plain = {1.0f, 0.0f, WGML_ACT_NONE, WGML_PREC_F32};
 
 /* x [R, k] (xdt) . w^T -> out [R, n] (odt) through wg_matvec. */
 static void run_case(const char *what, wgml_dtype wdt, int64_t R, int64_t n, int64_t k, wgml_dtype xdt, wgml_dtype odt)
@@ -268,7 +268,7 @@ static void test_epilogue(void)
     t_tensor bias = t_random(WGML_F16, 1, (int64_t[]){n}, -1, 1);
     for (int a = WGML_ACT_NONE; a <= WGML_ACT_SILU; a++) {
         t_tensor out = t_random(WGML_F32, 2, (int64_t[]){R, n}, -2, 2);
-        wgml_matmul_params p = {0.5f, a == WGML_ACT_RELU ? 0.0f : -1.5f, (wgml_activation)a};
+        wgml_matmul_params p = {0.5f, a == WGML_ACT_RELU ? 0.0f : -1.5f, (wgml_activation)a, WGML_PREC_F32};
         if (p.beta == 0)
             CHECK_OK(wgml_buffer_fill(out.t->st->buf, out.t->offset, wgml_tensor_nbytes(out.t), 0x7fc00000u));
         CHECK_OK(wg_matvec(x.t, w, bias.t, p.beta != 0 ? out.t : NULL, &p, out.t));

@@ -40,7 +40,7 @@ static void stats(const double *v, int n, double *mean, double *sd)
 int bench_llm(wgml_ctx *ctx, int argc, char **argv)
 {
     const char *path = NULL;
-    int p = 512, n = 128, d = 0, r = 3, json = 0, no_fuse = 0, sync = 0;
+    int p = 512, n = 128, d = 0, r = 3, json = 0, no_fuse = 0, sync = 0, prefill_f32 = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--json"))
             json = 1;
@@ -48,6 +48,8 @@ int bench_llm(wgml_ctx *ctx, int argc, char **argv)
             sync = 1;
         else if (!strcmp(argv[i], "--no-fuse"))
             no_fuse = 1;
+        else if (!strcmp(argv[i], "--prefill-f32"))
+            prefill_f32 = 1;
         else if (i + 1 < argc && !strcmp(argv[i], "-m"))
             path = argv[++i];
         else if (i + 1 < argc && !strcmp(argv[i], "-p"))
@@ -60,7 +62,7 @@ int bench_llm(wgml_ctx *ctx, int argc, char **argv)
             r = atoi(argv[++i]);
         else {
             fprintf(stderr, "usage: wgml bench llm -m FILE.gguf [-p 512] [-n 128] [-d 0] [-r 3] [--json] [--no-fuse] "
-                            "[--sync]\n");
+                            "[--sync] [--prefill-f32]\n");
             return 2;
         }
     }
@@ -69,7 +71,8 @@ int bench_llm(wgml_ctx *ctx, int argc, char **argv)
         return 2;
     }
     int nid = p > d ? p : d; /* token ids: the pp test's and the depth's */
-    wgml_model_params mp = {.n_ctx = d + (p > n ? p : n) + 8, .n_batch = nid < 512 ? nid : 512, .no_fuse = no_fuse};
+    wgml_model_params mp = {.n_ctx = d + (p > n ? p : n) + 8, .n_batch = nid < 512 ? nid : 512, .no_fuse = no_fuse,
+                            .prefill_f32 = prefill_f32};
     wgml_model *m = NULL;
     wgml_status st = wgml_model_load(ctx, path, &mp, &m);
     if (st != WGML_OK)

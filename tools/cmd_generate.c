@@ -1,8 +1,8 @@
 /* `wgml generate` and `wgml perplexity`: a GGUF language model through the
  * public model API (wgml_llm.h).  Options follow llama.cpp's tools:
  *   generate -m FILE -p TEXT [-n 128] [--temp T] [--top-k K] [--top-p P]
- *            [--min-p P] [--seed S] [--chat] [--ctx N] [--batch N]
- *   perplexity -m FILE -f TEXT_FILE [--ctx N] [--batch N]
+ *            [--min-p P] [--seed S] [--chat] [--ctx N] [--batch N] [--prefill-f32]
+ *   perplexity -m FILE -f TEXT_FILE [--ctx N] [--batch N] [--prefill-f32]
  * Tokens stream to stdout; load progress and the final speeds go to stderr. */
 #include "cli.h"
 #include "wgml_llm.h"
@@ -14,7 +14,7 @@
 
 typedef struct gen_opts {
     const char *model, *prompt, *file;
-    int n_predict, n_ctx, n_batch, chat;
+    int n_predict, n_ctx, n_batch, chat, prefill_f32;
     wgml_sample_params sp;
 } gen_opts;
 
@@ -27,6 +27,10 @@ static int parse(int argc, char **argv, gen_opts *o)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--chat")) {
             o->chat = 1;
+            continue;
+        }
+        if (!strcmp(a, "--prefill-f32")) {
+            o->prefill_f32 = 1;
             continue;
         }
         if (!v) {
@@ -86,7 +90,7 @@ static wgml_model *open_model(const gen_opts *o, wgml_ctx **ctx, double *load_s)
     if (!*ctx)
         return NULL;
     double t0 = cli_now();
-    wgml_model_params mp = {.n_ctx = o->n_ctx, .n_batch = o->n_batch, .progress = progress};
+    wgml_model_params mp = {.n_ctx = o->n_ctx, .n_batch = o->n_batch, .progress = progress, .prefill_f32 = o->prefill_f32};
     wgml_model *m = NULL;
     wgml_status st = wgml_model_load(*ctx, o->model, &mp, &m);
     fprintf(stderr, "\r");

@@ -50,7 +50,7 @@ static const cli_command commands[] = {
      "                  the model's tokenizer: ids and pieces (--no-special: no BOS/EOS, \"<|..|>\" as text)"},
     {"generate", cmd_generate,
      "generate -m FILE.gguf -p text [-n 128] [--temp T] [--top-k K] [--top-p P] [--min-p P] [--seed S]\n"
-     "                  [--chat] [--ctx N] [--batch N]   stream a model's continuation to stdout"},
+     "                  [--chat] [--ctx N] [--batch N] [--prefill-f32]   stream a model's continuation to stdout"},
     {"perplexity", cmd_perplexity, "perplexity -m FILE.gguf -f text.txt [--ctx N]   mean NLL and perplexity of a text"},
     {"help|-h|--help", cmd_help, "-h, --help        this text"},
     {"version|--version", cmd_version, "--version         wgml's version"},

@@ -273,6 +273,8 @@ char *wg_template_expand(wgml_ctx *ctx, const char *file, const char *defs)
     strbuf out = {0};
     xstate x = {0};
     x.native_f16 = wg_has(ctx, WGML_FEATURE_F16);
+    /* a template computing in f16 itself (gemm.wgsl's H16) asks with ENABLE_F16 */
+    x.need_f16 = x.native_f16 && def_get(&d, "ENABLE_F16", 10) != NULL;
     /* Room for `enable f16;`, which must precede every declaration. */
     sb_put(&out, "             \n", 14);
     if (!expand(&out, src, &d, 0, &x)) {

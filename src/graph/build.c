@@ -629,7 +629,7 @@ wgml_status wgml_g_sample(wgml_graph *g, wgml_node *logits, wgml_node *seed, con
 
 static wgml_matmul_params mm_params(const wgml_matmul_params *p)
 {
-    return p ? *p : (wgml_matmul_params){1.0f, 0.0f, WGML_ACT_NONE};
+    return p ? *p : (wgml_matmul_params){1.0f, 0.0f, WGML_ACT_NONE, WGML_PREC_F32};
 }
 wgml_status wgml_g_matmul(wgml_graph *g, wgml_node *a, wgml_node *b, wgml_node *bias, wgml_node *c,
                           const wgml_matmul_params *mp, wgml_dtype out_dtype, wgml_node **out)

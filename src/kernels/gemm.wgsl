@@ -13,6 +13,13 @@
 //   into partials that gemm_reduce adds up (small m.n, large k);
 //   REDUCE: gemm_reduce, one thread per output: the sum of the S partials
 //   (S = 0: k = 0) and the epilogue;
+//   H16: f16 arithmetic (wgml_matmul_params.precision WGML_PREC_F16, or
+//   an h variant forced): tiles held in workgroup memory as vec4<f16>
+//   (k-contiguous operands stored in row pairs: H16_AKC, H16_BKC), products and the sums of one k-tile (BK
+//   terms) in f16 vectors (two FMAs an instruction where the GPU packs
+//   them, HFMA2 on NVIDIA), then added into f32 totals (f<i><r><j>) at the
+//   end of every tile: half the instructions of the f32 k-step and half
+//   its workgroup-memory bytes, for ~BK f16 roundings a sum;
 //   MOE: the grouped GEMM of wgml_linear_id (host src/ops/moe.c, grouping
 //   passes moe_group.wgsl): a workgroup takes one tile of BM (token, used)
 //   pairs of one expert, gathered through the permutation in grp, times
@@ -171,8 +178,25 @@ const BK4: u32 = {{BK}}u / 4u;
 const ASZ: u32 = {{BK}}u * AV;        // vectors per buffer
 const BSZ: u32 = {{BK}}u * BV;
 
+#ifdef H16
+// the same indices as the f32 tiles' vec4s, 8 bytes each; the next
+// tile's vectors wait in registers as f16 too (P4: 8 registers fewer)
+alias T4 = vec4<f16>;
+alias P4 = vec4<f16>;
+var<workgroup> As: array<vec4<f16>, {{AS_N}}>;
+var<workgroup> Bs: array<vec4<f16>, {{BS_N}}>;
+fn tv(w: vec4<f16>) -> T4 {
+    return w;
+}
+#else
+alias T4 = vec4<f32>;
+alias P4 = vec4<f32>;
 var<workgroup> As: array<vec4<f32>, {{AS_N}}>;
 var<workgroup> Bs: array<vec4<f32>, {{BS_N}}>;
+fn tv(w: vec4<f32>) -> T4 {
+    return w;
+}
+#endif
 
 // Vector g (0 .. BM BK / 4) of A's tile at (m0, k0): 4 elements along A's
 // unit-stride dim; elements past M or kend are 0.
@@ -279,7 +303,14 @@ fn b_vec(base: u32, n0: u32, k0: u32, kend: u32, g: u32) -> vec4<f32> {
 }
 
 // Puts vector g of A's tile into buffer `buf` of As (k-major).
-fn a_put(buf: u32, g: u32, v: vec4<f32>) {
+fn a_put(buf: u32, g: u32, v: P4) {
+#ifdef H16
+#ifdef A_KC
+    // never called: k-contiguous f16 tiles are stored in row pairs (a_put2)
+#else
+    As[buf * ASZ + g] = v;
+#endif
+#else
 #ifdef A_KC
     let r = g / BK4;
     let k = 4u * (g - r * BK4);
@@ -292,9 +323,15 @@ fn a_put(buf: u32, g: u32, v: vec4<f32>) {
 #else
     As[buf * ASZ + g] = v;
 #endif
+#endif
 }
 
-fn b_put(buf: u32, g: u32, v: vec4<f32>) {
+fn b_put(buf: u32, g: u32, v: P4) {
+#ifdef H16
+#ifndef B_KC
+    Bs[buf * BSZ + g] = v;
+#endif
+#else
 #ifdef B_KC
     let r = g / BK4;
     let k = 4u * (g - r * BK4);
@@ -306,6 +343,84 @@ fn b_put(buf: u32, g: u32, v: vec4<f32>) {
     Bs[at + 3u * BV][c] = v.w;
 #else
     Bs[buf * BSZ + g] = v;
+#endif
+#endif
+}
+
+// The two vectors a thread loads a tile (LD2): g0 = a_g0(li) and g0 +
+// A_G1.  f16 tiles with k contiguous take two adjacent rows' 4 k each,
+// so that every (k, row pair) is one 32-bit store of two f16; otherwise
+// vectors li and li + WG.
+#ifdef H16_AKC
+fn a_g0(li: u32) -> u32 {
+    return 2u * BK4 * (li / BK4) + li % BK4;
+}
+const A_G1: u32 = BK4;
+#else
+fn a_g0(li: u32) -> u32 {
+    return li;
+}
+const A_G1: u32 = {{WG}}u;
+#endif
+#ifdef H16_BKC
+fn b_g0(li: u32) -> u32 {
+    return 2u * BK4 * (li / BK4) + li % BK4;
+}
+const B_G1: u32 = BK4;
+#else
+fn b_g0(li: u32) -> u32 {
+    return li;
+}
+const B_G1: u32 = {{WG}}u;
+#endif
+
+#ifdef H16
+// Rows r, r + 1 (vectors g, g + BK4: 4 k each): each k's two rows are
+// adjacent f16 of one vector.
+fn pair_put(A: bool, buf: u32, g: u32, h0: P4, h1: P4) {
+    let r = g / BK4;
+    let k = 4u * (g - r * BK4);
+    let c = r & 3u;
+    if (A) {
+        let at = buf * ASZ + k * AV + (r >> 2u);
+        As[at][c] = h0.x;
+        As[at][c + 1u] = h1.x;
+        As[at + AV][c] = h0.y;
+        As[at + AV][c + 1u] = h1.y;
+        As[at + 2u * AV][c] = h0.z;
+        As[at + 2u * AV][c + 1u] = h1.z;
+        As[at + 3u * AV][c] = h0.w;
+        As[at + 3u * AV][c + 1u] = h1.w;
+    } else {
+        let at = buf * BSZ + k * BV + (r >> 2u);
+        Bs[at][c] = h0.x;
+        Bs[at][c + 1u] = h1.x;
+        Bs[at + BV][c] = h0.y;
+        Bs[at + BV][c + 1u] = h1.y;
+        Bs[at + 2u * BV][c] = h0.z;
+        Bs[at + 2u * BV][c + 1u] = h1.z;
+        Bs[at + 3u * BV][c] = h0.w;
+        Bs[at + 3u * BV][c + 1u] = h1.w;
+    }
+}
+#endif
+
+// Stores a thread's two vectors of A's tile (LD2).
+fn a_put2(buf: u32, g0: u32, v0: P4, v1: P4) {
+#ifdef H16_AKC
+    pair_put(true, buf, g0, v0, v1);
+#else
+    a_put(buf, g0, v0);
+    a_put(buf, g0 + A_G1, v1);
+#endif
+}
+
+fn b_put2(buf: u32, g0: u32, v0: P4, v1: P4) {
+#ifdef H16_BKC
+    pair_put(false, buf, g0, v0, v1);
+#else
+    b_put(buf, g0, v0);
+    b_put(buf, g0 + B_G1, v1);
 #endif
 }
 
@@ -417,42 +532,73 @@ fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     // columns 4(tx + j NTN) ..+3): an array indexed in loops was left in
     // local memory by NVIDIA's compiler (t128 ran at 2 TFLOP/s)
 #if TILE8
-    var c000 = vec4<f32>(0.0);
-    var c001 = vec4<f32>(0.0);
-    var c010 = vec4<f32>(0.0);
-    var c011 = vec4<f32>(0.0);
-    var c020 = vec4<f32>(0.0);
-    var c021 = vec4<f32>(0.0);
-    var c030 = vec4<f32>(0.0);
-    var c031 = vec4<f32>(0.0);
-    var c100 = vec4<f32>(0.0);
-    var c101 = vec4<f32>(0.0);
-    var c110 = vec4<f32>(0.0);
-    var c111 = vec4<f32>(0.0);
-    var c120 = vec4<f32>(0.0);
-    var c121 = vec4<f32>(0.0);
-    var c130 = vec4<f32>(0.0);
-    var c131 = vec4<f32>(0.0);
+    var c000 = T4();
+    var c001 = T4();
+    var c010 = T4();
+    var c011 = T4();
+    var c020 = T4();
+    var c021 = T4();
+    var c030 = T4();
+    var c031 = T4();
+    var c100 = T4();
+    var c101 = T4();
+    var c110 = T4();
+    var c111 = T4();
+    var c120 = T4();
+    var c121 = T4();
+    var c130 = T4();
+    var c131 = T4();
 #else
-    var c000 = vec4<f32>(0.0);
-    var c010 = vec4<f32>(0.0);
-    var c020 = vec4<f32>(0.0);
-    var c030 = vec4<f32>(0.0);
+    var c000 = T4();
+    var c010 = T4();
+    var c020 = T4();
+    var c030 = T4();
+#endif
+#ifdef H16
+    // f32 totals of the f16 tile sums
+#if TILE8
+    var f000 = vec4<f32>(0.0);
+    var f001 = vec4<f32>(0.0);
+    var f010 = vec4<f32>(0.0);
+    var f011 = vec4<f32>(0.0);
+    var f020 = vec4<f32>(0.0);
+    var f021 = vec4<f32>(0.0);
+    var f030 = vec4<f32>(0.0);
+    var f031 = vec4<f32>(0.0);
+    var f100 = vec4<f32>(0.0);
+    var f101 = vec4<f32>(0.0);
+    var f110 = vec4<f32>(0.0);
+    var f111 = vec4<f32>(0.0);
+    var f120 = vec4<f32>(0.0);
+    var f121 = vec4<f32>(0.0);
+    var f130 = vec4<f32>(0.0);
+    var f131 = vec4<f32>(0.0);
+#else
+    var f000 = vec4<f32>(0.0);
+    var f010 = vec4<f32>(0.0);
+    var f020 = vec4<f32>(0.0);
+    var f030 = vec4<f32>(0.0);
+#endif
 #endif
     // the next tile's vectors in registers (one or two per thread: LD2)
-    var ra0 = vec4<f32>(0.0);
-    var rb0 = vec4<f32>(0.0);
-    var ra1 = vec4<f32>(0.0);
-    var rb1 = vec4<f32>(0.0);
+    var ra0 = P4();
+    var rb0 = P4();
+    var ra1 = P4();
+    var rb1 = P4();
     let ntiles = (kend - min(kbeg, kend) + {{BK}}u - 1u) / {{BK}}u;
-    if (ntiles > 0u) {
-        a_put(0u, li, a_vec(abase, m0, kbeg, kend, li));
-        b_put(0u, li, b_vec(bbase, n0, kbeg, kend, li));
 #if LD2
-        a_put(0u, li + {{WG}}u, a_vec(abase, m0, kbeg, kend, li + {{WG}}u));
-        b_put(0u, li + {{WG}}u, b_vec(bbase, n0, kbeg, kend, li + {{WG}}u));
-#endif
+    let ga = a_g0(li);
+    let gb = b_g0(li);
+    if (ntiles > 0u) {
+        a_put2(0u, ga, P4(a_vec(abase, m0, kbeg, kend, ga)), P4(a_vec(abase, m0, kbeg, kend, ga + A_G1)));
+        b_put2(0u, gb, P4(b_vec(bbase, n0, kbeg, kend, gb)), P4(b_vec(bbase, n0, kbeg, kend, gb + B_G1)));
     }
+#else
+    if (ntiles > 0u) {
+        a_put(0u, li, P4(a_vec(abase, m0, kbeg, kend, li)));
+        b_put(0u, li, P4(b_vec(bbase, n0, kbeg, kend, li)));
+    }
+#endif
     workgroupBarrier();
     for (var kt = 0u; kt < ntiles; kt++) {
         let cur = kt % {{NBUF}}u;
@@ -460,83 +606,155 @@ fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         let kn = kbeg + (kt + 1u) * {{BK}}u;
         // the next tile's global loads are issued before this tile's math
         if (more) {
-            ra0 = a_vec(abase, m0, kn, kend, li);
-            rb0 = b_vec(bbase, n0, kn, kend, li);
 #if LD2
-            ra1 = a_vec(abase, m0, kn, kend, li + {{WG}}u);
-            rb1 = b_vec(bbase, n0, kn, kend, li + {{WG}}u);
+            ra0 = P4(a_vec(abase, m0, kn, kend, ga));
+            rb0 = P4(b_vec(bbase, n0, kn, kend, gb));
+            ra1 = P4(a_vec(abase, m0, kn, kend, ga + A_G1));
+            rb1 = P4(b_vec(bbase, n0, kn, kend, gb + B_G1));
+#else
+            ra0 = P4(a_vec(abase, m0, kn, kend, li));
+            rb0 = P4(b_vec(bbase, n0, kn, kend, li));
 #endif
         }
         let ao = cur * ASZ + ty;
         let bo = cur * BSZ + tx;
+#ifdef H16T8
+        // f16 8 x 8: two passes over the tile, rows 4(ty + hp NTM) + r, on
+        // one set of 8 f16 sum vectors (16 registers, not 32).  With 16 sum
+        // vectors h128 ran 27 TFLOP/s (H200, 4096^3) against h64's 37: past
+        // 128 registers only one 256-thread workgroup fits an SM.
+        for (var hp = 0u; hp < 2u; hp++) {
+            for (var kk = 0u; kk < {{BK}}u; kk++) {
+                let a0 = tv(As[ao + kk * AV + hp * NTM]);
+                let b0 = tv(Bs[bo + kk * BV + 0u * NTN]);
+                let b1 = tv(Bs[bo + kk * BV + 1u * NTN]);
+                c000 = fma(T4(a0.x), b0, c000);
+                c001 = fma(T4(a0.x), b1, c001);
+                c010 = fma(T4(a0.y), b0, c010);
+                c011 = fma(T4(a0.y), b1, c011);
+                c020 = fma(T4(a0.z), b0, c020);
+                c021 = fma(T4(a0.z), b1, c021);
+                c030 = fma(T4(a0.w), b0, c030);
+                c031 = fma(T4(a0.w), b1, c031);
+            }
+            if (hp == 0u) {
+                f000 += vec4<f32>(c000);
+                c000 = T4();
+                f001 += vec4<f32>(c001);
+                c001 = T4();
+                f010 += vec4<f32>(c010);
+                c010 = T4();
+                f011 += vec4<f32>(c011);
+                c011 = T4();
+                f020 += vec4<f32>(c020);
+                c020 = T4();
+                f021 += vec4<f32>(c021);
+                c021 = T4();
+                f030 += vec4<f32>(c030);
+                c030 = T4();
+                f031 += vec4<f32>(c031);
+                c031 = T4();
+            } else {
+                f100 += vec4<f32>(c000);
+                c000 = T4();
+                f101 += vec4<f32>(c001);
+                c001 = T4();
+                f110 += vec4<f32>(c010);
+                c010 = T4();
+                f111 += vec4<f32>(c011);
+                c011 = T4();
+                f120 += vec4<f32>(c020);
+                c020 = T4();
+                f121 += vec4<f32>(c021);
+                c021 = T4();
+                f130 += vec4<f32>(c030);
+                c030 = T4();
+                f131 += vec4<f32>(c031);
+                c031 = T4();
+            }
+        }
+#else
         for (var kk = 0u; kk < {{BK}}u; kk++) {
 #if TILE8
-            let a0 = As[ao + kk * AV + 0u * NTM];
-            let a1 = As[ao + kk * AV + 1u * NTM];
-            let b0 = Bs[bo + kk * BV + 0u * NTN];
-            let b1 = Bs[bo + kk * BV + 1u * NTN];
-            c000 = fma(vec4<f32>(a0.x), b0, c000);
-            c001 = fma(vec4<f32>(a0.x), b1, c001);
-            c010 = fma(vec4<f32>(a0.y), b0, c010);
-            c011 = fma(vec4<f32>(a0.y), b1, c011);
-            c020 = fma(vec4<f32>(a0.z), b0, c020);
-            c021 = fma(vec4<f32>(a0.z), b1, c021);
-            c030 = fma(vec4<f32>(a0.w), b0, c030);
-            c031 = fma(vec4<f32>(a0.w), b1, c031);
-            c100 = fma(vec4<f32>(a1.x), b0, c100);
-            c101 = fma(vec4<f32>(a1.x), b1, c101);
-            c110 = fma(vec4<f32>(a1.y), b0, c110);
-            c111 = fma(vec4<f32>(a1.y), b1, c111);
-            c120 = fma(vec4<f32>(a1.z), b0, c120);
-            c121 = fma(vec4<f32>(a1.z), b1, c121);
-            c130 = fma(vec4<f32>(a1.w), b0, c130);
-            c131 = fma(vec4<f32>(a1.w), b1, c131);
+            let a0 = tv(As[ao + kk * AV + 0u * NTM]);
+            let a1 = tv(As[ao + kk * AV + 1u * NTM]);
+            let b0 = tv(Bs[bo + kk * BV + 0u * NTN]);
+            let b1 = tv(Bs[bo + kk * BV + 1u * NTN]);
+            c000 = fma(T4(a0.x), b0, c000);
+            c001 = fma(T4(a0.x), b1, c001);
+            c010 = fma(T4(a0.y), b0, c010);
+            c011 = fma(T4(a0.y), b1, c011);
+            c020 = fma(T4(a0.z), b0, c020);
+            c021 = fma(T4(a0.z), b1, c021);
+            c030 = fma(T4(a0.w), b0, c030);
+            c031 = fma(T4(a0.w), b1, c031);
+            c100 = fma(T4(a1.x), b0, c100);
+            c101 = fma(T4(a1.x), b1, c101);
+            c110 = fma(T4(a1.y), b0, c110);
+            c111 = fma(T4(a1.y), b1, c111);
+            c120 = fma(T4(a1.z), b0, c120);
+            c121 = fma(T4(a1.z), b1, c121);
+            c130 = fma(T4(a1.w), b0, c130);
+            c131 = fma(T4(a1.w), b1, c131);
 #else
-            let a0 = As[ao + kk * AV + 0u * NTM];
-            let b0 = Bs[bo + kk * BV + 0u * NTN];
-            c000 = fma(vec4<f32>(a0.x), b0, c000);
-            c010 = fma(vec4<f32>(a0.y), b0, c010);
-            c020 = fma(vec4<f32>(a0.z), b0, c020);
-            c030 = fma(vec4<f32>(a0.w), b0, c030);
+            let a0 = tv(As[ao + kk * AV + 0u * NTM]);
+            let b0 = tv(Bs[bo + kk * BV + 0u * NTN]);
+            c000 = fma(T4(a0.x), b0, c000);
+            c010 = fma(T4(a0.y), b0, c010);
+            c020 = fma(T4(a0.z), b0, c020);
+            c030 = fma(T4(a0.w), b0, c030);
 #endif
         }
+#ifdef H16
+        // the tile's f16 sums into the f32 totals (h64)
+        f000 += vec4<f32>(c000);
+        c000 = T4();
+        f010 += vec4<f32>(c010);
+        c010 = T4();
+        f020 += vec4<f32>(c020);
+        c020 = T4();
+        f030 += vec4<f32>(c030);
+        c030 = T4();
+#endif
+#endif
 #if SINGLE_BUFFER
         workgroupBarrier();
 #endif
         if (more) {
             let nb = (kt + 1u) % {{NBUF}}u;
+#if LD2
+            a_put2(nb, ga, ra0, ra1);
+            b_put2(nb, gb, rb0, rb1);
+#else
             a_put(nb, li, ra0);
             b_put(nb, li, rb0);
-#if LD2
-            a_put(nb, li + {{WG}}u, ra1);
-            b_put(nb, li + {{WG}}u, rb1);
 #endif
         }
         workgroupBarrier();
     }
 
 #if TILE8
-    put4(m0 + 4u * (ty + 0u * NTM) + 0u, n0 + 4u * (tx + 0u * NTN), c000, z0, z1, s);
-    put4(m0 + 4u * (ty + 0u * NTM) + 0u, n0 + 4u * (tx + 1u * NTN), c001, z0, z1, s);
-    put4(m0 + 4u * (ty + 0u * NTM) + 1u, n0 + 4u * (tx + 0u * NTN), c010, z0, z1, s);
-    put4(m0 + 4u * (ty + 0u * NTM) + 1u, n0 + 4u * (tx + 1u * NTN), c011, z0, z1, s);
-    put4(m0 + 4u * (ty + 0u * NTM) + 2u, n0 + 4u * (tx + 0u * NTN), c020, z0, z1, s);
-    put4(m0 + 4u * (ty + 0u * NTM) + 2u, n0 + 4u * (tx + 1u * NTN), c021, z0, z1, s);
-    put4(m0 + 4u * (ty + 0u * NTM) + 3u, n0 + 4u * (tx + 0u * NTN), c030, z0, z1, s);
-    put4(m0 + 4u * (ty + 0u * NTM) + 3u, n0 + 4u * (tx + 1u * NTN), c031, z0, z1, s);
-    put4(m0 + 4u * (ty + 1u * NTM) + 0u, n0 + 4u * (tx + 0u * NTN), c100, z0, z1, s);
-    put4(m0 + 4u * (ty + 1u * NTM) + 0u, n0 + 4u * (tx + 1u * NTN), c101, z0, z1, s);
-    put4(m0 + 4u * (ty + 1u * NTM) + 1u, n0 + 4u * (tx + 0u * NTN), c110, z0, z1, s);
-    put4(m0 + 4u * (ty + 1u * NTM) + 1u, n0 + 4u * (tx + 1u * NTN), c111, z0, z1, s);
-    put4(m0 + 4u * (ty + 1u * NTM) + 2u, n0 + 4u * (tx + 0u * NTN), c120, z0, z1, s);
-    put4(m0 + 4u * (ty + 1u * NTM) + 2u, n0 + 4u * (tx + 1u * NTN), c121, z0, z1, s);
-    put4(m0 + 4u * (ty + 1u * NTM) + 3u, n0 + 4u * (tx + 0u * NTN), c130, z0, z1, s);
-    put4(m0 + 4u * (ty + 1u * NTM) + 3u, n0 + 4u * (tx + 1u * NTN), c131, z0, z1, s);
+    put4(m0 + 4u * (ty + 0u * NTM) + 0u, n0 + 4u * (tx + 0u * NTN), {{R}}000, z0, z1, s);
+    put4(m0 + 4u * (ty + 0u * NTM) + 0u, n0 + 4u * (tx + 1u * NTN), {{R}}001, z0, z1, s);
+    put4(m0 + 4u * (ty + 0u * NTM) + 1u, n0 + 4u * (tx + 0u * NTN), {{R}}010, z0, z1, s);
+    put4(m0 + 4u * (ty + 0u * NTM) + 1u, n0 + 4u * (tx + 1u * NTN), {{R}}011, z0, z1, s);
+    put4(m0 + 4u * (ty + 0u * NTM) + 2u, n0 + 4u * (tx + 0u * NTN), {{R}}020, z0, z1, s);
+    put4(m0 + 4u * (ty + 0u * NTM) + 2u, n0 + 4u * (tx + 1u * NTN), {{R}}021, z0, z1, s);
+    put4(m0 + 4u * (ty + 0u * NTM) + 3u, n0 + 4u * (tx + 0u * NTN), {{R}}030, z0, z1, s);
+    put4(m0 + 4u * (ty + 0u * NTM) + 3u, n0 + 4u * (tx + 1u * NTN), {{R}}031, z0, z1, s);
+    put4(m0 + 4u * (ty + 1u * NTM) + 0u, n0 + 4u * (tx + 0u * NTN), {{R}}100, z0, z1, s);
+    put4(m0 + 4u * (ty + 1u * NTM) + 0u, n0 + 4u * (tx + 1u * NTN), {{R}}101, z0, z1, s);
+    put4(m0 + 4u * (ty + 1u * NTM) + 1u, n0 + 4u * (tx + 0u * NTN), {{R}}110, z0, z1, s);
+    put4(m0 + 4u * (ty + 1u * NTM) + 1u, n0 + 4u * (tx + 1u * NTN), {{R}}111, z0, z1, s);
+    put4(m0 + 4u * (ty + 1u * NTM) + 2u, n0 + 4u * (tx + 0u * NTN), {{R}}120, z0, z1, s);
+    put4(m0 + 4u * (ty + 1u * NTM) + 2u, n0 + 4u * (tx + 1u * NTN), {{R}}121, z0, z1, s);
+    put4(m0 + 4u * (ty + 1u * NTM) + 3u, n0 + 4u * (tx + 0u * NTN), {{R}}130, z0, z1, s);
+    put4(m0 + 4u * (ty + 1u * NTM) + 3u, n0 + 4u * (tx + 1u * NTN), {{R}}131, z0, z1, s);
 #else
-    put4(m0 + 4u * (ty + 0u * NTM) + 0u, n0 + 4u * (tx + 0u * NTN), c000, z0, z1, s);
-    put4(m0 + 4u * (ty + 0u * NTM) + 1u, n0 + 4u * (tx + 0u * NTN), c010, z0, z1, s);
-    put4(m0 + 4u * (ty + 0u * NTM) + 2u, n0 + 4u * (tx + 0u * NTN), c020, z0, z1, s);
-    put4(m0 + 4u * (ty + 0u * NTM) + 3u, n0 + 4u * (tx + 0u * NTN), c030, z0, z1, s);
+    put4(m0 + 4u * (ty + 0u * NTM) + 0u, n0 + 4u * (tx + 0u * NTN), {{R}}000, z0, z1, s);
+    put4(m0 + 4u * (ty + 0u * NTM) + 1u, n0 + 4u * (tx + 0u * NTN), {{R}}010, z0, z1, s);
+    put4(m0 + 4u * (ty + 0u * NTM) + 2u, n0 + 4u * (tx + 0u * NTN), {{R}}020, z0, z1, s);
+    put4(m0 + 4u * (ty + 0u * NTM) + 3u, n0 + 4u * (tx + 0u * NTN), {{R}}030, z0, z1, s);
 #endif
 }
 #endif

@@ -76,6 +76,7 @@ typedef struct llm_model {
     wgml_ctx *ctx;
     llm_hparams hp;
     int n_ctx;                               /* KV cache length */
+    wgml_precision prec;                     /* the products' (WGML_PREC_F16 unless prefill_f32) */
     wgml_tensor *tok_embd, *out_norm, *output; /* output == tok_embd when tied */
     llm_layer *layers;
 } llm_model;

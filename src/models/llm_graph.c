@@ -53,7 +53,8 @@ static wgml_status rms(builder *b, wgml_node *x, wgml_node *w, wgml_node **out)
 
 static wgml_status proj(builder *b, wgml_node *x, wgml_node *w, wgml_node *bias, wgml_node **out)
 {
-    return wgml_g_linear(b->g, x, w, bias, NULL, NULL, WGML_F32, out);
+    wgml_matmul_params p = {1.0f, 0.0f, WGML_ACT_NONE, b->m->prec};
+    return wgml_g_linear(b->g, x, w, bias, NULL, &p, WGML_F32, out);
 }
 
 /* x [T, H * D] -> [T, H, D], per-head norm (optional), rope of the first

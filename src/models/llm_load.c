@@ -278,6 +278,7 @@ wgml_status wgml_model_load(wgml_ctx *ctx, const char *path, const wgml_model_pa
         hp->n_vocab = wgml_vocab_n_tokens(mm->vocab);
         int n_ctx = p && p->n_ctx ? p->n_ctx : (hp->n_ctx_train < 4096 ? hp->n_ctx_train : 4096);
         mm->m.n_ctx = n_ctx;
+        mm->m.prec = p && p->prefill_f32 ? WGML_PREC_F32 : WGML_PREC_F16;
         mm->n_batch = p && p->n_batch ? p->n_batch : 256;
         if (mm->n_batch > n_ctx)
             mm->n_batch = n_ctx;

@@ -407,7 +407,7 @@ wgml_status wgml_sample(const wgml_tensor *logits, const wgml_sample_params *p, 
 
 static wgml_matmul_params mm_params(const wgml_matmul_params *p)
 {
-    return p ? *p : (wgml_matmul_params){1.0f, 0.0f, WGML_ACT_NONE};
+    return p ? *p : (wgml_matmul_params){1.0f, 0.0f, WGML_ACT_NONE, WGML_PREC_F32};
 }
 
 wgml_status wgml_matmul(const wgml_tensor *a, const wgml_tensor *b, const wgml_tensor *bias,

@@ -28,19 +28,30 @@
  *   t128s    t128 single buffered (8 KiB) for devices with little workgroup memory
  *   t64      64x64, BK 16, 4x4 per thread, 256 threads, double buffered (16 KiB)
  *   t32      32x32, BK 16, 4x4 per thread, 64 threads (4 KiB): tiny and odd shapes
- *   splitk   t64 tiles over k slices into f32 partials, then gemm_reduce */
+ *   splitk   t64 tiles over k slices into f32 partials, then gemm_reduce
+ *   h128     t128's tile in f16 (WGML_PREC_F16): BK 16, a tile sum of 16
+ *            products in f16, the 8 x 8 thread tile in two passes of 4
+ *            rows (16 KiB)
+ *   h64      t64's in f16: BK 32 (so each thread still loads two vectors
+ *            of each operand a tile), sums of 32 (16 KiB): the table's
+ * The h variants need BM BK / 4 = BN BK / 4 = 2 x threads (row pairs). */
 static const wg_gemm_variant variants[] = {
-    {"t128", 128, 128, 8, 8, 8, 2, false},
-    {"t128k16", 128, 128, 16, 8, 8, 2, false},
-    {"t128s", 128, 128, 8, 8, 8, 1, false},
-    {"t64", 64, 64, 16, 4, 4, 2, false},
-    {"t32", 32, 32, 16, 4, 4, 1, false},
-    {"splitk", 64, 64, 16, 4, 4, 2, true},
+    {"t128", 128, 128, 8, 8, 8, 2, false, false},
+    {"t128k16", 128, 128, 16, 8, 8, 2, false, false},
+    {"t128s", 128, 128, 8, 8, 8, 1, false, false},
+    {"t64", 64, 64, 16, 4, 4, 2, false, false},
+    {"t32", 32, 32, 16, 4, 4, 1, false, false},
+    {"splitk", 64, 64, 16, 4, 4, 2, true, false},
+    {"h128", 128, 128, 16, 8, 8, 2, false, true},
+    {"h64", 64, 64, 32, 4, 4, 2, false, true},
 };
 #define NVAR (sizeof variants / sizeof *variants)
 #define SPLITK_BK 16
 
-uint32_t wg_gemm_wg_mem(const wg_gemm_variant *v) { return (uint32_t)(v->nbuf * v->bk * (v->bm + v->bn) * 4); }
+uint32_t wg_gemm_wg_mem(const wg_gemm_variant *v)
+{
+    return (uint32_t)(v->nbuf * v->bk * (v->bm + v->bn) * (v->h16 ? 2 : 4));
+}
 
 const wg_gemm_variant *wg_gemm_variant_named(const char *name)
 {
@@ -129,7 +140,7 @@ static const choice table[] = {
     {0, 0, false, "t32"},
 };
 
-static const wg_gemm_variant *choose(wgml_ctx *ctx, int64_t batches, int64_t m, int64_t n)
+static const wg_gemm_variant *choose_f32(wgml_ctx *ctx, int64_t batches, int64_t m, int64_t n)
 {
     wgml_device_info info;
     memset(&info, 0, sizeof info);
@@ -146,12 +157,44 @@ static const wg_gemm_variant *choose(wgml_ctx *ctx, int64_t batches, int64_t m, 
     return wg_gemm_variant_named("t32");
 }
 
+/* WGML_PREC_F16 takes h64 wherever the f32 choice is t128, t128s or t64
+ * and the device has ShaderF16; t32's small products stay f32.  H200
+ * (Vulkan), TFLOP/s at 4096^3 / linear 512 x 14336 x 4096 f32 / q4_K:
+ * h64 36.98 / 32.98 / 28.84, h128 32.71 / 26.64 / 24.66, t128 (f32)
+ * 30.07 / 25.91 / 23.77; pp512 of an 8B q4_K: h64 1,834 tokens/s, h128
+ * 1,487, f32 1,341.  h128 is left to WGML_FORCE. */
+static const wg_gemm_variant *choose(wgml_ctx *ctx, int64_t batches, int64_t m, int64_t n, wgml_precision prec)
+{
+    const wg_gemm_variant *v = choose_f32(ctx, batches, m, n);
+    if (prec != WGML_PREC_F16 || !wg_has(ctx, WGML_FEATURE_F16))
+        return v;
+    const wg_gemm_variant *h = wg_gemm_variant_named(v->bm >= 64 ? "h64" : "");
+    wgml_device_info info;
+    memset(&info, 0, sizeof info);
+    wgml_device_info_get(ctx, &info);
+    return h && wg_gemm_wg_mem(h) <= info.max_workgroup_storage ? h : v;
+}
+
+bool wg_gemm_takes_h16(wgml_ctx *ctx, int64_t batches, int64_t m, int64_t n, int64_t k, wgml_precision prec)
+{
+    const wg_gemm_variant *forced = NULL;
+    int64_t chunk;
+    if (wg_gemm_forced(&forced) != WGML_OK || wg_gemm_splits(batches, m, n, k, &chunk) > 1)
+        return false;
+    if (forced)
+        return forced->h16;
+    return choose(ctx, batches, m, n, prec)->h16;
+}
+
 size_t wg_gemm_tile_defs(const wg_gemm_variant *v, wgml_dtype wdt, bool qb, char *defs, size_t cap)
 {
     int wg = v->bm / v->tm * v->bn / v->tn, ld = v->bm * v->bk / 4 / wg;
     int u = snprintf(defs, cap, "BM=%d;BN=%d;BK=%d;WG=%d;NBUF=%d;AS_N=%d;BS_N=%d%s%s%s", v->bm, v->bn, v->bk, wg,
                      v->nbuf, v->nbuf * v->bk * v->bm / 4, v->nbuf * v->bk * v->bn / 4, v->tm == 8 ? ";TILE8" : "",
                      ld == 2 ? ";LD2" : "", v->nbuf == 1 ? ";SINGLE_BUFFER" : "");
+    if (u > 0 && (size_t)u < cap)
+        u += snprintf(defs + u, cap - (size_t)u, "%s%s", v->h16 ? ";H16;ENABLE_F16;R=f" : ";R=c",
+                      v->h16 && v->tm == 8 ? ";H16T8" : "");
     if (qb && u > 0 && (size_t)u < cap) {
         const wg_dtype_info *d = wg_dtype(wdt);
         char qt[16];
@@ -280,8 +323,9 @@ static wgml_status dispatch(plan *pl, const wg_win *w, const int64_t it[4])
     if (main) {
         const wgml_tensor *q = pl->g->bq ? pl->t[OB] : NULL;
         u += wg_gemm_tile_defs(v, q ? q->dtype : WGML_F32, q != NULL, defs + u, sizeof defs - u);
-        u += (size_t)snprintf(defs + u, sizeof defs - u, "%s%s%s%s%s", pl->a_kc ? ";A_KC" : "",
-                              pl->b_kc ? ";B_KC" : "", va ? ";VA" : "", vb ? ";VB" : "", split ? ";SPLITK" : "");
+        u += (size_t)snprintf(defs + u, sizeof defs - u, "%s%s%s%s%s%s%s", pl->a_kc ? ";A_KC" : "",
+                              pl->b_kc ? ";B_KC" : "", va ? ";VA" : "", vb ? ";VB" : "", split ? ";SPLITK" : "",
+                              v->h16 && pl->a_kc ? ";H16_AKC" : "", v->h16 && pl->b_kc ? ";H16_BKC" : "");
     } else {
         u += (size_t)snprintf(defs + u, sizeof defs - u, "REDUCE");
     }
@@ -423,8 +467,12 @@ wgml_status wg_gemm_run(const wg_gemm_args *g)
     if (st != WGML_OK)
         return st;
     pl.s = wg_gemm_splits(pl.b0 * pl.b1, pl.m, pl.n, pl.k, &pl.chunk);
-    pl.v = pl.s > 1 ? wg_gemm_variant_named("splitk") : forced && !forced->splitk ? forced
-                                                                            : choose(ctx, pl.b0 * pl.b1, pl.m, pl.n);
+    pl.v = pl.s > 1                      ? wg_gemm_variant_named("splitk")
+           : forced && !forced->splitk ? forced
+                                       : choose(ctx, pl.b0 * pl.b1, pl.m, pl.n, g->p.precision);
+    if (pl.v->h16 && !wg_has(ctx, WGML_FEATURE_F16))
+        return wg_fail(WGML_ERR_UNSUPPORTED, "%s: WGML_FORCE: gemm variant %s computes in f16, which this device "
+                       "lacks (no ShaderF16)", g->name, pl.v->name);
     pl.act = (uint32_t)g->p.act;
     pl.flags = (g->c ? 1u : 0u) | (g->bias ? 2u : 0u);
 

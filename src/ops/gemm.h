@@ -27,6 +27,7 @@ typedef struct wg_gemm_variant {
     const char *name;
     int bm, bn, bk, tm, tn, nbuf;
     bool splitk;
+    bool h16; /* f16 tiles and tile sums (WGML_PREC_F16; needs ShaderF16) */
 } wg_gemm_variant;
 
 /* The variant of that name (NULL: none) and its workgroup memory bytes. */
@@ -34,7 +35,7 @@ const wg_gemm_variant *wg_gemm_variant_named(const char *name);
 uint32_t wg_gemm_wg_mem(const wg_gemm_variant *v);
 
 /* Writes v's tile defines for gemm.wgsl (BM ... BS_N, TILE8, LD2,
- * SINGLE_BUFFER) and, when qb, the quantised-B defines of weight dtype
+ * SINGLE_BUFFER, H16, R) and, when qb, the quantised-B defines of weight dtype
  * wdt (QB;QT_<type>;QK;BB) into defs (cap bytes); returns their length.
  * Shared by gemm.c and the grouped GEMM of wgml_linear_id (moe.c). */
 size_t wg_gemm_tile_defs(const wg_gemm_variant *v, wgml_dtype wdt, bool qb, char *defs, size_t cap);
@@ -49,6 +50,12 @@ typedef struct wg_gemm_params {
 /* The variant forced by WGML_FORCE=gemm=NAME (NULL: none); an unknown
  * name is WGML_ERR_INVALID_ARG listing the variants. */
 wgml_status wg_gemm_forced(const wg_gemm_variant **v);
+
+/* Whether the product (as wg_gemm_run would run it) takes an f16 (h)
+ * variant: precision WGML_PREC_F16 on a device with ShaderF16 and a
+ * 64- or 128-wide tile, or an h variant forced.  wgml_linear then
+ * dequantises a quantised w into f16 instead of f32. */
+bool wg_gemm_takes_h16(wgml_ctx *ctx, int64_t batches, int64_t m, int64_t n, int64_t k, wgml_precision prec);
 
 /* The k slices of a product (1: no split-K).  Depends on the shape and
  * WGML_FORCE only, so the op table's scratch declaration (no device)

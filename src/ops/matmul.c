@@ -85,6 +85,9 @@ static wgml_status ck_tail(const char *op, const wg_op_params *p, const wg_desc 
     out->dtype = p->dtype;
     if ((unsigned)p->mm.act > WGML_ACT_SILU)
         FAIL(WGML_ERR_INVALID_ARG, "%s: unknown activation %d", op, (int)p->mm.act);
+    if ((unsigned)p->mm.precision > WGML_PREC_F16)
+        FAIL(WGML_ERR_INVALID_ARG, "%s: unknown precision %d (WGML_PREC_F32 or WGML_PREC_F16)", op,
+             (int)p->mm.precision);
     if (nin > 2 && in[2] && (st = need_bcast_to(op, "bias", in[2], out)) != WGML_OK)
         return st;
     const wg_desc *c = nin > 3 ? in[3] : NULL;
@@ -330,8 +333,15 @@ wgml_status wg_en_linear(const wg_op_params *p, const wgml_tensor *const *in, in
         if (path < 0)
             return WGML_ERR_INVALID_ARG;
         if (path == 1) {
-            /* every element is written before the GEMM reads it: no zeroing */
-            if ((st = wg_scratch_tensor_raw(out->ctx, WGML_F32, 2, w->shape, &wd)) != WGML_OK ||
+            /* every element is written before the GEMM reads it: no zeroing.
+             * A product in f16 (WGML_PREC_F16) rounds w to f16 in its tiles
+             * anyway: dequantised to f16, half the bytes written and read. */
+            int64_t batches = 1;
+            for (int i = 0; i < ov.ndim - 2; i++)
+                batches *= ov.shape[i];
+            bool h = wg_gemm_takes_h16(out->ctx, batches, ov.shape[ov.ndim - 2], w->shape[0], w->shape[1],
+                                       p->mm.precision);
+            if ((st = wg_scratch_tensor_raw(out->ctx, h ? WGML_F16 : WGML_F32, 2, w->shape, &wd)) != WGML_OK ||
                 (st = wg_dequantize_impl(w, wd)) != WGML_OK) {
                 wgml_tensor_free(wd);
                 return st;

@@ -322,7 +322,7 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
                               const wgml_tensor *c, const wgml_matmul_params *pp, int glu, wgml_tensor *out)
 {
     const char *op = "wgml_linear";
-    wgml_matmul_params prm = pp ? *pp : (wgml_matmul_params){1.0f, 0.0f, WGML_ACT_NONE};
+    wgml_matmul_params prm = pp ? *pp : (wgml_matmul_params){1.0f, 0.0f, WGML_ACT_NONE, WGML_PREC_F32};
     if (prm.beta == 0.0f)
         c = NULL; /* beta 0: c is never read (NaN there must not leak) */
     wgml_status st = wg_check_tensor(op, "x", x);
