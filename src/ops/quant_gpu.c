@@ -215,10 +215,13 @@ static wgml_status run_dequant(const wgml_tensor *q, const wgml_tensor *idx, int
     const wg_dtype_info *d = wg_dtype(q->dtype);
     char defs[160];
     bool shared = q->st->buf == out->st->buf, ishared = idx && idx->st->buf == out->st->buf;
-    /* OV4: an f32 out starting on 16 bytes takes each thread's 4 elements
-     * as one vector store (rows are whole blocks of 32 or 256, so every
-     * quad of every window then starts on 16 bytes too) */
-    bool v4 = out->dtype == WGML_F32 && out->offset % 16 == 0;
+    /* OV4: an f32 out starting on 16 bytes (f16 with ShaderF16: on 8)
+     * takes each thread's 4 elements as one vector store (rows are whole
+     * blocks of 32 or 256, so every quad of every window then starts on a
+     * vector too).  f16 as four 2-byte stores dequantised 14336 x 4096
+     * q4_K in ~250 us on an H200 (a prefill's f16 weights, WGML_PREC_F16) */
+    bool v4 = (out->dtype == WGML_F32 && out->offset % 16 == 0) ||
+              (out->dtype == WGML_F16 && wg_has(out->ctx, WGML_FEATURE_F16) && out->offset % 8 == 0);
     snprintf(defs, sizeof defs, "DEQUANT;%s;QK=%u;BB=%u;O_DT=%s;O_MODE=w%s%s%s%s", qt_define(q->dtype),
              d->block_elems, d->block_bytes, wg_dtype(out->dtype)->wgsl, v4 ? "4;OV4" : "", idx ? ";GET_ROWS;IDX" : "",
              shared ? ";Q_RW" : "", ishared ? ";IDX_RW" : "");
