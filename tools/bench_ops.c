@@ -37,6 +37,10 @@ static double time_it(bench *b, run_fn fn, void *st, int iters, wgml_status *sta
      * fell from 1980 to 435-825 MHz over a few seconds of mostly idle
      * bench, halving memory-bound kernels) and needs sustained work to
      * raise them again. */
+    /* the first run compiles: the warm-up clock starts after it */
+    *status = fn(st);
+    if (*status == WGML_OK)
+        *status = wgml_ctx_sync(b->ctx);
     double w0 = cli_now();
     while (*status == WGML_OK && cli_now() - w0 < 0.3) {
         for (int w = 0; w < 8 && *status == WGML_OK; w++)
