@@ -43,7 +43,7 @@ static const cli_command commands[] = {
      "                  rows, default 4096) against the copy bandwidth\n"
      "bench gemm | matvec | moe | attn [--quick] [--json]   matrix products, MoE and attention (attn: also\n"
      "                  [--decode] [--skv N]: decode shapes only, shapes of N keys only)\n"
-     "bench llm -m FILE.gguf [-p 512] [-n 128] [-r 3] [--json] [--sync]   prompt and generation tokens/s"},
+     "bench llm -m FILE.gguf [-p 512] [-n 128] [-d 0] [-r 3] [--json] [--sync] [--prefill-f32]   prompt and generation tokens/s"},
     {"gguf", cmd_gguf, "gguf FILE.gguf    a GGUF's header, metadata and tensor table (name, dtype, shape, bytes)"},
     {"tokenize", cmd_tokenize,
      "tokenize -m FILE.gguf [-p text | -f file|-] [--no-special] [--ids-only]\n"
@@ -51,7 +51,7 @@ static const cli_command commands[] = {
     {"generate", cmd_generate,
      "generate -m FILE.gguf -p text [-n 128] [--temp T] [--top-k K] [--top-p P] [--min-p P] [--seed S]\n"
      "                  [--chat] [--ctx N] [--batch N] [--prefill-f32]   stream a model's continuation to stdout"},
-    {"perplexity", cmd_perplexity, "perplexity -m FILE.gguf -f text.txt [--ctx N]   mean NLL and perplexity of a text"},
+    {"perplexity", cmd_perplexity, "perplexity -m FILE.gguf -f text.txt [--ctx N] [--prefill-f32]   mean NLL and perplexity of a text"},
     {"help|-h|--help", cmd_help, "-h, --help        this text"},
     {"version|--version", cmd_version, "--version         wgml's version"},
 };

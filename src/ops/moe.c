@@ -74,16 +74,17 @@ uint64_t wg_moe_scratch(int64_t pairs, int64_t experts)
 
 /* ------------------------------------------------------------ the tile */
 
-/* The GEMM variant: WGML_FORCE=gemm=<name> (not splitk), else by the
- * average pairs an expert (the tile's rows) and n.  CPU adapters never
- * take t128 (lavapipe compiles its 8x8 register tile for minutes). */
+/* The GEMM variant: WGML_FORCE=gemm=<name> (not splitk, and not the f16
+ * h variants: wgml_linear_id computes in f32), else by the average pairs
+ * an expert (the tile's rows) and n.  CPU adapters never take t128
+ * (lavapipe compiles its 8x8 register tile for minutes). */
 static wgml_status pick_tile(wgml_ctx *ctx, int64_t pairs, int64_t experts, int64_t n, const wg_gemm_variant **v)
 {
     const wg_gemm_variant *f;
     wgml_status st = wg_gemm_forced(&f);
     if (st != WGML_OK)
         return st;
-    if (f && !f->splitk) {
+    if (f && !f->splitk && !f->h16) {
         *v = f;
         return WGML_OK;
     }
