@@ -238,6 +238,9 @@ static void test_variants(void)
                   * takes vec4 loads of k-contiguous operands), many tiles */
             if (!skip128)
                 mm2("h: transposed a and b, aligned", WGML_F32, WGML_F32, WGML_F32, 68, 72, 96, &t);
+            opts e = t; /* the f32 epilogue on the f16 sums (the same kernel) */
+            e.ta = 0, e.tb = 0, e.bias = 1, e.beta = 0.5f, e.alpha = -1.5f, e.act = WGML_ACT_SILU;
+            mm2("h: alpha, beta, bias, silu", WGML_F32, WGML_F32, WGML_F32, 37, 45, 29, &e);
             /* b k-contiguous: a plain b's column would span k x n x 4 =
              * 80 KB, past test_op_matmul_window's 64 KiB windows */
             t.ta = 0, t.tb = 1;
