@@ -236,8 +236,12 @@ static void test_variants(void)
         if (h) { /* vec4 loads (a kernel of its own: on CPU adapters with
                   * WGML_TEST_FULL only; test_linear_dequant's f16 case
                   * takes vec4 loads of k-contiguous operands), many tiles */
-            if (!skip128)
+            if (!skip128) {
                 mm2("h: transposed a and b, aligned", WGML_F32, WGML_F32, WGML_F32, 68, 72, 96, &t);
+                opts f = t; /* f16 vectors into the f16 tiles as loaded (VAH, VBH) */
+                f.ta = 0, f.tb = 1;
+                mm2("h: f16 operands, aligned", WGML_F16, WGML_F16, WGML_F32, 64, 68, 72, &f);
+            }
             opts e = t; /* the f32 epilogue on the f16 sums (the same kernel) */
             e.ta = 0, e.tb = 0, e.bias = 1, e.beta = 0.5f, e.alpha = -1.5f, e.act = WGML_ACT_SILU;
             mm2("h: alpha, beta, bias, silu", WGML_F32, WGML_F32, WGML_F32, 37, 45, 29, &e);

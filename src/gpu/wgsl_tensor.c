@@ -72,6 +72,8 @@ static size_t vec4_accessors(char *out, size_t cap, const char *N, int binding, 
         EMIT("alias %s_T = f32;\n", N);
         EMIT("fn %s_ld(i: u32) -> f32 { return f32(%s_buf[i >> 2u][i & 3u]); }\n", N, N);
         EMIT("fn %s_ld4(v: u32) -> vec4<f32> { return vec4<f32>(%s_buf[v]); }\n", N, N);
+        /* as stored: for kernels computing in f16 (gemm.wgsl's H16) */
+        EMIT("fn %s_ld4h(v: u32) -> vec4<f16> { return %s_buf[v]; }\n", N, N);
         if (wr) {
             EMIT("fn %s_h(v: f32) -> f16 {\n"
                  "    if (abs(v) <= 65504.0) { return f16(v); }\n"

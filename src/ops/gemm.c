@@ -323,9 +323,12 @@ static wgml_status dispatch(plan *pl, const wg_win *w, const int64_t it[4])
     if (main) {
         const wgml_tensor *q = pl->g->bq ? pl->t[OB] : NULL;
         u += wg_gemm_tile_defs(v, q ? q->dtype : WGML_F32, q != NULL, defs + u, sizeof defs - u);
-        u += (size_t)snprintf(defs + u, sizeof defs - u, "%s%s%s%s%s%s%s", pl->a_kc ? ";A_KC" : "",
+        /* f16 operands loaded as vectors go into f16 tiles as they are */
+        bool ah = v->h16 && va && pl->t[OA]->dtype == WGML_F16, bh = v->h16 && vb && pl->t[OB]->dtype == WGML_F16;
+        u += (size_t)snprintf(defs + u, sizeof defs - u, "%s%s%s%s%s%s%s%s%s", pl->a_kc ? ";A_KC" : "",
                               pl->b_kc ? ";B_KC" : "", va ? ";VA" : "", vb ? ";VB" : "", split ? ";SPLITK" : "",
-                              v->h16 && pl->a_kc ? ";H16_AKC" : "", v->h16 && pl->b_kc ? ";H16_BKC" : "");
+                              v->h16 && pl->a_kc ? ";H16_AKC" : "", v->h16 && pl->b_kc ? ";H16_BKC" : "",
+                              ah ? ";VAH" : "", bh ? ";VBH" : "");
     } else {
         u += (size_t)snprintf(defs + u, sizeof defs - u, "REDUCE");
     }
