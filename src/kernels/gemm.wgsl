@@ -382,12 +382,15 @@ fn b_put(buf: u32, g: u32, v: P4) {
 }
 
 // The two vectors a thread loads a tile (LD2): g0 = a_g0(li) and g0 +
-// A_G1.  f16 tiles with k contiguous take two adjacent rows' 4 k each,
-// so that every (k, row pair) is one 32-bit store of two f16; otherwise
-// vectors li and li + WG.
+// A_G1.  f16 tiles with k contiguous take two adjacent rows' 4 k each
+// (pair_g0), so that each (k, row pair) is two adjacent f16 of one
+// vector; otherwise vectors li and li + WG.
+fn pair_g0(li: u32) -> u32 {
+    return 2u * BK4 * (li / BK4) + li % BK4;
+}
 #ifdef H16_AKC
 fn a_g0(li: u32) -> u32 {
-    return 2u * BK4 * (li / BK4) + li % BK4;
+    return pair_g0(li);
 }
 const A_G1: u32 = BK4;
 #else
@@ -398,7 +401,7 @@ const A_G1: u32 = {{WG}}u;
 #endif
 #ifdef H16_BKC
 fn b_g0(li: u32) -> u32 {
-    return 2u * BK4 * (li / BK4) + li % BK4;
+    return pair_g0(li);
 }
 const B_G1: u32 = BK4;
 #else

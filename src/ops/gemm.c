@@ -140,11 +140,10 @@ static const choice table[] = {
     {0, 0, false, "t32"},
 };
 
-static const wg_gemm_variant *choose_f32(wgml_ctx *ctx, int64_t batches, int64_t m, int64_t n)
+static const wg_gemm_variant *choose_f32(wgml_ctx *ctx, const wgml_device_info *dev, int64_t batches, int64_t m,
+                                         int64_t n)
 {
-    wgml_device_info info;
-    memset(&info, 0, sizeof info);
-    wgml_device_info_get(ctx, &info);
+    const wgml_device_info info = *dev;
     bool cpu = wg_is_cpu(ctx);
     int64_t mn = m < n ? m : n, tiles = cdiv(m, 128) * cdiv(n, 128) * batches;
     for (size_t i = 0; i < sizeof table / sizeof *table; i++) {
@@ -165,25 +164,36 @@ static const wg_gemm_variant *choose_f32(wgml_ctx *ctx, int64_t batches, int64_t
  * 1,487, f32 1,341.  h128 is left to WGML_FORCE. */
 static const wg_gemm_variant *choose(wgml_ctx *ctx, int64_t batches, int64_t m, int64_t n, wgml_precision prec)
 {
-    const wg_gemm_variant *v = choose_f32(ctx, batches, m, n);
-    if (prec != WGML_PREC_F16 || !wg_has(ctx, WGML_FEATURE_F16))
-        return v;
-    const wg_gemm_variant *h = wg_gemm_variant_named(v->bm >= 64 ? "h64" : "");
     wgml_device_info info;
     memset(&info, 0, sizeof info);
     wgml_device_info_get(ctx, &info);
+    const wg_gemm_variant *v = choose_f32(ctx, &info, batches, m, n);
+    if (prec != WGML_PREC_F16 || !wg_has(ctx, WGML_FEATURE_F16))
+        return v;
+    const wg_gemm_variant *h = wg_gemm_variant_named(v->bm >= 64 ? "h64" : "");
     return h && wg_gemm_wg_mem(h) <= info.max_workgroup_storage ? h : v;
+}
+
+/* The variant a product of s k-slices runs: splitk when split, else a
+ * forced non-split variant, else the table's.  One rule for the run and
+ * for wgml_linear's choice of the dequantised weight's dtype. */
+static const wg_gemm_variant *pick(wgml_ctx *ctx, const wg_gemm_variant *forced, int s, int64_t batches, int64_t m,
+                                   int64_t n, wgml_precision prec)
+{
+    if (s > 1)
+        return wg_gemm_variant_named("splitk");
+    if (forced && !forced->splitk)
+        return forced;
+    return choose(ctx, batches, m, n, prec);
 }
 
 bool wg_gemm_takes_h16(wgml_ctx *ctx, int64_t batches, int64_t m, int64_t n, int64_t k, wgml_precision prec)
 {
     const wg_gemm_variant *forced = NULL;
     int64_t chunk;
-    if (wg_gemm_forced(&forced) != WGML_OK || wg_gemm_splits(batches, m, n, k, &chunk) > 1)
+    if (wg_gemm_forced(&forced) != WGML_OK)
         return false;
-    if (forced)
-        return forced->h16;
-    return choose(ctx, batches, m, n, prec)->h16;
+    return pick(ctx, forced, wg_gemm_splits(batches, m, n, k, &chunk), batches, m, n, prec)->h16;
 }
 
 size_t wg_gemm_tile_defs(const wg_gemm_variant *v, wgml_dtype wdt, bool qb, char *defs, size_t cap)
@@ -470,9 +480,7 @@ wgml_status wg_gemm_run(const wg_gemm_args *g)
     if (st != WGML_OK)
         return st;
     pl.s = wg_gemm_splits(pl.b0 * pl.b1, pl.m, pl.n, pl.k, &pl.chunk);
-    pl.v = pl.s > 1                      ? wg_gemm_variant_named("splitk")
-           : forced && !forced->splitk ? forced
-                                       : choose(ctx, pl.b0 * pl.b1, pl.m, pl.n, g->p.precision);
+    pl.v = pick(ctx, forced, pl.s, pl.b0 * pl.b1, pl.m, pl.n, g->p.precision);
     if (pl.v->h16 && !wg_has(ctx, WGML_FEATURE_F16))
         return wg_fail(WGML_ERR_UNSUPPORTED, "%s: WGML_FORCE: gemm variant %s computes in f16, which this device "
                        "lacks (no ShaderF16)", g->name, pl.v->name);
