@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -520,6 +520,17 @@ for s in $sections; do
         for v in "" attn=t64 ""; do
           echo "$m ${v:-table}: $(WGML_FORCE=$v $B/wgml bench llm -m /tmp/models/llama-$m-q4k.gguf -p 512 -n 16 -r 2 2>&1 | grep pp512 | cut -d'|' -f6,7)"
         done
+      done ;;
+    sass) # the SASS of the issue-9 kernels from the NVIDIA driver's disk cache (bench/sass.py): one fresh
+      # cache a workload; registers, local-memory spills, instruction mix; the .sass files come back in logs.tgz
+      nvd=$(command -v nvdisasm || ls /usr/local/cuda*/bin/nvdisasm 2>/dev/null | head -n 1)
+      for w in "gemm:bench gemm" "attn:bench attn --decode --skv 8192" "mv:bench matvec --nk 14336x4096 --dtype q4_K" \
+               ${SASSX:-}; do
+        n=${w%%:*}; rm -rf /tmp/sass-$n
+        WGML_CACHE_DIR=/tmp/sass-$n $B/wgml ${w#*:} > $OUTDIR/sass-$n.txt 2>&1
+        echo "-- $n: $(tail -n 2 $OUTDIR/sass-$n.txt | tr '\n' ' ')"
+        python3 bench/sass.py /tmp/sass-$n $OUTDIR/sass/$n "$nvd" 2>&1 | tee $OUTDIR/sass-$n.sum | cut -c1-400
+        grep -q "no kernel found" $OUTDIR/sass-$n.sum && [ $(du -sm /tmp/sass-$n | cut -f1) -lt 16 ] && cp -r /tmp/sass-$n $OUTDIR/cache-$n
       done ;;
     h16) # f16 arithmetic GEMM (h128/h64, WGML_PREC_F16) against f32 and cuBLAS (gemm.json, torch_gemm.json
       # and the compare table, as mm), each of H16FORCE's variants forced (default h128 h64: the f16 rows
