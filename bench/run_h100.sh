@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -531,6 +531,26 @@ for s in $sections; do
         echo "-- $n: $(tail -n 2 $OUTDIR/sass-$n.txt | tr '\n' ' ')"
         python3 bench/sass.py /tmp/sass-$n $OUTDIR/sass/$n "$nvd" 2>&1 | tee $OUTDIR/sass-$n.sum | cut -c1-400
         grep -q "no kernel found" $OUTDIR/sass-$n.sum && [ $(du -sm /tmp/sass-$n | cut -f1) -lt 16 ] && cp -r /tmp/sass-$n $OUTDIR/cache-$n
+      done ;;
+    ku) # the k-step unroll (gemm.wgsl KU8, the GPUs' default) against the loop (WGML_GEMM_KU=1) and KU4:
+      # bench gemm alternating (cuBLAS in the same call), pp512 of the generated GGUFs (llmgen first), the
+      # decode attention against the previous build's (.devbuild_old), test_op_matmul / test_op_attention
+      python3 bench/torch_gemm.py > $OUTDIR/torch_gemm.json 2> $OUTDIR/torch_gemm.err
+      python3 -c "import json; d=json.load(open('$OUTDIR/torch_gemm.json')); r=d if isinstance(d, list) else d.get('results', d.get('gemm', [])); print('torch:', ' '.join('%s %dx%dx%d %s %.2f;' % (x['op'], x['m'], x['n'], x['k'], x['dtype'], x['tflops']) for x in r[:4]))" 2>&1 | cut -c1-300
+      for ku in ${KUS:-1 8 4 8 1}; do
+        WGML_GEMM_KU=$ku $B/wgml bench gemm > $OUTDIR/gemm.ku$ku.txt 2>&1
+        echo "-- KU$ku: $(grep -E '^(matmul|linear)' $OUTDIR/gemm.ku$ku.txt | awk '{printf "%s %s %s %s; ", $2, $3, $4, $6}')"
+      done
+      wait_gen
+      for r in 1 2; do for ku in 8 1; do for m in 8b 1b; do
+        echo "pp512 $m KU$ku: $(WGML_GEMM_KU=$ku $B/wgml bench llm -m /tmp/models/llama-$m-q4k.gguf -p 512 -n 1 -r 2 2>&1 | grep pp512 | cut -d'|' -f6,7)"
+      done; done; done
+      for b in .devbuild_old $B; do
+        [ -x $b/wgml ] || continue
+        echo "-- attn decode $b: $($b/wgml bench attn --decode --json 2>/dev/null | python3 -c "import json,sys; d=json.load(sys.stdin); print(' '.join('skv %d: graph %.1f us (%.0f GB/s), batch %.1f us;' % (r['skv'], r['graph_us'], r['graph_gb_s'], r['batch_us']) for r in d['results']))")"
+      done
+      for t in test_op_matmul test_op_attention; do
+        [ -x $B/tests/$t ] && echo "$t: $($B/tests/$t 2>&1 | tail -n 1)"
       done ;;
     h16) # f16 arithmetic GEMM (h128/h64, WGML_PREC_F16) against f32 and cuBLAS (gemm.json, torch_gemm.json
       # and the compare table, as mm), each of H16FORCE's variants forced (default h128 h64: the f16 rows

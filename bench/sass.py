@@ -4,11 +4,14 @@ on-disk shader cache and summarises it: registers, spills, instruction mix.
 
 Why: Vulkan gives no per-kernel counters here and wgpu exposes no pipeline
 statistics, but the NVIDIA driver stores each compiled compute pipeline in
-its disk cache (wgml points it at $WGML_CACHE_DIR, src/gpu/diskcache.c),
-and the code sits there uncompressed.  A Hopper kernel starts with
-`MOV R1, c[0x0][0x28]` (first 64-bit word 0x00000a0000017a02) and ends with
-`EXIT` and a `BRA` to itself (0xfffffffc00fc7947): the bytes between are
-what `nvdisasm -b SM90` decodes.
+its disk cache (wgml points it at $WGML_CACHE_DIR, src/gpu/diskcache.c):
+nvidia/GLCache/.../*.bin, a header and one zstd frame an entry (magic
+28 b5 2f fd; the `zstd` tool decompresses each).  A decompressed pipeline
+("NVDANVVM" header) holds the code uncompressed: it ends with `EXIT` and a
+`BRA` to itself (first 64-bit word 0xfffffffc00fc7947), and it starts at
+the first 16-byte step before that from which `nvdisasm -b SM90` decodes
+without an error (the header bytes do not decode).  Seen on an H200,
+driver 580.159.04.
 
   bench/sass.py CACHE_DIR OUT_DIR [nvdisasm]
 writes OUT_DIR/k<n>.sass for every kernel found and prints one line per
@@ -22,27 +25,41 @@ import struct
 import subprocess
 import sys
 
-START = struct.pack("<Q", 0x00000A0000017A02)
-SELF_BRA = 0xFFFFFFFC00FC7947
+SELF_BRA = struct.pack("<Q", 0xFFFFFFFC00FC7947)
+ZSTD = b"\x28\xb5\x2f\xfd"
 
 
-def kernels(blob):
-    """(offset, code bytes) of each kernel in one cache file."""
-    i = blob.find(START)
+def frames(blob):
+    """The decompressed zstd frames of one cache file."""
+    offs = []
+    i = blob.find(ZSTD)
     while i >= 0:
-        j = i
-        end = None
-        while j + 16 <= len(blob) and j - i < (1 << 22):
-            (lo,) = struct.unpack_from("<Q", blob, j)
-            if lo == SELF_BRA:
-                end = j + 16
-                break
-            j += 16
-        if end:
-            yield i, blob[i:end]
-            i = blob.find(START, end)
-        else:
-            i = blob.find(START, i + 8)
+        offs.append(i)
+        i = blob.find(ZSTD, i + 4)
+    for n, o in enumerate(offs):
+        end = offs[n + 1] if n + 1 < len(offs) else len(blob)
+        r = subprocess.run(["zstd", "-d", "-c", "-q"], input=blob[o:end], capture_output=True)
+        if r.stdout:
+            yield r.stdout
+
+
+def disasm(nvd, code, tmp):
+    open(tmp, "wb").write(code)
+    r = subprocess.run([nvd, "-b", "SM90", tmp], capture_output=True, text=True)
+    return r.stdout if r.returncode == 0 else None
+
+
+def kernels(nvd, blob, tmp):
+    """(offset, SASS text) of the kernel in one decompressed entry."""
+    end = blob.find(SELF_BRA)
+    if end < 0:
+        return
+    end += 16
+    for s in range(end % 16, end, 16):
+        sass = disasm(nvd, blob[s:end], tmp)
+        if sass:
+            yield s, sass
+            return
 
 
 def summary(sass):
@@ -70,24 +87,23 @@ def main():
     os.makedirs(out, exist_ok=True)
     seen = set()
     k = 0
+    tmp = os.path.join(out, "code.bin")
     for root, _, files in os.walk(cache):
         for f in sorted(files):
             path = os.path.join(root, f)
-            blob = open(path, "rb").read()
-            for off, code in kernels(blob):
-                if code in seen:
+            if not f.endswith(".bin"):
+                continue
+            for sass in (t for fr in frames(open(path, "rb").read()) for _, t in kernels(nvd, fr, tmp)):
+                if sass in seen:
                     continue
-                seen.add(code)
-                binf = os.path.join(out, "k%d.bin" % k)
-                open(binf, "wb").write(code)
-                r = subprocess.run([nvd, "-b", "SM90", binf], capture_output=True, text=True)
-                sass = r.stdout
+                seen.add(sass)
                 open(os.path.join(out, "k%d.sass" % k), "w").write(sass)
                 n, regs, local, ops = summary(sass)
                 top = " ".join("%s:%d" % kv for kv in ops.most_common(14))
-                print("k%d %s+%d: %d B, %d instr, R%d max, %d LDL/STL | %s" %
-                      (k, os.path.relpath(path, cache), off, len(code), n, regs, local, top))
+                print("k%d: %d instr, R%d max, %d LDL/STL | %s" % (k, n, regs, local, top))
                 k += 1
+    if os.path.exists(tmp):
+        os.remove(tmp)
     if k == 0:
         print("no kernel found; files:")
         for root, _, files in os.walk(cache):

@@ -298,15 +298,54 @@ fn ld_tile(ln: Lane, j: u32, kend: u32) -> Tile {
     return t;
 }
 
-// q.k for the 4 rows: this lane's 8 dims, then summed over the key
-// group's LPK lanes.
-fn key_dot(qa: mat4x4<f32>, qb: mat4x4<f32>, kr: Raw) -> vec4<f32> {
+// q.k for the 4 rows, this lane's 8 dims.
+fn key_part(qa: mat4x4<f32>, qb: mat4x4<f32>, kr: Raw) -> vec4<f32> {
     let ko = oct_f32(k_kind(), kr);
-    var s = qa * ko.a + qb * ko.b;
-    for (var o = LPK / 2u; o > 0u; o = o / 2u) {
-        s = s + subgroupShuffleXor(s, o);
+    return qa * ko.a + qb * ko.b;
+}
+
+// The tile's partial dots (one vec4 of rows a key), summed over the key
+// group's LPK lanes: log2(LPK) xor steps, written out and all keys in
+// each step.  A loop over the steps stayed a loop in NVIDIA's code (H200
+// SASS, bench/sass.py): 4 SHFL, 4 FADD, 4 MOV and the loop's control a
+// step, one key at a time, each step waiting for its shuffles (~60
+// instructions a key of ~170).
+struct Dots {
+    d0: vec4<f32>,
+    d1: vec4<f32>,
+    d2: vec4<f32>,
+    d3: vec4<f32>,
+}
+
+fn xor_step(t: ptr<function, Dots>, o: u32) {
+    if (LPK > o) {
+        (*t).d0 = (*t).d0 + subgroupShuffleXor((*t).d0, o);
+#if KPT2
+        (*t).d1 = (*t).d1 + subgroupShuffleXor((*t).d1, o);
+#endif
+#if KPT4
+        (*t).d2 = (*t).d2 + subgroupShuffleXor((*t).d2, o);
+        (*t).d3 = (*t).d3 + subgroupShuffleXor((*t).d3, o);
+#endif
     }
-    return s;
+}
+
+fn tile_dots(qa: mat4x4<f32>, qb: mat4x4<f32>, t: Tile) -> Dots {
+    var d = Dots();
+    d.d0 = key_part(qa, qb, t.c0.k);
+#if KPT2
+    d.d1 = key_part(qa, qb, t.c1.k);
+#endif
+#if KPT4
+    d.d2 = key_part(qa, qb, t.c2.k);
+    d.d3 = key_part(qa, qb, t.c3.k);
+#endif
+    xor_step(&d, 16u);
+    xor_step(&d, 8u);
+    xor_step(&d, 4u);
+    xor_step(&d, 2u);
+    xor_step(&d, 1u);
+    return d;
 }
 
 // Mask entry e as an addend: 0 (bool, kept), the additive value, or NEG
@@ -387,15 +426,16 @@ fn add_key(st: ptr<function, St>, s: vec4<f32>, vr: Raw) {
 // One tile of a key group: its keys' scores, one max and rescale, then
 // p * v.  j: the group's first key.
 fn tile_step(st: ptr<function, St>, qa: mat4x4<f32>, qb: mat4x4<f32>, rs: Rows4, t: Tile, j: u32, kend: u32) {
-    let s0 = score4(key_dot(qa, qb, t.c0.k), rs, j, kend, t.c0.mv);
+    let d = tile_dots(qa, qb, t);
+    let s0 = score4(d.d0, rs, j, kend, t.c0.mv);
     var mt = max((*st).m, s0);
 #if KPT2
-    let s1 = score4(key_dot(qa, qb, t.c1.k), rs, j + NKG, kend, t.c1.mv);
+    let s1 = score4(d.d1, rs, j + NKG, kend, t.c1.mv);
     mt = max(mt, s1);
 #endif
 #if KPT4
-    let s2 = score4(key_dot(qa, qb, t.c2.k), rs, j + 2u * NKG, kend, t.c2.mv);
-    let s3 = score4(key_dot(qa, qb, t.c3.k), rs, j + 3u * NKG, kend, t.c3.mv);
+    let s2 = score4(d.d2, rs, j + 2u * NKG, kend, t.c2.mv);
+    let s3 = score4(d.d3, rs, j + 3u * NKG, kend, t.c3.mv);
     mt = max(mt, max(s2, s3));
 #endif
     rescale(st, mt);

@@ -711,37 +711,33 @@ fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             }
         }
 #else
-        for (var kk = 0u; kk < {{BK}}u; kk++) {
-#if TILE8
-            let a0 = tv(As[ao + kk * AV + 0u * NTM]);
-            let a1 = tv(As[ao + kk * AV + 1u * NTM]);
-            let b0 = tv(Bs[bo + kk * BV + 0u * NTN]);
-            let b1 = tv(Bs[bo + kk * BV + 1u * NTN]);
-            c000 = fma(T4(a0.x), b0, c000);
-            c001 = fma(T4(a0.x), b1, c001);
-            c010 = fma(T4(a0.y), b0, c010);
-            c011 = fma(T4(a0.y), b1, c011);
-            c020 = fma(T4(a0.z), b0, c020);
-            c021 = fma(T4(a0.z), b1, c021);
-            c030 = fma(T4(a0.w), b0, c030);
-            c031 = fma(T4(a0.w), b1, c031);
-            c100 = fma(T4(a1.x), b0, c100);
-            c101 = fma(T4(a1.x), b1, c101);
-            c110 = fma(T4(a1.y), b0, c110);
-            c111 = fma(T4(a1.y), b1, c111);
-            c120 = fma(T4(a1.z), b0, c120);
-            c121 = fma(T4(a1.z), b1, c121);
-            c130 = fma(T4(a1.w), b0, c130);
-            c131 = fma(T4(a1.w), b1, c131);
-#else
-            let a0 = tv(As[ao + kk * AV + 0u * NTM]);
-            let b0 = tv(Bs[bo + kk * BV + 0u * NTN]);
-            c000 = fma(T4(a0.x), b0, c000);
-            c010 = fma(T4(a0.y), b0, c010);
-            c020 = fma(T4(a0.z), b0, c020);
-            c030 = fma(T4(a0.w), b0, c030);
-#endif
+        // The k-step unrolled KU times (gemm_kstep4.wgsl: 4 copies): left
+        // a loop, NVIDIA's compiler kept t128's 8 steps rolled (H200 SASS,
+        // bench/sass.py): each step's 4 LDS.128 right before its 64 FFMA
+        // (their latency exposed) and 7 MOVs + 8 address instructions of
+        // loop overhead a step: ~77% of its instructions FFMA.
+#if KU8
+        for (var k8 = 0u; k8 < {{BK}}u; k8 += 8u) {
+            {
+                let k4 = k8;
+#include "gemm_kstep4.wgsl"
+            }
+            {
+                let k4 = k8 + 4u;
+#include "gemm_kstep4.wgsl"
+            }
         }
+#else
+#if KU4
+        for (var k4 = 0u; k4 < {{BK}}u; k4 += 4u) {
+#include "gemm_kstep4.wgsl"
+        }
+#else
+        for (var kk = 0u; kk < {{BK}}u; kk++) {
+#include "gemm_kstep.wgsl"
+        }
+#endif
+#endif
 #ifdef H16
         // the tile's f16 sums into the f32 totals (h64)
         f000 += vec4<f32>(c000);

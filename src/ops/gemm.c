@@ -196,12 +196,25 @@ bool wg_gemm_takes_h16(wgml_ctx *ctx, int64_t batches, int64_t m, int64_t n, int
     return pick(ctx, forced, wg_gemm_splits(batches, m, n, k, &chunk), batches, m, n, prec)->h16;
 }
 
-size_t wg_gemm_tile_defs(const wg_gemm_variant *v, wgml_dtype wdt, bool qb, char *defs, size_t cap)
+/* The k-step unroll (gemm.wgsl's KU4 / KU8): 8 on GPUs (4 where BK is 4),
+ * none on CPU drivers, whose compile time grows with every copy (lavapipe);
+ * WGML_GEMM_KU=1|4|8 forces it where BK allows, for timing. */
+static int k_unroll(wgml_ctx *ctx, const wg_gemm_variant *v)
 {
-    int wg = v->bm / v->tm * v->bn / v->tn, ld = v->bm * v->bk / 4 / wg;
-    int u = snprintf(defs, cap, "BM=%d;BN=%d;BK=%d;WG=%d;NBUF=%d;AS_N=%d;BS_N=%d%s%s%s", v->bm, v->bn, v->bk, wg,
+    const char *e = getenv("WGML_GEMM_KU");
+    int ku = e && *e ? atoi(e) : wg_is_cpu(ctx) ? 1 : 8;
+    while (ku > 1 && (ku > v->bk || v->bk % ku != 0 || (ku != 4 && ku != 8)))
+        ku /= 2;
+    return ku;
+}
+
+size_t wg_gemm_tile_defs(wgml_ctx *ctx, const wg_gemm_variant *v, wgml_dtype wdt, bool qb, char *defs, size_t cap)
+{
+    int wg = v->bm / v->tm * v->bn / v->tn, ld = v->bm * v->bk / 4 / wg, ku = k_unroll(ctx, v);
+    int u = snprintf(defs, cap, "BM=%d;BN=%d;BK=%d;WG=%d;NBUF=%d;AS_N=%d;BS_N=%d%s%s%s%s", v->bm, v->bn, v->bk, wg,
                      v->nbuf, v->nbuf * v->bk * v->bm / 4, v->nbuf * v->bk * v->bn / 4, v->tm == 8 ? ";TILE8" : "",
-                     ld == 2 ? ";LD2" : "", v->nbuf == 1 ? ";SINGLE_BUFFER" : "");
+                     ld == 2 ? ";LD2" : "", v->nbuf == 1 ? ";SINGLE_BUFFER" : "",
+                     ku == 8 ? ";KU8" : ku == 4 ? ";KU4" : "");
     if (u > 0 && (size_t)u < cap)
         u += snprintf(defs + u, cap - (size_t)u, "%s%s", v->h16 ? ";H16;ENABLE_F16;R=f" : ";R=c",
                       v->h16 && v->tm == 8 ? ";H16T8" : "");
@@ -332,7 +345,7 @@ static wgml_status dispatch(plan *pl, const wg_win *w, const int64_t it[4])
     }
     if (main) {
         const wgml_tensor *q = pl->g->bq ? pl->t[OB] : NULL;
-        u += wg_gemm_tile_defs(v, q ? q->dtype : WGML_F32, q != NULL, defs + u, sizeof defs - u);
+        u += wg_gemm_tile_defs(pl->ctx, v, q ? q->dtype : WGML_F32, q != NULL, defs + u, sizeof defs - u);
         /* f16 operands loaded as vectors go into f16 tiles as they are */
         bool ah = v->h16 && va && pl->t[OA]->dtype == WGML_F16, bh = v->h16 && vb && pl->t[OB]->dtype == WGML_F16;
         u += (size_t)snprintf(defs + u, sizeof defs - u, "%s%s%s%s%s%s%s%s%s", pl->a_kc ? ";A_KC" : "",

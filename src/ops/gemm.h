@@ -35,10 +35,11 @@ const wg_gemm_variant *wg_gemm_variant_named(const char *name);
 uint32_t wg_gemm_wg_mem(const wg_gemm_variant *v);
 
 /* Writes v's tile defines for gemm.wgsl (BM ... BS_N, TILE8, LD2,
- * SINGLE_BUFFER, H16, R) and, when qb, the quantised-B defines of weight dtype
- * wdt (QB;QT_<type>;QK;BB) into defs (cap bytes); returns their length.
- * Shared by gemm.c and the grouped GEMM of wgml_linear_id (moe.c). */
-size_t wg_gemm_tile_defs(const wg_gemm_variant *v, wgml_dtype wdt, bool qb, char *defs, size_t cap);
+ * SINGLE_BUFFER, H16, R, the k-step unroll KU4 / KU8 for ctx's device) and,
+ * when qb, the quantised-B defines of weight dtype wdt (QB;QT_<type>;QK;BB)
+ * into defs (cap bytes); returns their length.  Shared by gemm.c and the
+ * grouped GEMM of wgml_linear_id (moe.c). */
+size_t wg_gemm_tile_defs(wgml_ctx *ctx, const wg_gemm_variant *v, wgml_dtype wdt, bool qb, char *defs, size_t cap);
 
 /* Mirrors Params in gemm.wgsl. */
 typedef struct wg_gemm_params {

@@ -179,7 +179,7 @@ static wgml_status gemm_block(void *user, const wg_win *w, const int64_t it[4], 
     bool wrw = a->w->st->buf == out->st->buf, grw = a->x->st->buf == out->st->buf;
     bool srw = w[WGRP].buf == out->st->buf;
     char defs[512];
-    size_t u = wg_gemm_tile_defs(v, a->w->dtype, j->qb, defs, sizeof defs);
+    size_t u = wg_gemm_tile_defs(ctx, v, a->w->dtype, j->qb, defs, sizeof defs);
     if (j->qb)
         u += (size_t)snprintf(defs + u, sizeof defs - u, ";QACC=%s%s", wrw ? "read_write" : "read",
                               wg_is_cpu(ctx) ? ";ROLLED" : "");

@@ -1,0 +1,33 @@
+// One k-step of gemm.wgsl's register tile (included by it, inside the
+// k-tile loop: kk, ao, bo and the c<i><r><j> sums are the includer's):
+// the thread's A and B vectors of step kk from workgroup memory, then
+// TM x TN FMAs.
+#if TILE8
+        let a0 = tv(As[ao + kk * AV + 0u * NTM]);
+        let a1 = tv(As[ao + kk * AV + 1u * NTM]);
+        let b0 = tv(Bs[bo + kk * BV + 0u * NTN]);
+        let b1 = tv(Bs[bo + kk * BV + 1u * NTN]);
+        c000 = fma(T4(a0.x), b0, c000);
+        c001 = fma(T4(a0.x), b1, c001);
+        c010 = fma(T4(a0.y), b0, c010);
+        c011 = fma(T4(a0.y), b1, c011);
+        c020 = fma(T4(a0.z), b0, c020);
+        c021 = fma(T4(a0.z), b1, c021);
+        c030 = fma(T4(a0.w), b0, c030);
+        c031 = fma(T4(a0.w), b1, c031);
+        c100 = fma(T4(a1.x), b0, c100);
+        c101 = fma(T4(a1.x), b1, c101);
+        c110 = fma(T4(a1.y), b0, c110);
+        c111 = fma(T4(a1.y), b1, c111);
+        c120 = fma(T4(a1.z), b0, c120);
+        c121 = fma(T4(a1.z), b1, c121);
+        c130 = fma(T4(a1.w), b0, c130);
+        c131 = fma(T4(a1.w), b1, c131);
+#else
+        let a0 = tv(As[ao + kk * AV + 0u * NTM]);
+        let b0 = tv(Bs[bo + kk * BV + 0u * NTN]);
+        c000 = fma(T4(a0.x), b0, c000);
+        c010 = fma(T4(a0.y), b0, c010);
+        c020 = fma(T4(a0.z), b0, c020);
+        c030 = fma(T4(a0.w), b0, c030);
+#endif
