@@ -521,18 +521,20 @@ for s in $sections; do
           echo "$m ${v:-table}: $(WGML_FORCE=$v $B/wgml bench llm -m /tmp/models/llama-$m-q4k.gguf -p 512 -n 16 -r 2 2>&1 | grep pp512 | cut -d'|' -f6,7)"
         done
       done ;;
-    sass) # the SASS of the issue-9 kernels from the NVIDIA driver's disk cache (bench/sass.py): one fresh
-      # cache a workload; registers, local-memory spills, instruction mix; the .sass files come back in logs.tgz
+    sass) # the NVIDIA driver's disk caches of the issue-9 kernels, one fresh cache a workload, back in
+      # logs.tgz as cache-<workload>: `bench/sass.py cache-gemm out` here gives each kernel's SASS and
+      # registers, local memory, instruction mix (SASSX="name:wgml args" adds workloads)
       nvd=$(command -v nvdisasm || ls /usr/local/cuda*/bin/nvdisasm 2>/dev/null | head -n 1)
       for w in "gemm:bench gemm" "attn:bench attn --decode --skv 8192" "mv:bench matvec --nk 14336x4096 --dtype q4_K" \
                ${SASSX:-}; do
         n=${w%%:*}; rm -rf /tmp/sass-$n
         WGML_CACHE_DIR=/tmp/sass-$n $B/wgml ${w#*:} > $OUTDIR/sass-$n.txt 2>&1
         echo "-- $n: $(tail -n 2 $OUTDIR/sass-$n.txt | tr '\n' ' ')"
-        python3 bench/sass.py /tmp/sass-$n $OUTDIR/sass/$n "$nvd" 2>&1 | tee $OUTDIR/sass-$n.sum | cut -c1-400
-        grep -q "no kernel found" $OUTDIR/sass-$n.sum && [ $(du -sm /tmp/sass-$n | cut -f1) -lt 16 ] && cp -r /tmp/sass-$n $OUTDIR/cache-$n
+        # the caches come back (bench/sass.py needs zstd, which the GPU image lacks: run it here)
+        [ $(du -sm /tmp/sass-$n | cut -f1) -lt 16 ] && cp -r /tmp/sass-$n $OUTDIR/cache-$n
+        command -v zstd > /dev/null && python3 bench/sass.py /tmp/sass-$n $OUTDIR/sass/$n "$nvd" 2>&1 | cut -c1-400
       done ;;
-    ku) # the k-step unroll (gemm.wgsl KU8, the GPUs' default) against the loop (WGML_GEMM_KU=1) and KU4:
+    ku) # the k-step unroll (gemm.wgsl KU8, the GPUs' default) against others (KUS, default 1 8 4 8 1; KULLM for pp512):
       # bench gemm alternating (cuBLAS in the same call), pp512 of the generated GGUFs (llmgen first), the
       # decode attention against the previous build's (.devbuild_old), test_op_matmul / test_op_attention
       python3 bench/torch_gemm.py > $OUTDIR/torch_gemm.json 2> $OUTDIR/torch_gemm.err
@@ -542,7 +544,7 @@ for s in $sections; do
         echo "-- KU$ku: $(grep -E '^(matmul|linear)' $OUTDIR/gemm.ku$ku.txt | awk '{printf "%s %s %s %s; ", $2, $3, $4, $6}')"
       done
       wait_gen
-      for r in 1 2; do for ku in 8 1; do for m in 8b 1b; do
+      for r in 1 2; do for ku in ${KULLM:-8 1}; do for m in 8b 1b; do
         echo "pp512 $m KU$ku: $(WGML_GEMM_KU=$ku $B/wgml bench llm -m /tmp/models/llama-$m-q4k.gguf -p 512 -n 1 -r 2 2>&1 | grep pp512 | cut -d'|' -f6,7)"
       done; done; done
       for b in .devbuild_old $B; do
@@ -550,7 +552,7 @@ for s in $sections; do
         echo "-- attn decode $b: $($b/wgml bench attn --decode --json 2>/dev/null | python3 -c "import json,sys; d=json.load(sys.stdin); print(' '.join('skv %d: graph %.1f us (%.0f GB/s), batch %.1f us;' % (r['skv'], r['graph_us'], r['graph_gb_s'], r['batch_us']) for r in d['results']))")"
       done
       for t in test_op_matmul test_op_attention; do
-        [ -x $B/tests/$t ] && echo "$t: $($B/tests/$t 2>&1 | tail -n 1)"
+        [ -x $B/tests/$t ] && echo "$t: $($B/tests/$t 2>&1 | grep -E 'passed|check failed' | head -n 4 | tr '\n' ' ')"
       done ;;
     h16) # f16 arithmetic GEMM (h128/h64, WGML_PREC_F16) against f32 and cuBLAS (gemm.json, torch_gemm.json
       # and the compare table, as mm), each of H16FORCE's variants forced (default h128 h64: the f16 rows

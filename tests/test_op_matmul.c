@@ -254,21 +254,23 @@ static void test_variants(void)
     force(NULL);
 }
 
-/* The k-step unrolled 8 and 4 times (gemm.wgsl's KU8 / KU4, the GPUs'
- * default; CPU adapters keep the loop for compile time, so it is forced
- * here): k within one tile, past several and not a multiple of BK.  On
- * CPU adapters KU8 for t32 and h64 only (lavapipe: ~4 s a compile, and
- * CI runs this program in four modes). */
+/* The k-step unrolled (gemm.wgsl's KU4 ... KU32; 8 is the GPUs' default;
+ * CPU adapters keep the loop for compile time, so it is forced here): k
+ * within one tile, past several and not a multiple of BK.  32 asks the
+ * most BK allows (t64 16, h64 32).  On CPU adapters KU8 for t32 and h64
+ * only (lavapipe: ~4 s a compile, and CI runs this program in four
+ * modes). */
 static void test_unrolled(void)
 {
     static const char *const vs[] = {"t64", "t32", "h64", "splitk"};
+    static const char *const kus[] = {"8", "4", "32"};
     static const int64_t shapes[][3] = {{37, 45, 29}, {67, 70, 131}};
     wgml_device_info info;
     memset(&info, 0, sizeof info);
     wgml_device_info_get(t_ctx, &info);
     bool cpu = !strcmp(info.device_type, "cpu"), f16 = (info.features & WGML_FEATURE_F16) != 0;
-    for (int u = 0; u < (cpu ? 1 : 2); u++) {
-        t_env("WGML_GEMM_KU", u == 0 ? "8" : "4");
+    for (size_t u = 0; u < (cpu ? 1 : sizeof kus / sizeof *kus); u++) {
+        t_env("WGML_GEMM_KU", kus[u]);
         for (size_t v = 0; v < sizeof vs / sizeof *vs; v++) {
             if ((vs[v][0] == 'h' && !f16) || (cpu && strcmp(vs[v], "t32") && strcmp(vs[v], "h64")))
                 continue;
@@ -277,8 +279,8 @@ static void test_unrolled(void)
             t.h16 = vs[v][0] == 'h';
             for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
                 char what[96];
-                snprintf(what, sizeof what, "%s KU%s %lldx%lldx%lld", vs[v], u == 0 ? "8" : "4",
-                         (long long)shapes[s][0], (long long)shapes[s][1], (long long)shapes[s][2]);
+                snprintf(what, sizeof what, "%s KU%s %lldx%lldx%lld", vs[v], kus[u], (long long)shapes[s][0],
+                         (long long)shapes[s][1], (long long)shapes[s][2]);
                 mm2(what, WGML_F32, WGML_F32, WGML_F32, shapes[s][0], shapes[s][1], shapes[s][2], &t);
             }
         }

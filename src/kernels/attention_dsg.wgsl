@@ -270,7 +270,7 @@ fn ld_kv(ln: Lane, j: u32, kend: u32) -> KV {
         let v = w == 1u;
         let o = oct_ld(v, select(k_kind(), v_kind(), v), select(p.offs.y, p.offs.z, v),
                        select(ln.kb + j * p.in1.y, ln.vb + j * p.in1.w, v), select(p.in1.z, p.in2.x, v),
-                       select(0u, select(ln.nkd, ln.nvd, v), ok), select(flag(F_KVEC), flag(F_VVEC), v));
+                       select(0u, select(ln.nkd, ln.nvd, v), ok), select({{KVEC}}, {{VVEC}}, v));
         if (v) {
             r.v = o;
         } else {
@@ -279,8 +279,8 @@ fn ld_kv(ln: Lane, j: u32, kend: u32) -> KV {
     }
     return r;
 #else
-    return KV(oct_ld(false, k_kind(), p.offs.y, ln.kb + j * p.in1.y, p.in1.z, select(0u, ln.nkd, ok), flag(F_KVEC)),
-              oct_ld(true, v_kind(), p.offs.z, ln.vb + j * p.in1.w, p.in2.x, select(0u, ln.nvd, ok), flag(F_VVEC)), mv);
+    return KV(oct_ld(false, k_kind(), p.offs.y, ln.kb + j * p.in1.y, p.in1.z, select(0u, ln.nkd, ok), {{KVEC}}),
+              oct_ld(true, v_kind(), p.offs.z, ln.vb + j * p.in1.w, p.in2.x, select(0u, ln.nvd, ok), {{VVEC}}), mv);
 #endif
 }
 

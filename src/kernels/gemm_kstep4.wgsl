@@ -1,5 +1,5 @@
 // Four k-steps of gemm.wgsl's register tile, k4 .. k4 + 3 (included by it
-// when the k loop is unrolled, KU4 / KU8): each in its own block so that
+// when the k loop is unrolled: KU4, or by gemm_kstep8.wgsl): each in its own block so that
 // the compiler sees four independent copies to schedule.
 {
     let kk = k4;

@@ -387,10 +387,17 @@ wgml_status wg_attention_impl(const wgml_tensor *q, const wgml_tensor *k, const 
         if (var->sg) {
             /* prefetch: a define on GPUs, a flag on CPU drivers (dsg and
              * dsg_np then share one compiled kernel) */
+            /* whether K / V octets are 16-byte vectors: constants on GPUs
+             * (with the flags as uniforms every octet load sat in a branch
+             * of its own: H200 SASS, bench/NOTES.md), the flags on CPUs */
+            bool kv = vec_ok(k, &o.v[O_K], D), vv = vec_ok(v, &o.v[O_V], Dv);
             u = (size_t)snprintf(defs, sizeof defs, "DECODE;DSG;KRAW;VRAW;BQ=%lld;WG=%d;LPK=%lld;KPT=%lld;KPT2=%d;"
-                                 "KPT4=%d;DK=%lld;DV=%lld;K_KIND=%s;V_KIND=%s;PF=%s;%s", (long long)bq, var->tn,
-                                 (long long)dp.lpk, (long long)dp.kpt, dp.kpt >= 2, dp.kpt >= 4, (long long)dk,
-                                 (long long)dvp, kk, vk, facts.cpu ? "flag(F_PF)" : var->rq ? "true" : "false",
+                                 "KPT4=%d;DK=%lld;DV=%lld;K_KIND=%s;V_KIND=%s;PF=%s;KVEC=%s;VVEC=%s;%s", (long long)bq,
+                                 var->tn, (long long)dp.lpk, (long long)dp.kpt, dp.kpt >= 2, dp.kpt >= 4,
+                                 (long long)dk, (long long)dvp, kk, vk,
+                                 facts.cpu ? "flag(F_PF)" : var->rq ? "true" : "false",
+                                 facts.cpu ? "flag(F_KVEC)" : kv ? "true" : "false",
+                                 facts.cpu ? "flag(F_VVEC)" : vv ? "true" : "false",
                                  exact ? "DEXACT;" : facts.cpu ? "ROLLED;" : "");
         } else {
             wg_attn_dec_mem dm = wg_attn_dec_smem(bq, kpt, var->tn);

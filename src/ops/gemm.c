@@ -196,14 +196,16 @@ bool wg_gemm_takes_h16(wgml_ctx *ctx, int64_t batches, int64_t m, int64_t n, int
     return pick(ctx, forced, wg_gemm_splits(batches, m, n, k, &chunk), batches, m, n, prec)->h16;
 }
 
-/* The k-step unroll (gemm.wgsl's KU4 / KU8): 8 on GPUs (4 where BK is 4),
- * none on CPU drivers, whose compile time grows with every copy (lavapipe);
- * WGML_GEMM_KU=1|4|8 forces it where BK allows, for timing. */
+/* The k-step unroll (gemm.wgsl's KU4 ... KU32): 8 on GPUs, none on CPU
+ * drivers, whose compile time grows with every copy (lavapipe);
+ * WGML_GEMM_KU=1|4|8|16|32 forces it where BK allows, for timing. */
 static int k_unroll(wgml_ctx *ctx, const wg_gemm_variant *v)
 {
     const char *e = getenv("WGML_GEMM_KU");
     int ku = e && *e ? atoi(e) : wg_is_cpu(ctx) ? 1 : 8;
-    while (ku > 1 && (ku > v->bk || v->bk % ku != 0 || (ku != 4 && ku != 8)))
+    if (ku > 32)
+        ku = 32;
+    while (ku > 1 && (ku > v->bk || v->bk % ku != 0 || (ku & (ku - 1)) != 0 || ku == 2))
         ku /= 2;
     return ku;
 }
@@ -214,7 +216,7 @@ size_t wg_gemm_tile_defs(wgml_ctx *ctx, const wg_gemm_variant *v, wgml_dtype wdt
     int u = snprintf(defs, cap, "BM=%d;BN=%d;BK=%d;WG=%d;NBUF=%d;AS_N=%d;BS_N=%d%s%s%s%s", v->bm, v->bn, v->bk, wg,
                      v->nbuf, v->nbuf * v->bk * v->bm / 4, v->nbuf * v->bk * v->bn / 4, v->tm == 8 ? ";TILE8" : "",
                      ld == 2 ? ";LD2" : "", v->nbuf == 1 ? ";SINGLE_BUFFER" : "",
-                     ku == 8 ? ";KU8" : ku == 4 ? ";KU4" : "");
+                     ku == 32 ? ";KU32" : ku == 16 ? ";KU16" : ku == 8 ? ";KU8" : ku == 4 ? ";KU4" : "");
     if (u > 0 && (size_t)u < cap)
         u += snprintf(defs + u, cap - (size_t)u, "%s%s", v->h16 ? ";H16;ENABLE_F16;R=f" : ";R=c",
                       v->h16 && v->tm == 8 ? ";H16T8" : "");

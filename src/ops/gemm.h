@@ -35,7 +35,7 @@ const wg_gemm_variant *wg_gemm_variant_named(const char *name);
 uint32_t wg_gemm_wg_mem(const wg_gemm_variant *v);
 
 /* Writes v's tile defines for gemm.wgsl (BM ... BS_N, TILE8, LD2,
- * SINGLE_BUFFER, H16, R, the k-step unroll KU4 / KU8 for ctx's device) and,
+ * SINGLE_BUFFER, H16, R, the k-step unroll KU4 ... KU32 for ctx's device) and,
  * when qb, the quantised-B defines of weight dtype wdt (QB;QT_<type>;QK;BB)
  * into defs (cap bytes); returns their length.  Shared by gemm.c and the
  * grouped GEMM of wgml_linear_id (moe.c). */
