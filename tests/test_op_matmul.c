@@ -254,7 +254,7 @@ static void test_variants(void)
     force(NULL);
 }
 
-/* The k-step unrolled (gemm.wgsl's KU4 ... KU32; 8 is the GPUs' default;
+/* The k-step unrolled (gemm.wgsl's KU4 ... KU32; the whole k-tile is the GPUs' default;
  * CPU adapters keep the loop for compile time, so it is forced here): k
  * within one tile, past several and not a multiple of BK.  32 asks the
  * most BK allows (t64 16, h64 32).  On CPU adapters KU8 for t32 and h64

@@ -196,13 +196,17 @@ bool wg_gemm_takes_h16(wgml_ctx *ctx, int64_t batches, int64_t m, int64_t n, int
     return pick(ctx, forced, wg_gemm_splits(batches, m, n, k, &chunk), batches, m, n, prec)->h16;
 }
 
-/* The k-step unroll (gemm.wgsl's KU4 ... KU32): 8 on GPUs, none on CPU
- * drivers, whose compile time grows with every copy (lavapipe);
- * WGML_GEMM_KU=1|4|8|16|32 forces it where BK allows, for timing. */
+/* The k-step unroll (gemm.wgsl's KU4 ... KU32): on GPUs the whole k-tile
+ * (BK steps, at most 32), none on CPU drivers, whose compile time grows
+ * with every copy (lavapipe).  H200, TFLOP/s against the loop (bench
+ * gemm; bench/NOTES.md 2026-11-26 (7)): t128 (BK 8) 4096^3 30.0 -> 35.9;
+ * h64 (BK 32) 36.8 -> 38.9 at 8 steps, 42.4 whole, its q4_K linear 27.3
+ * -> 34.7; 4 steps were slower than the loop.  WGML_GEMM_KU=1|4|8|16|32
+ * forces it where BK allows, for timing. */
 static int k_unroll(wgml_ctx *ctx, const wg_gemm_variant *v)
 {
     const char *e = getenv("WGML_GEMM_KU");
-    int ku = e && *e ? atoi(e) : wg_is_cpu(ctx) ? 1 : 8;
+    int ku = e && *e ? atoi(e) : wg_is_cpu(ctx) ? 1 : 32;
     if (ku > 32)
         ku = 32;
     while (ku > 1 && (ku > v->bk || v->bk % ku != 0 || (ku & (ku - 1)) != 0 || ku == 2))
