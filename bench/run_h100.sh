@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -554,6 +554,24 @@ for s in $sections; do
       for t in test_op_matmul test_op_attention; do
         [ -x $B/tests/$t ] && echo "$t: $($B/tests/$t 2>&1 | grep -E 'passed|check failed' | head -n 4 | tr '\n' ' ')"
       done ;;
+    faab) # A/B of the previous build (.devbuild_old) and this one: prefill attention 4096 causal (TFLOP/s, torch
+      # SDPA in the same call), decode attention (graph), pp512 / tg128 of the generated GGUFs (llmgen first);
+      # test_op_attention natively and without f16
+      python3 bench/torch_attn.py 2>&1 | tail -n 6
+      for r in 1 2; do for b in .devbuild_old $B; do
+        [ -x $b/wgml ] || continue
+        echo "-- $b prefill: $($b/wgml bench attn --skv 4096 --json 2>/dev/null | python3 -c "import json,sys; d=json.load(sys.stdin); print(' '.join('%s %s: %.2f ms %.2f TFLOP/s;' % (r['kind'], r['dtype'], r['median_ms'], r['tflop_s']) for r in d['results']))")"
+        echo "-- $b decode: $($b/wgml bench attn --decode --json 2>/dev/null | python3 -c "import json,sys; d=json.load(sys.stdin); print(' '.join('skv %d: graph %.1f us;' % (r['skv'], r['graph_us']) for r in d['results']))")"
+      done; done
+      wait_gen
+      for r in 1 2; do for b in .devbuild_old $B; do for m in 8b 1b; do
+        echo "$b $m: $($b/wgml bench llm -m /tmp/models/llama-$m-q4k.gguf -p 512 -n 128 -r 2 2>&1 | grep -E 'pp512|tg128' | cut -d'|' -f5,6 | tr '\n' ' ')"
+      done; done; done
+      for m in native nof16; do
+        unset WGML_DISABLE; [ $m = nof16 ] && export WGML_DISABLE=f16
+        echo "test_op_attention $m: $($B/tests/test_op_attention 2>&1 | grep -E 'passed|check failed' | head -n 4 | tr '\n' ' ')"
+      done
+      unset WGML_DISABLE ;;
     h16) # f16 arithmetic GEMM (h128/h64, WGML_PREC_F16) against f32 and cuBLAS (gemm.json, torch_gemm.json
       # and the compare table, as mm), each of H16FORCE's variants forced (default h128 h64: the f16 rows
       # of 4096^3 and the linears), test_op_matmul natively and without f16, then pp512 of the generated

@@ -471,36 +471,33 @@ fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         // the next tile's K in flight through the P.V products
         pf = pf_load(false, kb, kt + BK, kend, li);
 #endif
+#ifdef ROLLED
         for (var c = 0u; c < n_(BK); c++) {
-            let pv = Ps[c * TY + ty];
-            let vr = c * KVW4 + tx;
-            let v0 = KVs[vr];
-            o00 = fma(vec4<f32>(pv.x), v0, o00);
-            o10 = fma(vec4<f32>(pv.y), v0, o10);
-            o20 = fma(vec4<f32>(pv.z), v0, o20);
-            o30 = fma(vec4<f32>(pv.w), v0, o30);
-#if NV2
-            let v1 = KVs[vr + 8u];
-            o01 = fma(vec4<f32>(pv.x), v1, o01);
-            o11 = fma(vec4<f32>(pv.y), v1, o11);
-            o21 = fma(vec4<f32>(pv.z), v1, o21);
-            o31 = fma(vec4<f32>(pv.w), v1, o31);
-#endif
-#if NV3
-            let v2 = KVs[vr + 16u];
-            o02 = fma(vec4<f32>(pv.x), v2, o02);
-            o12 = fma(vec4<f32>(pv.y), v2, o12);
-            o22 = fma(vec4<f32>(pv.z), v2, o22);
-            o32 = fma(vec4<f32>(pv.w), v2, o32);
-#endif
-#if NV4
-            let v3 = KVs[vr + 24u];
-            o03 = fma(vec4<f32>(pv.x), v3, o03);
-            o13 = fma(vec4<f32>(pv.y), v3, o13);
-            o23 = fma(vec4<f32>(pv.z), v3, o23);
-            o33 = fma(vec4<f32>(pv.w), v3, o33);
-#endif
+#include "attention_fa_pv.wgsl"
         }
+#else
+        // written out 16 keys at a time (4 x attention_fa_pv4.wgsl): NVIDIA's
+        // compiler keeps WGSL loops rolled (README hazards), each key's
+        // workgroup loads then right before its FMAs
+        for (var c16 = 0u; c16 < BK; c16 += 16u) {
+            {
+                let c4 = c16;
+#include "attention_fa_pv4.wgsl"
+            }
+            {
+                let c4 = c16 + 4u;
+#include "attention_fa_pv4.wgsl"
+            }
+            {
+                let c4 = c16 + 8u;
+#include "attention_fa_pv4.wgsl"
+            }
+            {
+                let c4 = c16 + 12u;
+#include "attention_fa_pv4.wgsl"
+            }
+        }
+#endif
         workgroupBarrier();  // done with P and V before the next K
     }
 
