@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -526,7 +526,7 @@ for s in $sections; do
       # registers, local memory, instruction mix (SASSX="name:wgml args" adds workloads)
       nvd=$(command -v nvdisasm || ls /usr/local/cuda*/bin/nvdisasm 2>/dev/null | head -n 1)
       for w in "gemm:bench gemm" "attn:bench attn --decode --skv 8192" "mv:bench matvec --nk 14336x4096 --dtype q4_K" \
-               ${SASSX:-}; do
+               ${SASSX:+"$SASSX"}; do
         n=${w%%:*}; rm -rf /tmp/sass-$n
         WGML_CACHE_DIR=/tmp/sass-$n $B/wgml ${w#*:} > $OUTDIR/sass-$n.txt 2>&1
         echo "-- $n: $(tail -n 2 $OUTDIR/sass-$n.txt | tr '\n' ' ')"
@@ -557,7 +557,7 @@ for s in $sections; do
     faab) # A/B of the previous build (.devbuild_old) and this one: prefill attention 4096 causal (TFLOP/s, torch
       # SDPA in the same call), decode attention (graph), pp512 / tg128 of the generated GGUFs (llmgen first);
       # test_op_attention natively and without f16
-      python3 bench/torch_attn.py 2>&1 | tail -n 6
+      python3 bench/torch_attn.py 2>/dev/null | python3 -c "import json,sys; d=json.load(sys.stdin); print('torch:', ' '.join('%s %s %d: %.3f ms %s;' % (r['kind'], r['dtype'], r['skv'], r['median_ms'], r.get('tflop_s', r.get('gb_s'))) for r in d['results']))"
       for r in 1 2; do for b in .devbuild_old $B; do
         [ -x $b/wgml ] || continue
         echo "-- $b prefill: $($b/wgml bench attn --skv 4096 --json 2>/dev/null | python3 -c "import json,sys; d=json.load(sys.stdin); print(' '.join('%s %s: %.2f ms %.2f TFLOP/s;' % (r['kind'], r['dtype'], r['median_ms'], r['tflop_s']) for r in d['results']))")"
@@ -572,6 +572,19 @@ for s in $sections; do
         echo "test_op_attention $m: $($B/tests/test_op_attention 2>&1 | grep -E 'passed|check failed' | head -n 4 | tr '\n' ' ')"
       done
       unset WGML_DISABLE ;;
+    h128ab) # h128 (the f16 8x8 tile in two passes) with its k-steps written out, against h64: bench gemm's
+      # f16 rows forced each way (two rounds), pp512 with WGML_GEMM_H128=1 (the table's h128 where f32 takes
+      # t128) against the default (llmgen first), test_op_matmul; h128's driver cache back as cache-h128
+      for r in 1 2; do for v in h64 h128; do
+        echo "-- $v: $(WGML_FORCE=gemm=$v $B/wgml bench gemm 2>&1 | grep -E '^(matmul|linear)' | awk '$5 == "f16" {printf "%s %s %s; ", $2, $3, $6}')"
+      done; done
+      rm -rf /tmp/sass-h128; WGML_CACHE_DIR=/tmp/sass-h128 WGML_FORCE=gemm=h128 $B/wgml bench gemm --quick > /dev/null 2>&1
+      cp -r /tmp/sass-h128 $OUTDIR/cache-h128
+      wait_gen
+      for r in 1 2; do for h in 0 1; do for m in 8b 1b; do
+        echo "pp512 $m H128=$h: $(WGML_GEMM_H128=$h $B/wgml bench llm -m /tmp/models/llama-$m-q4k.gguf -p 512 -n 1 -r 2 2>&1 | grep pp512 | cut -d'|' -f6)"
+      done; done; done
+      echo "test_op_matmul: $($B/tests/test_op_matmul 2>&1 | grep -E 'passed|check failed' | head -n 4 | tr '\n' ' ')" ;;
     h16) # f16 arithmetic GEMM (h128/h64, WGML_PREC_F16) against f32 and cuBLAS (gemm.json, torch_gemm.json
       # and the compare table, as mm), each of H16FORCE's variants forced (default h128 h64: the f16 rows
       # of 4096^3 and the linears), test_op_matmul natively and without f16, then pp512 of the generated

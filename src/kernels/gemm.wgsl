@@ -661,19 +661,7 @@ fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         // vectors h128 ran 27 TFLOP/s (H200, 4096^3) against h64's 37: past
         // 128 registers only one 256-thread workgroup fits an SM.
         for (var hp = 0u; hp < 2u; hp++) {
-            for (var kk = 0u; kk < {{BK}}u; kk++) {
-                let a0 = tv(As[ao + kk * AV + hp * NTM]);
-                let b0 = tv(Bs[bo + kk * BV + 0u * NTN]);
-                let b1 = tv(Bs[bo + kk * BV + 1u * NTN]);
-                c000 = fma(T4(a0.x), b0, c000);
-                c001 = fma(T4(a0.x), b1, c001);
-                c010 = fma(T4(a0.y), b0, c010);
-                c011 = fma(T4(a0.y), b1, c011);
-                c020 = fma(T4(a0.z), b0, c020);
-                c021 = fma(T4(a0.z), b1, c021);
-                c030 = fma(T4(a0.w), b0, c030);
-                c031 = fma(T4(a0.w), b1, c031);
-            }
+#include "gemm_kloop.wgsl"
             if (hp == 0u) {
                 f000 += vec4<f32>(c000);
                 c000 = T4();
@@ -718,55 +706,7 @@ fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         // address instructions of loop overhead a step, ~77% of its
         // instructions FFMA.  Unrolled 8 times: 4096^3 30.0 -> 35.9
         // TFLOP/s, the f32 linear 25.9 -> 33.6 (H200; 4 times: 28.8).
-#if KU32
-        for (var k32 = 0u; k32 < {{BK}}u; k32 += 32u) {
-            {
-                let k8 = k32;
-#include "gemm_kstep8.wgsl"
-            }
-            {
-                let k8 = k32 + 8u;
-#include "gemm_kstep8.wgsl"
-            }
-            {
-                let k8 = k32 + 16u;
-#include "gemm_kstep8.wgsl"
-            }
-            {
-                let k8 = k32 + 24u;
-#include "gemm_kstep8.wgsl"
-            }
-        }
-#else
-#if KU16
-        for (var k16 = 0u; k16 < {{BK}}u; k16 += 16u) {
-            {
-                let k8 = k16;
-#include "gemm_kstep8.wgsl"
-            }
-            {
-                let k8 = k16 + 8u;
-#include "gemm_kstep8.wgsl"
-            }
-        }
-#else
-#if KU8
-        for (var k8 = 0u; k8 < {{BK}}u; k8 += 8u) {
-#include "gemm_kstep8.wgsl"
-        }
-#else
-#if KU4
-        for (var k4 = 0u; k4 < {{BK}}u; k4 += 4u) {
-#include "gemm_kstep4.wgsl"
-        }
-#else
-        for (var kk = 0u; kk < {{BK}}u; kk++) {
-#include "gemm_kstep.wgsl"
-        }
-#endif
-#endif
-#endif
-#endif
+#include "gemm_kloop.wgsl"
 #ifdef H16
         // the tile's f16 sums into the f32 totals (h64)
         f000 += vec4<f32>(c000);

@@ -1,7 +1,20 @@
 // One k-step of gemm.wgsl's register tile (included by it, inside the
 // k-tile loop: kk, ao, bo and the c<i><r><j> sums are the includer's):
 // the thread's A and B vectors of step kk from workgroup memory, then
-// TM x TN FMAs.
+// TM x TN FMAs (H16T8: rows 4(ty + hp NTM) + r of pass hp, 4 x 8).
+#ifdef H16T8
+        let a0 = tv(As[ao + kk * AV + hp * NTM]);
+        let b0 = tv(Bs[bo + kk * BV + 0u * NTN]);
+        let b1 = tv(Bs[bo + kk * BV + 1u * NTN]);
+        c000 = fma(T4(a0.x), b0, c000);
+        c001 = fma(T4(a0.x), b1, c001);
+        c010 = fma(T4(a0.y), b0, c010);
+        c011 = fma(T4(a0.y), b1, c011);
+        c020 = fma(T4(a0.z), b0, c020);
+        c021 = fma(T4(a0.z), b1, c021);
+        c030 = fma(T4(a0.w), b0, c030);
+        c031 = fma(T4(a0.w), b1, c031);
+#else
 #if TILE8
         let a0 = tv(As[ao + kk * AV + 0u * NTM]);
         let a1 = tv(As[ao + kk * AV + 1u * NTM]);
@@ -30,4 +43,5 @@
         c010 = fma(T4(a0.y), b0, c010);
         c020 = fma(T4(a0.z), b0, c020);
         c030 = fma(T4(a0.w), b0, c030);
+#endif
 #endif

@@ -170,7 +170,10 @@ static const wg_gemm_variant *choose(wgml_ctx *ctx, int64_t batches, int64_t m, 
     const wg_gemm_variant *v = choose_f32(ctx, &info, batches, m, n);
     if (prec != WGML_PREC_F16 || !wg_has(ctx, WGML_FEATURE_F16))
         return v;
-    const wg_gemm_variant *h = wg_gemm_variant_named(v->bm >= 64 ? "h64" : "");
+    /* WGML_GEMM_H128=1: h128 where the f32 table takes t128 (timing) */
+    const char *e = getenv("WGML_GEMM_H128");
+    bool h128 = e && e[0] == '1' && !strcmp(v->name, "t128");
+    const wg_gemm_variant *h = wg_gemm_variant_named(h128 ? "h128" : v->bm >= 64 ? "h64" : "");
     return h && wg_gemm_wg_mem(h) <= info.max_workgroup_storage ? h : v;
 }
 
