@@ -170,10 +170,7 @@ static const wg_gemm_variant *choose(wgml_ctx *ctx, int64_t batches, int64_t m, 
     const wg_gemm_variant *v = choose_f32(ctx, &info, batches, m, n);
     if (prec != WGML_PREC_F16 || !wg_has(ctx, WGML_FEATURE_F16))
         return v;
-    /* WGML_GEMM_H128=1: h128 where the f32 table takes t128 (timing) */
-    const char *e = getenv("WGML_GEMM_H128");
-    bool h128 = e && e[0] == '1' && !strcmp(v->name, "t128");
-    const wg_gemm_variant *h = wg_gemm_variant_named(h128 ? "h128" : v->bm >= 64 ? "h64" : "");
+    const wg_gemm_variant *h = wg_gemm_variant_named(v->bm >= 64 ? "h64" : "");
     return h && wg_gemm_wg_mem(h) <= info.max_workgroup_storage ? h : v;
 }
 
@@ -208,8 +205,11 @@ bool wg_gemm_takes_h16(wgml_ctx *ctx, int64_t batches, int64_t m, int64_t n, int
  * forces it where BK allows, for timing. */
 static int k_unroll(wgml_ctx *ctx, const wg_gemm_variant *v)
 {
+    /* h128 keeps its loop: written out it took 148 registers (one
+     * 256-thread workgroup an SM; ~128 as a loop) and the table's h128
+     * ran an 8B pp512 at 1,512 tokens/s against h64's 2,113 (H200) */
     const char *e = getenv("WGML_GEMM_KU");
-    int ku = e && *e ? atoi(e) : wg_is_cpu(ctx) ? 1 : 32;
+    int ku = e && *e ? atoi(e) : wg_is_cpu(ctx) || (v->h16 && v->tm == 8) ? 1 : 32;
     if (ku > 32)
         ku = 32;
     while (ku > 1 && (ku > v->bk || v->bk % ku != 0 || (ku & (ku - 1)) != 0 || ku == 2))
