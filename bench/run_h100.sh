@@ -125,7 +125,7 @@ for s in $sections; do
           [ $m = nof16 ] && export WGML_DISABLE=f16
           [ $m = fold ] && export WGML_FOLD_GRID=7
           [ $m = window ] && export WGML_MAX_BINDING=65536
-          r=$($B/tests/$t 2>&1 | tail -n 1); echo "$t $m: $r"
+          r=$($B/tests/$t 2>&1 | grep -E 'passed|check failed' | head -n 3 | tr '\n' ' '); echo "$t $m: $r"
         done
       done
       unset WGML_DISABLE WGML_FOLD_GRID WGML_MAX_BINDING ;;
