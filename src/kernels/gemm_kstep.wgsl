@@ -4,21 +4,14 @@
 // TM x TN FMAs (H16T8: rows 4(ty + hp NTM) + r of pass hp, 4 x 8).
 #ifdef H16T8
         let a0 = tv(As[ao + kk * AV + hp * NTM]);
-        let b0 = tv(Bs[bo + kk * BV + 0u * NTN]);
-        let b1 = tv(Bs[bo + kk * BV + 1u * NTN]);
-        c000 = fma(T4(a0.x), b0, c000);
-        c001 = fma(T4(a0.x), b1, c001);
-        c010 = fma(T4(a0.y), b0, c010);
-        c011 = fma(T4(a0.y), b1, c011);
-        c020 = fma(T4(a0.z), b0, c020);
-        c021 = fma(T4(a0.z), b1, c021);
-        c030 = fma(T4(a0.w), b0, c030);
-        c031 = fma(T4(a0.w), b1, c031);
 #else
-#if TILE8
         let a0 = tv(As[ao + kk * AV + 0u * NTM]);
+#if TILE8
         let a1 = tv(As[ao + kk * AV + 1u * NTM]);
+#endif
+#endif
         let b0 = tv(Bs[bo + kk * BV + 0u * NTN]);
+#if TILE8
         let b1 = tv(Bs[bo + kk * BV + 1u * NTN]);
         c000 = fma(T4(a0.x), b0, c000);
         c001 = fma(T4(a0.x), b1, c001);
@@ -28,6 +21,7 @@
         c021 = fma(T4(a0.z), b1, c021);
         c030 = fma(T4(a0.w), b0, c030);
         c031 = fma(T4(a0.w), b1, c031);
+#ifndef H16T8
         c100 = fma(T4(a1.x), b0, c100);
         c101 = fma(T4(a1.x), b1, c101);
         c110 = fma(T4(a1.y), b0, c110);
@@ -36,12 +30,10 @@
         c121 = fma(T4(a1.z), b1, c121);
         c130 = fma(T4(a1.w), b0, c130);
         c131 = fma(T4(a1.w), b1, c131);
+#endif
 #else
-        let a0 = tv(As[ao + kk * AV + 0u * NTM]);
-        let b0 = tv(Bs[bo + kk * BV + 0u * NTN]);
         c000 = fma(T4(a0.x), b0, c000);
         c010 = fma(T4(a0.y), b0, c010);
         c020 = fma(T4(a0.z), b0, c020);
         c030 = fma(T4(a0.w), b0, c030);
-#endif
 #endif
