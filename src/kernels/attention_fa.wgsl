@@ -82,15 +82,6 @@ fn rs8(p0: vec4<f32>, p1: vec4<f32>, p2: vec4<f32>, p3: vec4<f32>, p4: vec4<f32>
     return select(c0, c1, l) + subgroupShuffleXor(select(c1, c0, l), 1u);
 }
 
-// Keys at .. at + 7 (8 rows of KVs from at): this lane's rows' scores of
-// key tx after the reduce-scatter (rs8) of the 8 partial dots.
-fn s_keys(at: u32, tx: u32, q0: mat4x4<f32>, q1: mat4x4<f32>, q2: mat4x4<f32>, q3: mat4x4<f32>) -> vec4<f32> {
-    return rs8(kdot(at, tx, q0, q1, q2, q3), kdot(at + KVW4, tx, q0, q1, q2, q3),
-               kdot(at + 2u * KVW4, tx, q0, q1, q2, q3), kdot(at + 3u * KVW4, tx, q0, q1, q2, q3),
-               kdot(at + 4u * KVW4, tx, q0, q1, q2, q3), kdot(at + 5u * KVW4, tx, q0, q1, q2, q3),
-               kdot(at + 6u * KVW4, tx, q0, q1, q2, q3), kdot(at + 7u * KVW4, tx, q0, q1, q2, q3), tx);
-}
-
 // Row r's Q over dims 4 d4 ..+3 (zeros past the rows and D).
 fn q_vec(b: u32, hk: u32, rw: Row, d4: u32) -> vec4<f32> {
     var x = vec4<f32>(0.0);
@@ -351,15 +342,21 @@ fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         var s2 = vec4<f32>(0.0);  // against keys tx + 16, tx + 24
         var s3 = vec4<f32>(0.0);
 #endif
-#ifdef ROLLED
         for (var kc = 0u; kc < n_(NK); kc++) {
             let at = 8u * kc * KVW4;
+#ifdef ROLLED
             // CPU drivers: one inlined kdot, not eight (lavapipe's compile time)
             var pa = array<vec4<f32>, 8>();
             for (var k = 0u; k < 8u * p.ss.x; k++) {
                 pa[k] = kdot(at + k * KVW4, tx, q0, q1, q2, q3);
             }
             let sk = rs8(pa[0], pa[1], pa[2], pa[3], pa[4], pa[5], pa[6], pa[7], tx);
+#else
+            let sk = rs8(kdot(at, tx, q0, q1, q2, q3), kdot(at + KVW4, tx, q0, q1, q2, q3),
+                         kdot(at + 2u * KVW4, tx, q0, q1, q2, q3), kdot(at + 3u * KVW4, tx, q0, q1, q2, q3),
+                         kdot(at + 4u * KVW4, tx, q0, q1, q2, q3), kdot(at + 5u * KVW4, tx, q0, q1, q2, q3),
+                         kdot(at + 6u * KVW4, tx, q0, q1, q2, q3), kdot(at + 7u * KVW4, tx, q0, q1, q2, q3), tx);
+#endif
             if (kc == 0u) {
                 s0 = sk;
             } else if (kc == 1u) {
@@ -373,16 +370,6 @@ fn attn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             }
 #endif
         }
-#else
-        // the key groups written out (a loop of NK stayed a loop in
-        // NVIDIA's code: H200 SASS, bench/NOTES.md 2026-11-26 (7))
-        s0 = s_keys(0u, tx, q0, q1, q2, q3);
-        s1 = s_keys(8u * KVW4, tx, q0, q1, q2, q3);
-#if NK4
-        s2 = s_keys(16u * KVW4, tx, q0, q1, q2, q3);
-        s3 = s_keys(24u * KVW4, tx, q0, q1, q2, q3);
-#endif
-#endif
         let j0 = kt + tx;
         let j1 = j0 + 8u;
         if (tile_plain(rb, kt, kend)) {
