@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -585,6 +585,24 @@ for s in $sections; do
         echo "pp512 $m H128=$h: $(WGML_GEMM_H128=$h $B/wgml bench llm -m /tmp/models/llama-$m-q4k.gguf -p 512 -n 1 -r 2 2>&1 | grep pp512 | cut -d'|' -f6)"
       done; done; done
       echo "test_op_matmul: $($B/tests/test_op_matmul 2>&1 | grep -E 'passed|check failed' | head -n 4 | tr '\n' ' ')" ;;
+    mvab) # A/B of the previous build (.devbuild_old) and this one on the decode mat-vecs: bench matvec (graph
+      # replay, 32 x [14336, 4096], every dtype), tg128 of the generated GGUFs (llmgen first), two rounds
+      # alternating; test_op_matvec and test_llm_graph natively and without f16
+      python3 bench/torch_copy.py 2>&1 | tail -n 1
+      for r in 1 2; do for b in .devbuild_old $B; do
+        echo "-- $b: $($b/wgml bench matvec 2>&1 | grep -E '^(q4_0|q8_0|q4_K|q6_K|f16) ' | awk '{printf "%s %s us; ", $1, $2}')"
+      done; done
+      wait_gen
+      for r in 1 2; do for b in .devbuild_old $B; do for m in 8b 1b; do
+        echo "$b $m: $($b/wgml bench llm -m /tmp/models/llama-$m-q4k.gguf -p 16 -n 128 -r 3 2>&1 | grep tg128 | cut -d'|' -f6)"
+      done; done; done
+      for m in native nof16; do
+        unset WGML_DISABLE; [ $m = nof16 ] && export WGML_DISABLE=f16
+        for t in test_op_matvec test_llm_graph; do
+          echo "$t $m: $($B/tests/$t 2>&1 | grep -E 'passed|check failed' | head -n 3 | tr '\n' ' ')"
+        done
+      done
+      unset WGML_DISABLE ;;
     h16) # f16 arithmetic GEMM (h128/h64, WGML_PREC_F16) against f32 and cuBLAS (gemm.json, torch_gemm.json
       # and the compare table, as mm), each of H16FORCE's variants forced (default h128 h64: the f16 rows
       # of 4096^3 and the linears), test_op_matmul natively and without f16, then pp512 of the generated
