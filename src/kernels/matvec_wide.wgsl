@@ -114,76 +114,32 @@ struct Codes {
     m: vec4<f32>,
 }
 
-// Everything codes() reads of chunk j of the block at byte b, loaded
-// before any of it is decoded (craw, then cdec): the one-dispatch decode
-// product loads two chunks of its rows this way before their arithmetic.
-// Left to itself NVIDIA's compiler issued q4_K's weight loads a few at a
-// time between the decoding (H200 SASS, bench/NOTES.md 2026-11-26 (7)).
-struct CRaw {
-    a: vec4<u32>,
-    b: vec4<u32>,
-    c: vec4<u32>,
-    e: vec4<u32>,
-    g: vec4<u32>,
-    d: f32,
-}
-
-fn craw(b: u32, j: u32) -> CRaw {
-    var r = CRaw();
-#if QT_Q4_0
-    r.d = f16w(b);
-    r.a = ld4(b + 2u);
-#endif
-#if QT_Q8_0
-    r.d = f16w(b);
-    let c = ld8(b + 2u);
-    r.a = c.lo;
-    r.b = c.hi;
-#endif
-#if QT_Q4_K
-    r.a = ld4(b);
-    let c = ld8(b + 16u + 32u * j);
-    r.b = c.lo;
-    r.c = c.hi;
-#endif
-#if QT_Q6_K
-    let hh = j >> 1u;
-    let l = ld8(b + 64u * hh + 32u * (j & 1u));
-    let hb = ld8(b + 128u + 32u * hh);
-    r.a = l.lo;
-    r.b = l.hi;
-    r.c = hb.lo;
-    r.e = hb.hi;
-    r.g = ld4(b + 192u);
-    r.d = f16w(b + 208u);
-#endif
-    return r;
-}
-
-fn cdec(w: CRaw, j: u32) -> Codes {
+fn codes(b: u32, j: u32) -> Codes {
     var r = Codes(array<u32, XN>(), vec4<f32>(1.0), vec4<f32>(0.0));
 #if QT_Q4_0
     // byte j of qs: elements j (low nibble) and j + 16
-    r.d = vec4<f32>(w.d);
+    let c = ld4(b + 2u);
+    r.d = vec4<f32>(f16w(b));
     r.m = -8.0 * r.d;
     for (var i = 0u; i < 4u; i++) {
-        r.w[i] = w.a[i] & 0x0f0f0f0fu;
-        r.w[i + 4u] = (w.a[i] >> 4u) & 0x0f0f0f0fu;
+        r.w[i] = c[i] & 0x0f0f0f0fu;
+        r.w[i + 4u] = (c[i] >> 4u) & 0x0f0f0f0fu;
     }
 #endif
 #if QT_Q8_0
-    r.d = vec4<f32>(w.d);
+    let c = ld8(b + 2u);
+    r.d = vec4<f32>(f16w(b));
     for (var i = 0u; i < 4u; i++) {
-        r.w[i] = w.a[i];
-        r.w[i + 4u] = w.b[i];
+        r.w[i] = c.lo[i];
+        r.w[i + 4u] = c.hi[i];
     }
 #endif
 #if QT_Q4_K
-    // header (w.a): d, dmin; 12 bytes s0..s11 of 6-bit scales and mins
-    // (words y, z, w).  Group g < 4: scale s[g] & 63, min s[g + 4] & 63;
-    // g >= 4: the low 4 bits from s[g + 4] (scale: low nibble, min: high)
-    // and the high 2 from the top bits of s[g - 4] (scale) and s[g] (min).
-    let h = w.a;
+    // header: d, dmin; 12 bytes s0..s11 of 6-bit scales and mins (words y,
+    // z, w).  Group g < 4: scale s[g] & 63, min s[g + 4] & 63; g >= 4: the
+    // low 4 bits from s[g + 4] (scale: low nibble, min: high) and the high
+    // 2 from the top bits of s[g - 4] (scale) and s[g] (min).
+    let h = ld4(b);
     let dm = unpack2x16float(h.x);
     let first = j < 2u;
     let scw = select((h.w & 0x0f0f0f0fu) | ((h.y >> 2u) & 0x30303030u), h.y & 0x3f3f3f3fu, first);
@@ -195,39 +151,39 @@ fn cdec(w: CRaw, j: u32) -> Codes {
     let m1 = -dm.y * f32((mnw >> (sh + 8u)) & 63u);
     r.d = vec4<f32>(d0, d0, d1, d1);
     r.m = vec4<f32>(m0, m0, m1, m1);
-    // qs (w.b, w.c): chunk j's 32 bytes, byte l holding elements 64j + l and + 32
+    // qs: chunk j's 32 bytes, byte l holding elements 64j + l and + 32
+    let c = ld8(b + 16u + 32u * j);
     for (var i = 0u; i < 4u; i++) {
-        r.w[i] = w.b[i] & 0x0f0f0f0fu;
-        r.w[i + 4u] = w.c[i] & 0x0f0f0f0fu;
-        r.w[i + 8u] = (w.b[i] >> 4u) & 0x0f0f0f0fu;
-        r.w[i + 12u] = (w.c[i] >> 4u) & 0x0f0f0f0fu;
+        r.w[i] = c.lo[i] & 0x0f0f0f0fu;
+        r.w[i + 4u] = c.hi[i] & 0x0f0f0f0fu;
+        r.w[i + 8u] = (c.lo[i] >> 4u) & 0x0f0f0f0fu;
+        r.w[i + 12u] = (c.hi[i] >> 4u) & 0x0f0f0f0fu;
     }
 #endif
 #if QT_Q6_K
-    // ql (w.a, w.b): 32 bytes at 64 h + 32 q (low nibbles: run 1, high:
-    // run 2); qh (w.c, w.e): the half's 32 bytes at 128 + 32 h, bits 2q
-    // (run 1) and 2q + 4 (run 2); scales (w.g, i8): bytes 8h + 2q, +1 (run
-    // 1's quarters) and +4, +5 (run 2's); d at 208
+    // ql: 32 bytes at 64 h + 32 q (low nibbles: run 1, high: run 2); qh:
+    // the half's 32 bytes at 128 + 32 h, bits 2q (run 1) and 2q + 4 (run 2);
+    // scales (i8): bytes 8h + 2q, +1 (run 1's quarters) and +4, +5 (run 2's)
     let hh = j >> 1u;
     let qq = j & 1u;
-    let sa = select(w.g.x, w.g.z, hh != 0u);
-    let sb = select(w.g.y, w.g.w, hh != 0u);
-    r.d = w.d * vec4<f32>(i8at(sa, 2u * qq), i8at(sa, 2u * qq + 1u), i8at(sb, 2u * qq), i8at(sb, 2u * qq + 1u));
+    let l = ld8(b + 64u * hh + 32u * qq);
+    let hb = ld8(b + 128u + 32u * hh);
+    let sc = ld4(b + 192u);
+    let d = f16w(b + 208u);
+    let sa = select(sc.x, sc.z, hh != 0u);
+    let sb = select(sc.y, sc.w, hh != 0u);
+    r.d = d * vec4<f32>(i8at(sa, 2u * qq), i8at(sa, 2u * qq + 1u), i8at(sb, 2u * qq), i8at(sb, 2u * qq + 1u));
     r.m = -32.0 * r.d;
     let s1 = 2u * qq;
     let s2 = s1 + 4u;
     for (var i = 0u; i < 4u; i++) {
-        r.w[i] = (w.a[i] & 0x0f0f0f0fu) | (((w.c[i] >> s1) & 0x03030303u) << 4u);
-        r.w[i + 4u] = (w.b[i] & 0x0f0f0f0fu) | (((w.e[i] >> s1) & 0x03030303u) << 4u);
-        r.w[i + 8u] = ((w.a[i] >> 4u) & 0x0f0f0f0fu) | (((w.c[i] >> s2) & 0x03030303u) << 4u);
-        r.w[i + 12u] = ((w.b[i] >> 4u) & 0x0f0f0f0fu) | (((w.e[i] >> s2) & 0x03030303u) << 4u);
+        r.w[i] = (l.lo[i] & 0x0f0f0f0fu) | (((hb.lo[i] >> s1) & 0x03030303u) << 4u);
+        r.w[i + 4u] = (l.hi[i] & 0x0f0f0f0fu) | (((hb.hi[i] >> s1) & 0x03030303u) << 4u);
+        r.w[i + 8u] = ((l.lo[i] >> 4u) & 0x0f0f0f0fu) | (((hb.lo[i] >> s2) & 0x03030303u) << 4u);
+        r.w[i + 12u] = ((l.hi[i] >> 4u) & 0x0f0f0f0fu) | (((hb.hi[i] >> s2) & 0x03030303u) << 4u);
     }
 #endif
     return r;
-}
-
-fn codes(b: u32, j: u32) -> Codes {
-    return cdec(craw(b, j), j);
 }
 #endif
 
@@ -332,19 +288,8 @@ fn xqds(xr: u32, blk: u32) -> vec2<f32> {
     return bitcast<vec2<f32>>(select(h.xy, h.zw, (blk & 1u) != 0u));
 }
 
-// Chunk c's raw weight data for every row of the workgroup (craw).
-fn raws(rb: array<u32, RPW>, c: u32) -> array<CRaw, RPW> {
-    let blk = c / CPB;
-    var w: array<CRaw, RPW>;
-    for (var rr = 0u; rr < RPW; rr++) {
-        w[rr] = craw(rb[rr] + blk * WBB, c - blk * CPB);
-    }
-    return w;
-}
-
-// Chunk c of every weight row of the workgroup (raw data w) against x's
-// code words.
-fn accq_w(acc: ptr<function, array<f32, NV>>, w: array<CRaw, RPW>, xr: array<u32, M>, c: u32) {
+// Chunk c of every weight row of the workgroup against x's code words.
+fn accq(acc: ptr<function, array<f32, NV>>, rb: array<u32, RPW>, xr: array<u32, M>, c: u32) {
     let blk = c / CPB;
     let j = c - blk * CPB;
     let e = chunk_e(j) + vec2<u32>(blk * WQK);
@@ -370,7 +315,7 @@ fn accq_w(acc: ptr<function, array<f32, NV>>, w: array<CRaw, RPW>, xr: array<u32
         h1[r] = xqds(xr[r], b1);
     }
     for (var rr = 0u; rr < RPW; rr++) {
-        var cw = cdec(w[rr], j);
+        var cw = codes(rb[rr] + blk * WBB, j);
 #if QT_Q6_K
         // codes less 32, signed bytes (v + 96 stays in its byte; its top
         // bit flipped is v - 32 in two's complement): no m term
@@ -390,10 +335,5 @@ fn accq_w(acc: ptr<function, array<f32, NV>>, w: array<CRaw, RPW>, xr: array<u32
             (*acc)[rr * M + r] += dot(vec4<f32>(t), cw.d * dx) + mt;
         }
     }
-}
-
-// Chunk c of every weight row of the workgroup against x's code words.
-fn accq(acc: ptr<function, array<f32, NV>>, rb: array<u32, RPW>, xr: array<u32, M>, c: u32) {
-    accq_w(acc, raws(rb, c), xr, c);
 }
 #endif

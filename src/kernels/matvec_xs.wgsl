@@ -84,11 +84,8 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
         }
         var c = lane;
         for (; c + sgs < nch; c += 2u * sgs) {
-            // both chunks' weight data loaded before either is decoded
-            let w0 = raws(rb, c);
-            let w1 = raws(rb, c + sgs);
-            accq_w(&acc, w0, xr, c);
-            accq_w(&acc, w1, xr, c + sgs);
+            accq(&acc, rb, xr, c);
+            accq(&acc, rb, xr, c + sgs);
         }
         if (c < nch) {
             accq(&acc, rb, xr, c);
