@@ -45,6 +45,28 @@ wait_gen() { [ -f /tmp/llmgen.pid ] && while kill -0 "$(cat /tmp/llmgen.pid)" 2>
 tg() { local m=$1; shift; env "$@" $B/wgml bench llm -m /tmp/models/llama-$m-q4k.gguf -p 16 -n 128 -r 3 2>&1 | grep tg128 | cut -d'|' -f6,7; }
 # the same with the old decode loop (a token read back before the next step is issued)
 tgs() { local m=$1; shift; env "$@" $B/wgml bench llm --sync -m /tmp/models/llama-$m-q4k.gguf -p 16 -n 128 -r 3 2>&1 | grep tg128 | cut -d'|' -f6,7; }
+# A/B of the previous build (.devbuild_old) and this one on the generated GGUFs (waits for llmgen):
+# two rounds alternating, 8B then 1B: llmab "BENCH LLM ARGS" 'TESTS (grep -E)'
+llmab() {
+  wait_gen
+  for r in 1 2; do for b in .devbuild_old $B; do for m in 8b 1b; do
+    echo "$b $m: $($b/wgml bench llm -m /tmp/models/llama-$m-q4k.gguf $1 2>&1 | grep -E "$2" | cut -d'|' -f5,6 | tr '\n' ' ')"
+  done; done; done
+}
+# Test programs in CI's modes (native nof16 fold window), a line each: tmodes "MODES" TEST...
+tmodes() {
+  local modes=$1 t m; shift
+  for t in "$@"; do
+    for m in $modes; do
+      unset WGML_DISABLE WGML_FOLD_GRID WGML_MAX_BINDING
+      [ $m = nof16 ] && export WGML_DISABLE=f16
+      [ $m = fold ] && export WGML_FOLD_GRID=7
+      [ $m = window ] && export WGML_MAX_BINDING=65536
+      echo "$t $m: $($B/tests/$t 2>&1 | grep -E 'passed|check failed' | head -n 3 | tr '\n' ' ')"
+    done
+  done
+  unset WGML_DISABLE WGML_FOLD_GRID WGML_MAX_BINDING
+}
 # One shape's mat-vec row (32 products, graph replay): mvrow NxK DTYPE [VAR=value ...]
 mvrow() { local nk=$1 dt=$2; shift 2; env "$@" $B/wgml bench matvec --nk $nk --dtype $dt 2>&1 | grep $dt | tail -n 1; }
 for s in $sections; do
@@ -119,16 +141,8 @@ for s in $sections; do
       $B/wgml bench attn --json > $OUTDIR/attn.json 2> $OUTDIR/attn.err; tail -n 3 $OUTDIR/attn.err; cat $OUTDIR/attn.json
       python3 bench/torch_attn.py 2>&1 | tail -n 12 ;;
     mmtests) # the issue-9 and model test programs in every CI mode
-      for t in test_op_matmul test_op_matvec test_op_attention test_llm_graph test_graph_scratch test_op_glu_sample_seed; do
-        for m in native nof16 fold window; do
-          unset WGML_DISABLE WGML_FOLD_GRID WGML_MAX_BINDING
-          [ $m = nof16 ] && export WGML_DISABLE=f16
-          [ $m = fold ] && export WGML_FOLD_GRID=7
-          [ $m = window ] && export WGML_MAX_BINDING=65536
-          r=$($B/tests/$t 2>&1 | grep -E 'passed|check failed' | head -n 3 | tr '\n' ' '); echo "$t $m: $r"
-        done
-      done
-      unset WGML_DISABLE WGML_FOLD_GRID WGML_MAX_BINDING ;;
+      tmodes "native nof16 fold window" test_op_matmul test_op_matvec test_op_attention test_llm_graph \
+        test_graph_scratch test_op_glu_sample_seed ;;
     llmbuild) # llama.cpp (CUDA) and random-weight Llama-shaped GGUFs (../shared/peers)
       # into a folder of our own: the image's site-packages are not ours to write
       python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/gguf-*.whl 2>&1 | tail -n 2
@@ -563,26 +577,19 @@ for s in $sections; do
         echo "-- $b prefill: $($b/wgml bench attn --skv 4096 --json 2>/dev/null | python3 -c "import json,sys; d=json.load(sys.stdin); print(' '.join('%s %s: %.2f ms %.2f TFLOP/s;' % (r['kind'], r['dtype'], r['median_ms'], r['tflop_s']) for r in d['results']))")"
         echo "-- $b decode: $($b/wgml bench attn --decode --json 2>/dev/null | python3 -c "import json,sys; d=json.load(sys.stdin); print(' '.join('skv %d: graph %.1f us;' % (r['skv'], r['graph_us']) for r in d['results']))")"
       done; done
-      wait_gen
-      for r in 1 2; do for b in .devbuild_old $B; do for m in 8b 1b; do
-        echo "$b $m: $($b/wgml bench llm -m /tmp/models/llama-$m-q4k.gguf -p 512 -n 128 -r 2 2>&1 | grep -E 'pp512|tg128' | cut -d'|' -f5,6 | tr '\n' ' ')"
-      done; done; done
-      for m in native nof16; do
-        unset WGML_DISABLE; [ $m = nof16 ] && export WGML_DISABLE=f16
-        echo "test_op_attention $m: $($B/tests/test_op_attention 2>&1 | grep -E 'passed|check failed' | head -n 4 | tr '\n' ' ')"
-      done
-      unset WGML_DISABLE ;;
-    h128ab) # h128 (the f16 8x8 tile in two passes) with its k-steps written out, against h64: bench gemm's
-      # f16 rows forced each way (two rounds), pp512 with WGML_GEMM_H128=1 (the table's h128 where f32 takes
-      # t128) against the default (llmgen first), test_op_matmul; h128's driver cache back as cache-h128
+      llmab "-p 512 -n 128 -r 2" 'pp512|tg128'
+      tmodes "native nof16" test_op_attention ;;
+    h128ab) # h128 (the f16 8x8 tile in two passes) against h64: bench gemm's f16-arithmetic rows forced each
+      # way (two rounds), pp512 with h128 forced against the table (llmgen first), test_op_matmul; h128's
+      # driver cache back as cache-h128 (its k loop is written out only with WGML_GEMM_KU set)
       for r in 1 2; do for v in h64 h128; do
-        echo "-- $v: $(WGML_FORCE=gemm=$v $B/wgml bench gemm 2>&1 | grep -E '^(matmul|linear)' | awk '$5 == "f16" {printf "%s %s %s; ", $2, $3, $6}')"
+        echo "-- $v: $(WGML_FORCE=gemm=$v $B/wgml bench gemm 2>&1 | grep -E '^(matmul|linear)' | awk '$4 == "f16" {printf "%s %s %s; ", $2, $3, $6}')"
       done; done
       rm -rf /tmp/sass-h128; WGML_CACHE_DIR=/tmp/sass-h128 WGML_FORCE=gemm=h128 $B/wgml bench gemm --quick > /dev/null 2>&1
       cp -r /tmp/sass-h128 $OUTDIR/cache-h128
       wait_gen
-      for r in 1 2; do for h in 0 1; do for m in 8b 1b; do
-        echo "pp512 $m H128=$h: $(WGML_GEMM_H128=$h $B/wgml bench llm -m /tmp/models/llama-$m-q4k.gguf -p 512 -n 1 -r 2 2>&1 | grep pp512 | cut -d'|' -f6)"
+      for r in 1 2; do for f in "" gemm=h128; do for m in 8b 1b; do
+        echo "pp512 $m ${f:-table}: $(WGML_FORCE=$f $B/wgml bench llm -m /tmp/models/llama-$m-q4k.gguf -p 512 -n 1 -r 2 2>&1 | grep pp512 | cut -d'|' -f6)"
       done; done; done
       echo "test_op_matmul: $($B/tests/test_op_matmul 2>&1 | grep -E 'passed|check failed' | head -n 4 | tr '\n' ' ')" ;;
     mvab) # A/B of the previous build (.devbuild_old) and this one on the decode mat-vecs: bench matvec (graph
@@ -592,17 +599,8 @@ for s in $sections; do
       for r in 1 2; do for b in .devbuild_old $B; do
         echo "-- $b: $($b/wgml bench matvec 2>&1 | grep -E '^(q4_0|q8_0|q4_K|q6_K|f16) ' | awk '{printf "%s %s us; ", $1, $2}')"
       done; done
-      wait_gen
-      for r in 1 2; do for b in .devbuild_old $B; do for m in 8b 1b; do
-        echo "$b $m: $($b/wgml bench llm -m /tmp/models/llama-$m-q4k.gguf -p 16 -n 128 -r 3 2>&1 | grep tg128 | cut -d'|' -f6)"
-      done; done; done
-      for m in native nof16; do
-        unset WGML_DISABLE; [ $m = nof16 ] && export WGML_DISABLE=f16
-        for t in test_op_matvec test_llm_graph; do
-          echo "$t $m: $($B/tests/$t 2>&1 | grep -E 'passed|check failed' | head -n 3 | tr '\n' ' ')"
-        done
-      done
-      unset WGML_DISABLE ;;
+      llmab "-p 16 -n 128 -r 3" tg128
+      tmodes "native nof16" test_op_matvec test_llm_graph ;;
     h16) # f16 arithmetic GEMM (h128/h64, WGML_PREC_F16) against f32 and cuBLAS (gemm.json, torch_gemm.json
       # and the compare table, as mm), each of H16FORCE's variants forced (default h128 h64: the f16 rows
       # of 4096^3 and the linears), test_op_matmul natively and without f16, then pp512 of the generated

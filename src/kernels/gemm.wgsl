@@ -20,6 +20,8 @@
 //   them, HFMA2 on NVIDIA), then added into f32 totals (f<i><r><j>) at the
 //   end of every tile: half the instructions of the f32 k-step and half
 //   its workgroup-memory bytes, for ~BK f16 roundings a sum;
+//   KU4 / KU8 / KU16 / KU32: the k-step written out that many times
+//   (gemm_kloop.wgsl; the host's k_unroll picks, none on CPU drivers);
 //   MOE: the grouped GEMM of wgml_linear_id (host src/ops/moe.c, grouping
 //   passes moe_group.wgsl): a workgroup takes one tile of BM (token, used)
 //   pairs of one expert, gathered through the permutation in grp, times
@@ -699,13 +701,13 @@ fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             }
         }
 #else
-        // The k-step unrolled KU times (gemm_kstep4/8.wgsl: 4 or 8
-        // copies).  Left a loop, NVIDIA's compiler kept t128's 8 steps
-        // rolled (H200 SASS, bench/sass.py): each step's 4 LDS.128 right
-        // before its 64 FFMA (their latency exposed) and 7 MOVs + 8
-        // address instructions of loop overhead a step, ~77% of its
-        // instructions FFMA.  Unrolled 8 times: 4096^3 30.0 -> 35.9
-        // TFLOP/s, the f32 linear 25.9 -> 33.6 (H200; 4 times: 28.8).
+        // The k-step written out KU times (gemm_kloop.wgsl).  Left a loop,
+        // NVIDIA's compiler kept t128's 8 steps rolled (H200 SASS,
+        // bench/sass.py): each step's 4 LDS.128 right before its 64 FFMA
+        // (their latency exposed) and 7 MOVs + 8 address instructions of
+        // loop overhead a step, ~77% of its instructions FFMA.  Written
+        // out: t128 4096^3 30.0 -> 35.9 TFLOP/s (H200; 4 steps a loop
+        // iteration: 28.8), h64 whole 36.8 -> 42.4 (src/ops/gemm.c).
 #include "gemm_kloop.wgsl"
 #ifdef H16
         // the tile's f16 sums into the f32 totals (h64)

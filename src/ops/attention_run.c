@@ -385,11 +385,11 @@ wgml_status wg_attention_impl(const wgml_tensor *q, const wgml_tensor *k, const 
             snprintf(vk, sizeof vk, "%du", kv_kind(v->dtype));
         }
         if (var->sg) {
-            /* prefetch: a define on GPUs, a flag on CPU drivers (dsg and
-             * dsg_np then share one compiled kernel) */
-            /* whether K / V octets are 16-byte vectors: constants on GPUs
-             * (with the flags as uniforms every octet load sat in a branch
-             * of its own: H200 SASS, bench/NOTES.md), the flags on CPUs */
+            /* prefetch (PF) and whether K / V octets are 16-byte vectors
+             * (KVEC, VVEC): constants on GPUs, flags on CPU drivers (dsg
+             * and dsg_np then share one compiled kernel).  With the vector
+             * flags as uniforms every octet load sat in a branch of its
+             * own on GPUs (H200 SASS, bench/NOTES.md 2026-11-26 (7)). */
             bool kv = vec_ok(k, &o.v[O_K], D), vv = vec_ok(v, &o.v[O_V], Dv);
             u = (size_t)snprintf(defs, sizeof defs, "DECODE;DSG;KRAW;VRAW;BQ=%lld;WG=%d;LPK=%lld;KPT=%lld;KPT2=%d;"
                                  "KPT4=%d;DK=%lld;DV=%lld;K_KIND=%s;V_KIND=%s;PF=%s;KVEC=%s;VVEC=%s;%s", (long long)bq,
