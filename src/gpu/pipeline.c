@@ -294,6 +294,29 @@ char *wg_template_expand(wgml_ctx *ctx, const char *file, const char *defs)
 
 /* ------------------------------------------------------------ compile */
 
+/* WGML_DUMP_KERNELS=dir: every compiled kernel's WGSL as dir/<name>-<key>.wgsl,
+ * and a line "<seconds> <name>-<key>" appended to dir/compile.txt (which
+ * kernels a CPU driver takes long to compile: CI's time is mostly that). */
+static void dump_kernel(const wgml_kernel *k, const char *wgsl, double seconds)
+{
+    const char *dir = getenv("WGML_DUMP_KERNELS");
+    if (!dir || !*dir)
+        return;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s-%016llx.wgsl", dir, k->name, (unsigned long long)k->key);
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fputs(wgsl, f);
+        fclose(f);
+    }
+    snprintf(path, sizeof path, "%s/compile.txt", dir);
+    f = fopen(path, "a");
+    if (f) {
+        fprintf(f, "%.3f %s-%016llx\n", seconds, k->name, (unsigned long long)k->key);
+        fclose(f);
+    }
+}
+
 static wgml_status create_pipeline(wgml_ctx *ctx, wgml_kernel *k, const char *wgsl, const char *entry)
 {
     WGPUShaderSourceWGSL w = {0};
@@ -435,7 +458,9 @@ wgml_status wg_kernel_compile(wgml_ctx *ctx, const char *name, const char *wgsl,
     k->n_buffers = n_buffers;
     k->readonly_mask = ro_mask;
     snprintf(k->name, sizeof k->name, "%s", name ? name : entry);
+    double t0 = wg_now_s();
     wgml_status st = create_pipeline(ctx, k, wgsl, entry);
+    dump_kernel(k, wgsl, wg_now_s() - t0);
     if (st == WGML_OK)
         st = kt_insert(&ctx->kernels, key, k);
     if (st != WGML_OK) {

@@ -130,6 +130,7 @@ static bool fits(const wg_attn_variant *v, int64_t dk, int64_t dv, uint32_t smem
  * takes splitkv, and the keys from which splitting pays: below 256 keys
  * one workgroup per KV head reads them all in a few tiles anyway. */
 #define DECODE_ROWS 8
+#define CPU_FA_ROWS 512
 #define DECODE_MIN_KEYS 256
 
 wgml_status wg_attn_choose(const wg_attn_facts *f, int64_t rows, int64_t skv, int64_t dk, int64_t dv,
@@ -180,8 +181,11 @@ wgml_status wg_attn_choose(const wg_attn_facts *f, int64_t rows, int64_t skv, in
      * half of (a 64-row tile for 20 rows computes 44 empty ones); on GPUs
      * the register-tiled fa64 / fa32 first (head dims <= 128; bench/NOTES.md
      * has their times against the t* tiles).  CPU drivers keep the t*
-     * tiles: one compiled kernel per head dim class there. */
-    for (int i = V_FA64; i < V_FA64 + 2 && !f->cpu && f->subgroup >= 8; i++) {
+     * tiles (one compiled kernel per head dim class there) below
+     * CPU_FA_ROWS query rows: above, fa64's arithmetic pays for its compile
+     * (lavapipe, SmolLM2's 512-token prefill: 9 heads of D 64, 30 layers,
+     * 44 s of attention with t64, 11 s with fa64). */
+    for (int i = V_FA64; i < V_FA64 + 2 && (!f->cpu || rows >= CPU_FA_ROWS) && f->subgroup >= 8; i++) {
         const wg_attn_variant *v = &variants[i];
         if (fits(v, dk, dv, f->smem, f->max_inv) && rows * 2 >= v->bq) {
             *out = v;
