@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -568,6 +568,15 @@ for s in $sections; do
       for t in test_op_matmul test_op_attention; do
         [ -x $B/tests/$t ] && echo "$t: $($B/tests/$t 2>&1 | grep -E 'passed|check failed' | head -n 4 | tr '\n' ' ')"
       done ;;
+    deqab) # A/B of the q4_K -> f16 dequantiser (Q4K_WIDE, 32 elements a thread) against the previous build
+      # (.devbuild_old): its GPU time inside an 8B pp512 (WGML_PROFILE), pp512 of both GGUFs (llmgen first), and
+      # test_op_quant / test_op_indexing_quant / test_op_matmul natively, without f16 and in 64 KiB windows
+      tmodes "native nof16 window" test_op_quant test_op_indexing_quant test_op_matmul
+      wait_gen
+      for b in .devbuild_old $B; do
+        echo "-- $b profile:"; WGML_PROFILE=1 $b/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 512 -n 0 -r 1 2>&1 | grep -E "dequant|gemm|  total|pp512" | head -n 12
+      done
+      llmab "-p 512 -n 0 -r 3" pp512 ;;
     faab) # A/B of the previous build (.devbuild_old) and this one: prefill attention 4096 causal (TFLOP/s, torch
       # SDPA in the same call), decode attention (graph), pp512 / tg128 of the generated GGUFs (llmgen first);
       # test_op_attention natively and without f16

@@ -97,7 +97,58 @@ fn pass_row(c: vec4<u32>) -> i32 {
 
 #include "dequant_fns.wgsl"
 
-// Four consecutive elements a thread, all decoded before any is stored
+#ifdef OV4
+fn put_quad(ob: u32, v: vec4<f32>) {
+    o_st4(ob >> 2u, v);
+}
+#else
+fn put_quad(ob: u32, v: vec4<f32>) {
+    o_st(ob, v.x);
+    o_st(ob + 1u, v.y);
+    o_st(ob + 2u, v.z);
+    o_st(ob + 3u, v.w);
+}
+#endif
+
+#ifdef Q4K_WIDE
+// Q4_K, 32 elements a thread (a prefill's weights dequantised to f16 for
+// the GEMM): thread t of a block takes 16 bytes of qs, from 32-byte group
+// g = t / 2, half t % 2.  Their low nibbles are elements 64 g + 16 (t % 2)
+// + 0..15 (sub-block 2 g), the high ones those + 32 (sub-block 2 g + 1).
+// Blocks start on a word (the host checks), so d and dmin are one load
+// and the 16 bytes four.  The 4-a-thread path re-read the header and the
+// scales byte by byte for every 4 elements: ~60 instructions an element.
+// The codes become floats through the mantissa (2^23 + c), not a
+// conversion instruction (matvec.wgsl's u2f4 says why).
+fn nib4(w: u32, sh: u32) -> vec4<f32> {
+    let c = (vec4<u32>(w) >> (vec4<u32>(0u, 8u, 16u, 24u) + vec4<u32>(sh))) & vec4<u32>(15u);
+    return bitcast<vec4<f32>>(c | vec4<u32>(0x4b000000u)) - vec4<f32>(8388608.0);
+}
+
+fn deq_wide(b: u32, t: u32, ob0: u32) {
+    let g = t / 2u;
+    let half = 16u * (t % 2u);
+    let dm = unpack2x16float(q[b >> 2u]);
+    let sl = scale_min_k4(b + 4u, 2u * g);
+    let sh = scale_min_k4(b + 4u, 2u * g + 1u);
+    let dl = dm.x * sl.x;
+    let ml = dm.y * sl.y;
+    let dh = dm.x * sh.x;
+    let mh = dm.y * sh.y;
+    let w0 = (b + 16u + 32u * g + half) >> 2u;
+    let ob = ob0 + 64u * g + half;
+    for (var k = 0u; k < 4u; k++) {
+        let w = q[w0 + k];
+        put_quad(ob + 4u * k, dl * nib4(w, 0u) - ml);
+        put_quad(ob + 32u + 4u * k, dh * nib4(w, 4u) - mh);
+    }
+}
+const PER: u32 = 8u;    // threads a block
+#else
+const PER: u32 = QK / 4u;
+#endif
+
+// Four consecutive elements a thread (Q4K_WIDE: 32), all decoded before any is stored
 // (so the block's scales and header are loaded once, not per element: one
 // element a thread, each rereading them byte by byte, dequantised q4_K at
 // ~0.25 TB/s of f32 on an H100, 521 us for a 14336 x 4096 matrix inside
@@ -109,8 +160,8 @@ fn dequant(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     if (i >= p.n) {
         return;
     }
-    let blk = i / (QK / 4u);
-    let e = 4u * (i - blk * (QK / 4u));
+    let blk = i / PER;
+    let e = i - blk * PER; // Q4K_WIDE: the thread in the block, else its first element / 4
     let c = coords(blk);
     var b = p.t_off + dot(c, p.tst);
 #ifdef GET_ROWS
@@ -120,15 +171,10 @@ fn dequant(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     }
     b += u32(r) * p.rowb;
 #endif
-    let v = deq4(b, e);
-    let ob = p.o_off + dot(c, p.ost) + e;
-#ifdef OV4
-    o_st4(ob >> 2u, v);
+#ifdef Q4K_WIDE
+    deq_wide(b, e, p.o_off + dot(c, p.ost));
 #else
-    o_st(ob, v.x);
-    o_st(ob + 1u, v.y);
-    o_st(ob + 2u, v.z);
-    o_st(ob + 3u, v.w);
+    put_quad(p.o_off + dot(c, p.ost) + 4u * e, deq4(b, 4u * e));
 #endif
 }
 #endif

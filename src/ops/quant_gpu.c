@@ -222,12 +222,17 @@ static wgml_status run_dequant(const wgml_tensor *q, const wgml_tensor *idx, int
      * q4_K in ~250 us on an H200 (a prefill's f16 weights, WGML_PREC_F16) */
     bool v4 = (out->dtype == WGML_F32 && out->offset % 16 == 0) ||
               (out->dtype == WGML_F16 && wg_has(out->ctx, WGML_FEATURE_F16) && out->offset % 8 == 0);
-    snprintf(defs, sizeof defs, "DEQUANT;%s;QK=%u;BB=%u;O_DT=%s;O_MODE=w%s%s%s%s", qt_define(q->dtype),
+    /* Q4K_WIDE: q4_K 32 elements a thread, where its blocks start on words
+     * (144-byte blocks: when q does; bindings start on 256 bytes).  H200,
+     * 14336 x 4096 q4_K to f16 (an 8B prefill's weights): see
+     * bench/NOTES.md 2026-11-27. */
+    bool wide = q->dtype == WGML_Q4_K && q->offset % 4 == 0;
+    snprintf(defs, sizeof defs, "DEQUANT;%s;QK=%u;BB=%u;O_DT=%s;O_MODE=w%s%s%s%s%s", qt_define(q->dtype),
              d->block_elems, d->block_bytes, wg_dtype(out->dtype)->wgsl, v4 ? "4;OV4" : "", idx ? ";GET_ROWS;IDX" : "",
-             shared ? ";Q_RW" : "", ishared ? ";IDX_RW" : "");
+             shared ? ";Q_RW" : "", ishared ? ";IDX_RW" : "", wide ? ";Q4K_WIDE" : "");
     q_job j;
     memset(&j, 0, sizeof j);
-    j.per = d->block_elems / 4; /* four elements a thread (dequant.wgsl) */
+    j.per = wide ? 8 : d->block_elems / 4; /* threads a block (dequant.wgsl) */
     j.group = 256;
     /* with idx: table, out, idx, the error word (read-only but out; the
      * table too unless it shares out's buffer) */
