@@ -571,12 +571,12 @@ for s in $sections; do
     deqab) # A/B of the q4_K -> f16 dequantiser (Q4K_WIDE, 32 elements a thread) against the previous build
       # (.devbuild_old): its GPU time inside an 8B pp512 (WGML_PROFILE), pp512 of both GGUFs (llmgen first), and
       # test_op_quant / test_op_indexing_quant / test_op_matmul natively, without f16 and in 64 KiB windows
-      tmodes "native nof16 window" test_op_quant test_op_indexing_quant test_op_matmul
+      [ -n "${DEQTESTS:-1}" ] && tmodes "native nof16 window" test_op_quant test_op_indexing_quant test_op_matmul
       wait_gen
       for b in .devbuild_old $B; do
-        echo "-- $b profile:"; WGML_PROFILE=1 $b/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 512 -n 0 -r 1 2>&1 | grep -E "dequant|gemm|  total|pp512" | head -n 12
+        echo "-- $b profile:"; WGML_PROFILE=1 $b/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 512 -n 1 -r 1 2>&1 | grep -E "dequant|gemm|  total|pp512" | head -n 12
       done
-      llmab "-p 512 -n 0 -r 3" pp512 ;;
+      llmab "-p 512 -n 1 -r 3" pp512 ;;
     faab) # A/B of the previous build (.devbuild_old) and this one: prefill attention 4096 causal (TFLOP/s, torch
       # SDPA in the same call), decode attention (graph), pp512 / tg128 of the generated GGUFs (llmgen first);
       # test_op_attention natively and without f16

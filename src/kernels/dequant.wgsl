@@ -112,35 +112,48 @@ fn put_quad(ob: u32, v: vec4<f32>) {
 
 #ifdef Q4K_WIDE
 // Q4_K, 32 elements a thread (a prefill's weights dequantised to f16 for
-// the GEMM): thread t of a block takes 16 bytes of qs, from 32-byte group
-// g = t / 2, half t % 2.  Their low nibbles are elements 64 g + 16 (t % 2)
-// + 0..15 (sub-block 2 g), the high ones those + 32 (sub-block 2 g + 1).
-// Blocks start on a word (the host checks), so d and dmin are one load
-// and the 16 bytes four.  The 4-a-thread path re-read the header and the
-// scales byte by byte for every 4 elements: ~60 instructions an element.
-// The codes become floats through the mantissa (2^23 + c), not a
-// conversion instruction (matvec.wgsl's u2f4 says why).
+// the GEMM): thread t of a block takes word t of each of the four 32-byte
+// groups g of qs, whose low nibbles are elements 64 g + 4 t + 0..3
+// (sub-block 2 g) and high ones those + 32 (sub-block 2 g + 1), so at each
+// step the block's 8 threads read 8 consecutive words and write two runs
+// of 8 consecutive quads.  Blocks start on a word (the host checks): d
+// and dmin are one load, the 12 scale bytes three.  The 4-a-thread path
+// re-read the header and the scales byte by byte for every 4 elements
+// (~60 instructions an element); 16 bytes a thread (each thread's quads
+// 16 elements apart) ran 7% slower than it, its stores uncoalesced (H200,
+// bench/NOTES.md 2026-11-27).  The codes become floats through the
+// mantissa (2^23 + c), not a conversion instruction (matvec.wgsl's u2f4).
 fn nib4(w: u32, sh: u32) -> vec4<f32> {
     let c = (vec4<u32>(w) >> (vec4<u32>(0u, 8u, 16u, 24u) + vec4<u32>(sh))) & vec4<u32>(15u);
     return bitcast<vec4<f32>>(c | vec4<u32>(0x4b000000u)) - vec4<f32>(8388608.0);
 }
 
+fn bsel(w: u32, i: u32) -> u32 {
+    return (w >> (8u * i)) & 0xffu;
+}
+
+// (scale, min) j of the 12 scale bytes held as three words (scale_min_k4)
+fn sm_words(s: vec3<u32>, j: u32) -> vec2<f32> {
+    if (j < 4u) {
+        return vec2<f32>(f32(bsel(s.x, j) & 63u), f32(bsel(s.y, j) & 63u));
+    }
+    let i = j - 4u;
+    let sc = (bsel(s.z, i) & 15u) | ((bsel(s.x, i) >> 6u) << 4u);
+    let m = (bsel(s.z, i) >> 4u) | ((bsel(s.y, i) >> 6u) << 4u);
+    return vec2<f32>(f32(sc), f32(m));
+}
+
 fn deq_wide(b: u32, t: u32, ob0: u32) {
-    let g = t / 2u;
-    let half = 16u * (t % 2u);
-    let dm = unpack2x16float(q[b >> 2u]);
-    let sl = scale_min_k4(b + 4u, 2u * g);
-    let sh = scale_min_k4(b + 4u, 2u * g + 1u);
-    let dl = dm.x * sl.x;
-    let ml = dm.y * sl.y;
-    let dh = dm.x * sh.x;
-    let mh = dm.y * sh.y;
-    let w0 = (b + 16u + 32u * g + half) >> 2u;
-    let ob = ob0 + 64u * g + half;
-    for (var k = 0u; k < 4u; k++) {
-        let w = q[w0 + k];
-        put_quad(ob + 4u * k, dl * nib4(w, 0u) - ml);
-        put_quad(ob + 32u + 4u * k, dh * nib4(w, 4u) - mh);
+    let w0 = b >> 2u;
+    let dm = unpack2x16float(q[w0]);
+    let s = vec3<u32>(q[w0 + 1u], q[w0 + 2u], q[w0 + 3u]);
+    for (var g = 0u; g < 4u; g++) {
+        let sl = sm_words(s, 2u * g);
+        let sh = sm_words(s, 2u * g + 1u);
+        let w = q[w0 + 4u + 8u * g + t];
+        let ob = ob0 + 64u * g + 4u * t;
+        put_quad(ob, dm.x * sl.x * nib4(w, 0u) - dm.y * sl.y);
+        put_quad(ob + 32u, dm.x * sh.x * nib4(w, 4u) - dm.y * sh.y);
     }
 }
 const PER: u32 = 8u;    // threads a block
