@@ -336,6 +336,54 @@ static int count_files(const char *dir)
     return n;
 }
 
+/* WGML_DUMP_KERNELS=dir: a kernel compiled while it is set leaves its
+ * WGSL (byte for byte) and a compile.txt line naming it; one compiled
+ * after it is unset leaves nothing more. */
+static void t_dump_kernels(void)
+{
+    char dir[] = "/tmp/wgml-dump-test-XXXXXX";
+    if (!mkdtemp(dir)) {
+        CHECK(0, "mkdtemp failed");
+        return;
+    }
+    static const char *src =
+        "@group(0) @binding(1) var<storage, read_write> o: array<u32>;\n"
+        "@compute @workgroup_size(1) fn main() { o[0] = 11u; }\n";
+    static const char *src2 =
+        "@group(0) @binding(1) var<storage, read_write> o: array<u32>;\n"
+        "@compute @workgroup_size(1) fn main() { o[0] = 12u; }\n";
+    wgml_kernel_desc d = {"dump-test", src, "main", 1, 0}, d2 = {"dump-test2", src2, "main", 1, 0};
+    wgml_kernel *k = NULL;
+    t_env("WGML_DUMP_KERNELS", dir);
+    CHECK_OK(wgml_kernel_create(ctx, &d, &k));
+    t_env("WGML_DUMP_KERNELS", NULL);
+    CHECK_OK(wgml_kernel_create(ctx, &d2, &k));
+    char path[512], line[256] = "", name[200] = "";
+    double secs = -1;
+    snprintf(path, sizeof path, "%s/compile.txt", dir);
+    FILE *f = fopen(path, "r");
+    int lines = 0;
+    if (f) {
+        while (fgets(line, sizeof line, f))
+            lines += sscanf(line, "%lf %199s", &secs, name) == 2;
+        fclose(f);
+    }
+    CHECK(lines == 1 && secs >= 0 && !strncmp(name, "dump-test-", 10), "compile.txt: %d lines, last '%s'", lines,
+          line);
+    snprintf(path, sizeof path, "%s/%s.wgsl", dir, name);
+    char got[512] = "";
+    f = fopen(path, "r");
+    size_t n = f ? fread(got, 1, sizeof got - 1, f) : 0;
+    if (f)
+        fclose(f);
+    got[n] = 0;
+    CHECK(!strcmp(got, src), "%s: the WGSL differs from the source (%zu bytes)", path, n);
+    remove(path);
+    snprintf(path, sizeof path, "%s/compile.txt", dir);
+    remove(path);
+    CHECK(rmdir(dir) == 0, "%s: files left besides the two", dir);
+}
+
 /* The disk cache outlives the process: a first process fills the cache
  * folder, a second one with the same folder compiles the same kernels and
  * finds them there (it adds no entries). */
@@ -498,6 +546,7 @@ int main(int argc, char **argv)
         {"kernel_cache_hit", t_kernel_cache},
         {"template_expansion", t_template},
         {"disk_cache_survives_restart", t_disk_cache},
+        {"dump_kernels", t_dump_kernels},
         {"profile_summary", t_profile},
         {"buffer_pool", t_pool},
     };

@@ -86,6 +86,7 @@ static void usage(FILE *f)
             "  WGML_ADAPTER=i|name   pick adapter by index or name substring\n"
             "  WGML_DISABLE=list     features to leave off: f16,subgroups,timestamps,immediates,pipeline-cache\n"
             "  WGML_PROFILE=1        per-kernel GPU time summary at exit\n"
+            "  WGML_DUMP_KERNELS=dir each compiled kernel's WGSL into dir (and dir/compile.txt)\n"
             "  WGML_SHADER_CHECKS=1  compile kernels with runtime bounds checks\n"
             "  WGML_NO_DISK_CACHE=1  no on-disk pipeline cache (default $XDG_CACHE_HOME/wgml)\n");
 }
