@@ -576,6 +576,9 @@ for s in $sections; do
       for b in .devbuild_old $B; do
         echo "-- $b profile:"; WGML_PROFILE=1 $b/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 512 -n 1 -r 1 2>&1 | grep -E "dequant|gemm|  total|pp512" | head -n 12
       done
+      for b in .devbuild_old $B; do
+        echo "-- $b bench gemm (q4_K / q6_K linears in f16):"; WGML_PROFILE=1 $b/wgml bench gemm 2>&1 | grep -E "q4_K|q6_K|dequant"
+      done
       llmab "-p 512 -n 1 -r 3" pp512 ;;
     faab) # A/B of the previous build (.devbuild_old) and this one: prefill attention 4096 causal (TFLOP/s, torch
       # SDPA in the same call), decode attention (graph), pp512 / tg128 of the generated GGUFs (llmgen first);

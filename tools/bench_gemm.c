@@ -46,6 +46,7 @@ static const shape full[] = {
     {"linear", 512, 14336, 4096, WGML_F32, WGML_F32, WGML_PREC_F16},
     {"linear", 512, 14336, 4096, WGML_F32, WGML_Q4_0, WGML_PREC_F16},
     {"linear", 512, 14336, 4096, WGML_F32, WGML_Q4_K, WGML_PREC_F16},
+    {"linear", 512, 14336, 4096, WGML_F32, WGML_Q6_K, WGML_PREC_F16},
     {"matmul", 4096, 4096, 4096, WGML_F16, WGML_F16, WGML_PREC_F16},
     {"linear", 512, 14336, 4096, WGML_F16, WGML_F16, WGML_PREC_F16},
     {"linear", 512, 14336, 4096, WGML_F32, WGML_F16, WGML_PREC_F16},

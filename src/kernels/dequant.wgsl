@@ -156,7 +156,59 @@ fn deq_wide(b: u32, t: u32, ob0: u32) {
         put_quad(ob + 32u, dm.x * sh.x * nib4(w, 4u) - dm.y * sh.y);
     }
 }
-const PER: u32 = 8u;    // threads a block
+#endif
+
+#ifdef Q6K_WIDE
+// Q6_K, 32 elements a thread: thread t of a block takes half h = t / 4 of
+// the block (128 elements) and quad columns s = 4 (t % 4) and s + 16 of
+// it.  Column s's element 32 m + s (m 0..3) has its low 4 bits in ql byte
+// 64 h + (32 m + s) % 64 (high nibble for m >= 2), its top 2 in qh byte
+// 128 + 32 h + s (bits 2m), its int8 scale at 192 + 8 h + 2 m + s / 16: so
+// three words give 16 elements.  Blocks are 210 bytes: every other one
+// starts 2 bytes into a word (the host checks q starts on 2), so words
+// are funnelled from two loads there.
+fn wrd(a: u32) -> u32 {
+    let lo = q[a >> 2u];
+    if ((a & 2u) == 0u) {
+        return lo;
+    }
+    return (lo >> 16u) | (q[(a >> 2u) + 1u] << 16u);
+}
+
+fn codes6(l: u32, h: u32) -> vec4<f32> {
+    let c = (vec4<u32>(l) >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(15u);
+    let u = (vec4<u32>(h) >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(3u);
+    return bitcast<vec4<f32>>(c | (u << vec4<u32>(4u)) | vec4<u32>(0x4b000000u)) - vec4<f32>(8388640.0);
+}
+
+fn deq_wide(b: u32, t: u32, ob0: u32) {
+    let h = t / 4u;
+    // d, the block's last 2 bytes: from the word holding them (a funnel
+    // would read past a last block that ends a binding)
+    let dw = unpack2x16float(q[(b + 208u) >> 2u]);
+    let d = select(dw.x, dw.y, ((b + 208u) & 2u) != 0u);
+    // the 8 scales of this half as 8 bytes
+    let sc0 = wrd(b + 192u + 8u * h);
+    let sc1 = wrd(b + 196u + 8u * h);
+    for (var c = 0u; c < 2u; c++) {
+        let s = 4u * (t % 4u) + 16u * c;
+        let l0 = wrd(b + 64u * h + s);
+        let l1 = wrd(b + 64u * h + 32u + s);
+        let hh = wrd(b + 128u + 32u * h + s);
+        let ob = ob0 + 128u * h + s;
+        for (var m = 0u; m < 4u; m++) {
+            let k = 2u * m + c; // scale byte: 2 m + s / 16
+            let sw = select(sc1, sc0, k < 4u);
+            let sv = f32(bitcast<i32>(((sw >> (8u * (k % 4u))) & 0xffu) << 24u) >> 24u);
+            let l = select(l1, l0, m % 2u == 0u) >> (4u * (m / 2u));
+            put_quad(ob + 32u * m, d * sv * codes6(l, hh >> (2u * m)));
+        }
+    }
+}
+#endif
+
+#ifdef WIDE
+const PER: u32 = 8u;    // threads a block (Q4K_WIDE, Q6K_WIDE)
 #else
 const PER: u32 = QK / 4u;
 #endif
@@ -174,7 +226,7 @@ fn dequant(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
         return;
     }
     let blk = i / PER;
-    let e = i - blk * PER; // Q4K_WIDE: the thread in the block, else its first element / 4
+    let e = i - blk * PER; // WIDE: the thread in the block, else its first element / 4
     let c = coords(blk);
     var b = p.t_off + dot(c, p.tst);
 #ifdef GET_ROWS
@@ -184,7 +236,7 @@ fn dequant(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     }
     b += u32(r) * p.rowb;
 #endif
-#ifdef Q4K_WIDE
+#ifdef WIDE
     deq_wide(b, e, p.o_off + dot(c, p.ost));
 #else
     put_quad(p.o_off + dot(c, p.ost) + 4u * e, deq4(b, 4u * e));

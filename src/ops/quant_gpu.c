@@ -222,14 +222,16 @@ static wgml_status run_dequant(const wgml_tensor *q, const wgml_tensor *idx, int
      * q4_K in ~250 us on an H200 (a prefill's f16 weights, WGML_PREC_F16) */
     bool v4 = (out->dtype == WGML_F32 && out->offset % 16 == 0) ||
               (out->dtype == WGML_F16 && wg_has(out->ctx, WGML_FEATURE_F16) && out->offset % 8 == 0);
-    /* Q4K_WIDE: q4_K 32 elements a thread, where its blocks start on words
-     * (144-byte blocks: when q does; bindings start on 256 bytes).  H200,
+    /* WIDE: q4_K / q6_K 32 elements a thread, where q4_K's blocks start on
+     * words (144-byte blocks: when q does; bindings start on 256 bytes),
+     * q6_K's on 2 bytes (210-byte blocks).  H200,
      * 14336 x 4096 q4_K to f16 (an 8B prefill's weights): see
      * bench/NOTES.md 2026-11-27. */
-    bool wide = q->dtype == WGML_Q4_K && q->offset % 4 == 0;
+    bool wide4 = q->dtype == WGML_Q4_K && q->offset % 4 == 0, wide6 = q->dtype == WGML_Q6_K && q->offset % 2 == 0;
+    bool wide = wide4 || wide6;
     snprintf(defs, sizeof defs, "DEQUANT;%s;QK=%u;BB=%u;O_DT=%s;O_MODE=w%s%s%s%s%s", qt_define(q->dtype),
              d->block_elems, d->block_bytes, wg_dtype(out->dtype)->wgsl, v4 ? "4;OV4" : "", idx ? ";GET_ROWS;IDX" : "",
-             shared ? ";Q_RW" : "", ishared ? ";IDX_RW" : "", wide ? ";Q4K_WIDE" : "");
+             shared ? ";Q_RW" : "", ishared ? ";IDX_RW" : "", wide4 ? ";WIDE;Q4K_WIDE" : wide6 ? ";WIDE;Q6K_WIDE" : "");
     q_job j;
     memset(&j, 0, sizeof j);
     j.per = wide ? 8 : d->block_elems / 4; /* threads a block (dequant.wgsl) */
