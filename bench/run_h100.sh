@@ -53,7 +53,8 @@ llmab() {
     echo "$b $m: $($b/wgml bench llm -m /tmp/models/llama-$m-q4k.gguf $1 2>&1 | grep -E "$2" | cut -d'|' -f5,6 | tr '\n' ' ')"
   done; done; done
 }
-# Test programs in CI's modes (native nof16 fold window), a line each: tmodes "MODES" TEST...
+# Test programs in CI's modes (native nof16 fold window), a line each (the whole output in $OUTDIR/TEST.MODE.log):
+# tmodes "MODES" TEST...
 tmodes() {
   local modes=$1 t m; shift
   for t in "$@"; do
@@ -62,7 +63,7 @@ tmodes() {
       [ $m = nof16 ] && export WGML_DISABLE=f16
       [ $m = fold ] && export WGML_FOLD_GRID=7
       [ $m = window ] && export WGML_MAX_BINDING=65536
-      echo "$t $m: $($B/tests/$t 2>&1 | grep -E 'passed|check failed' | head -n 3 | tr '\n' ' ')"
+      echo "$t $m: $($B/tests/$t 2>&1 | tee $OUTDIR/$t.$m.log | grep -E 'passed|check failed' | head -n 6 | tr '\n' ' ')"
     done
   done
   unset WGML_DISABLE WGML_FOLD_GRID WGML_MAX_BINDING
@@ -514,14 +515,7 @@ for s in $sections; do
       done ;;
     fa) # the register-tiled prefill attention (fa64 / fa32) against the t* tiles, next to torch SDPA;
       # test_op_attention natively and without f16 (the table takes fa for the prefill cases there)
-      for m in native nof16 fold window; do
-        unset WGML_DISABLE WGML_FOLD_GRID WGML_MAX_BINDING
-        [ $m = nof16 ] && export WGML_DISABLE=f16
-        [ $m = fold ] && export WGML_FOLD_GRID=7
-        [ $m = window ] && export WGML_MAX_BINDING=65536
-        echo "--- test_op_attention ($m): $($B/tests/test_op_attention 2>&1 | tee $OUTDIR/attn.$m.log | grep -E 'passed|check failed' | head -n 6 | tr '\n' ' ')"
-      done
-      unset WGML_DISABLE WGML_FOLD_GRID WGML_MAX_BINDING
+      tmodes "native nof16 fold window" test_op_attention
       for v in ${FAVARS:-"" attn=fa64k32 attn=fa32 attn=t64 "" attn=fa64k32}; do
         [ "$v" = table ] && v=""
         echo "-- ${v:-table} ${FAENV:-}: $(env ${FAENV:-} WGML_FORCE=$v $B/wgml bench attn --skv 4096 --json 2>/dev/null | python3 -c "import json,sys; d=json.load(sys.stdin); print(' '.join('%s %s: %.2f ms %.2f TFLOP/s;' % (r['kind'], r['dtype'], r['median_ms'], r['tflop_s']) for r in d['results']))")"
@@ -570,8 +564,9 @@ for s in $sections; do
       done ;;
     deqab) # A/B of the q4_K -> f16 dequantiser (Q4K_WIDE, 32 elements a thread) against the previous build
       # (.devbuild_old): its GPU time inside an 8B pp512 (WGML_PROFILE), pp512 of both GGUFs (llmgen first), and
-      # test_op_quant / test_op_indexing_quant / test_op_matmul natively, without f16 and in 64 KiB windows
-      [ -n "${DEQTESTS:-1}" ] && tmodes "native nof16 window" test_op_quant test_op_indexing_quant test_op_matmul
+      # test_op_quant / test_op_indexing_quant / test_op_matmul natively, without f16 and in 64 KiB windows (DEQTESTS=
+      # with nothing after it skips them)
+      [ -n "${DEQTESTS-1}" ] && tmodes "native nof16 window" test_op_quant test_op_indexing_quant test_op_matmul
       wait_gen
       for b in .devbuild_old $B; do
         echo "-- $b profile:"; WGML_PROFILE=1 $b/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 512 -n 1 -r 1 2>&1 | grep -E "dequant|gemm|  total|pp512" | head -n 12

@@ -96,6 +96,7 @@ fn pass_row(c: vec4<u32>) -> i32 {
 #tensor o 2 O_DT O_MODE
 
 #include "dequant_fns.wgsl"
+#include "codes.wgsl"
 
 #ifdef OV4
 fn put_quad(ob: u32, v: vec4<f32>) {
@@ -110,6 +111,11 @@ fn put_quad(ob: u32, v: vec4<f32>) {
 }
 #endif
 
+// byte i of word w
+fn bsel(w: u32, i: u32) -> u32 {
+    return (w >> (8u * i)) & 0xffu;
+}
+
 #ifdef Q4K_WIDE
 // Q4_K, 32 elements a thread (a prefill's weights dequantised to f16 for
 // the GEMM): thread t of a block takes word t of each of the four 32-byte
@@ -122,14 +128,9 @@ fn put_quad(ob: u32, v: vec4<f32>) {
 // (~60 instructions an element); 16 bytes a thread (each thread's quads
 // 16 elements apart) ran 7% slower than it, its stores uncoalesced (H200,
 // bench/NOTES.md 2026-11-27).  The codes become floats through the
-// mantissa (2^23 + c), not a conversion instruction (matvec.wgsl's u2f4).
+// mantissa (codes.wgsl's u2f4), not a conversion instruction.
 fn nib4(w: u32, sh: u32) -> vec4<f32> {
-    let c = (vec4<u32>(w) >> (vec4<u32>(0u, 8u, 16u, 24u) + vec4<u32>(sh))) & vec4<u32>(15u);
-    return bitcast<vec4<f32>>(c | vec4<u32>(0x4b000000u)) - vec4<f32>(8388608.0);
-}
-
-fn bsel(w: u32, i: u32) -> u32 {
-    return (w >> (8u * i)) & 0xffu;
+    return u2f4(fld4(w, sh, 15u));
 }
 
 // (scale, min) j of the 12 scale bytes held as three words (scale_min_k4)
@@ -175,10 +176,9 @@ fn wrd(a: u32) -> u32 {
     return (lo >> 16u) | (q[(a >> 2u) + 1u] << 16u);
 }
 
+// the 6-bit codes (low nibbles of l, 2 low bits of each byte of h) - 32
 fn codes6(l: u32, h: u32) -> vec4<f32> {
-    let c = (vec4<u32>(l) >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(15u);
-    let u = (vec4<u32>(h) >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(3u);
-    return bitcast<vec4<f32>>(c | (u << vec4<u32>(4u)) | vec4<u32>(0x4b000000u)) - vec4<f32>(8388640.0);
+    return u2f4(fld4(l, 0u, 15u) | (fld4(h, 0u, 3u) << vec4<u32>(4u))) - vec4<f32>(32.0);
 }
 
 fn deq_wide(b: u32, t: u32, ob0: u32) {
@@ -199,7 +199,7 @@ fn deq_wide(b: u32, t: u32, ob0: u32) {
         for (var m = 0u; m < 4u; m++) {
             let k = 2u * m + c; // scale byte: 2 m + s / 16
             let sw = select(sc1, sc0, k < 4u);
-            let sv = f32(bitcast<i32>(((sw >> (8u * (k % 4u))) & 0xffu) << 24u) >> 24u);
+            let sv = f32(bitcast<i32>(bsel(sw, k % 4u) << 24u) >> 24u);
             let l = select(l1, l0, m % 2u == 0u) >> (4u * (m / 2u));
             put_quad(ob + 32u * m, d * sv * codes6(l, hh >> (2u * m)));
         }
@@ -213,7 +213,7 @@ const PER: u32 = 8u;    // threads a block (Q4K_WIDE, Q6K_WIDE)
 const PER: u32 = QK / 4u;
 #endif
 
-// Four consecutive elements a thread (Q4K_WIDE: 32), all decoded before any is stored
+// Four consecutive elements a thread (WIDE: 32), all decoded before any is stored
 // (so the block's scales and header are loaded once, not per element: one
 // element a thread, each rereading them byte by byte, dequantised q4_K at
 // ~0.25 TB/s of f32 on an H100, 521 us for a 14336 x 4096 matrix inside
