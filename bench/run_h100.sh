@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -253,6 +253,12 @@ for s in $sections; do
                "ew_cast:" "norm:,rope:,glu:,ew_cast:,CHECK;ONE_WG,WRITES;GATHER,:xquant[" "matvec:main[,:xquant[,attn_dsg,attn_merge"; do
         echo "-- skip '${k}': $(WGML_SKIP_KERNELS=$k $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 16 -n 128 -r 2 2>&1 | grep tg128)"
       done ;;
+    skipkv) # the bound on fusing rope and the k|v cache write into the q|k|v product: tg128 pipelined with
+      # their dispatches dropped (WGML_SKIP_KERNELS: results wrong, time right), two rounds, 8B then 1B
+      wait_gen
+      for round in 1 2; do for m in 8b 1b; do
+        echo "-- $m round $round: base $(tg $m) | norope $(tg $m WGML_SKIP_KERNELS=rope:) | nokv $(tg $m WGML_SKIP_KERNELS=indexing:) | neither $(tg $m WGML_SKIP_KERNELS=rope:,indexing:)"
+      done; done ;;
     mvdec) # the 8B decoder's four mat-vec shapes (q4_K), graph replay, fraction of copy
       python3 bench/torch_copy.py 2>&1 | tail -n 1
       for nk in 6144x4096 4096x4096 28672x4096 4096x14336; do
