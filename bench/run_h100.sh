@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -258,6 +258,18 @@ for s in $sections; do
       wait_gen
       for round in 1 2; do for m in 8b 1b; do
         echo "-- $m round $round: base $(tg $m) | norope $(tg $m WGML_SKIP_KERNELS=rope:) | nokv $(tg $m WGML_SKIP_KERNELS=indexing:) | neither $(tg $m WGML_SKIP_KERNELS=rope:,indexing:)"
+      done; done ;;
+    ropekv) # the q|k|v product's rope and k|v-write epilogue (LINEAR_ROPE_KV, XS_ROPE): its tests natively and in
+      # CI's modes, the greedy text fused against WGML_GRAPH_FUSE=norope and the previous build (.devbuild_old),
+      # then tg128 pipelined, previous build / norope / this build, two rounds, 8B then 1B
+      tmodes "native nof16 window" test_graph_prologue
+      tmodes native test_llm_graph test_op_rope test_op_matvec test_graph test_graph_api
+      wait_gen
+      for m in 1b 8b; do for v in "$B/wgml" "env WGML_GRAPH_FUSE=norope $B/wgml" ".devbuild_old/wgml"; do
+        echo "$m greedy, $v: $($v generate -m /tmp/models/llama-$m-q4k.gguf -p 'The capital of France is' -n 64 --temp 0 2>/dev/null | md5sum)"
+      done; done
+      for round in 1 2; do for m in 8b 1b; do
+        echo "-- $m round $round: old $(B=.devbuild_old tg $m) | norope $(tg $m WGML_GRAPH_FUSE=norope) | new $(tg $m)"
       done; done ;;
     mvdec) # the 8B decoder's four mat-vec shapes (q4_K), graph replay, fraction of copy
       python3 bench/torch_copy.py 2>&1 | tail -n 1

@@ -1,7 +1,8 @@
-/* Graph fusion of a linear with the rms_norm or glu that makes its x
+/* Graph fusion around a linear, the fused graph against the same graph
+ * compiled with no_fuse: the rms_norm or glu that makes its x
  * (WG_OP_LINEAR_PRE, src/ops/matvec_pre.c; opt-in, WGML_GRAPH_FUSE=prologue,
- * set here for every case): the fused graph against the
- * same graph compiled with no_fuse, for
+ * set here for every case), and glu_pairs and rope_kv below (the glu of
+ * its column pairs; its rope and KV-cache write), for
  *   norm_res   y = linear(rms_norm(x + r) * g, W), the sum x + r also an
  *              output (the norm's sum_out, now the fused node's);
  *   norm       y = linear(rms_norm(x) * g, W);
@@ -244,11 +245,162 @@ static void t_glu_pairs(void)
     t_env("WGML_FORCE", NULL);
 }
 
+/* set_rows(cache, idx, rope(linear(x, W))[:, H:NH]) with q = the first H
+ * heads read by another op (a decoder's q|k|v, k and v written into a
+ * joint cache): graph fusion makes one LINEAR_ROPE_KV node, which the
+ * one-dispatch product (sgx_r2) runs as one dispatch (XS_ROPE: lane 0
+ * rotates each NORMAL pair and writes the cache) and every other path as
+ * linear + rope + set_rows.  Fused and unfused graphs must agree: the
+ * same product and the same angle code (rope_fns.wgsl), so q within 2^-20
+ * of (1 + |q|) (the rotation's multiply-adds may be contracted
+ * differently) and the cache within its dtype's rounding of that (one f16
+ * ulp, 2^-10 relative); rows the step does not write keep their value.
+ * An idx past the cache's rows writes nothing there and fails the next
+ * sync with WGML_ERR_INDEX naming wgml_set_rows, fused as unfused. */
+enum { RK_H = 4, RK_HKV = 2, RK_NH = RK_H + 2 * RK_HKV, RK_D = 16, RK_ROWS = 9 };
+
+typedef struct rk_case {
+    wgml_dtype wdt, cdt;
+    int64_t T;
+    wgml_rope_mode mode;
+    int n_dims, rot;      /* rot: n_heads_rot (0 every head) */
+    bool ff, yarn, bad;   /* freq_factors; YaRN; idx past the cache */
+} rk_case;
+
+static void rope_kv_case(const rk_case *c, bool sgx)
+{
+    const int64_t T = c->T, NR = RK_NH * RK_D, W = 2 * RK_HKV * RK_D;
+    float *deq = NULL;
+    wgml_tensor *w = quant_table(c->wdt, NR, K, &deq, NULL), *ff = NULL;
+    float *x = host_f32(T * K, -2, 2), ffh[RK_D / 2];
+    int32_t pos[3] = {37, 38, 1000}, idx[3] = {c->bad ? RK_ROWS : 5, 1, 8};
+    for (int i = 0; i < RK_D / 2; i++)
+        ffh[i] = (float)t_uniform(1, 4);
+    if (c->ff) {
+        CHECK_OK(wgml_tensor_new(t_ctx, WGML_F32, 1, (int64_t[]){RK_D / 2}, &ff));
+        CHECK_OK(wgml_tensor_upload(ff, ffh, sizeof ffh));
+    }
+    wgml_tensor *cache[2], *c32 = NULL;
+    float *q[2], *cv[2];
+    wgml_graph_stats st[2];
+    wgml_status rs[2];
+    CHECK_OK(wgml_tensor_new(t_ctx, WGML_F32, 2, (int64_t[]){RK_ROWS, W}, &c32));
+    for (int f = 0; f < 2; f++) {
+        CHECK_OK(wgml_tensor_new(t_ctx, c->cdt, 2, (int64_t[]){RK_ROWS, W}, &cache[f]));
+        CHECK_OK(wgml_fill(cache[f], -7.0));
+        wgml_graph *g = NULL;
+        wgml_node *wn, *xn, *pn, *in, *fn = NULL, *cn, *y, *r, *qv, *qo, *kv, *cw;
+        CHECK_OK(wgml_graph_create(t_ctx, &g));
+        CHECK_OK(wgml_graph_tensor(g, "W", w, &wn));
+        CHECK_OK(wgml_graph_tensor(g, "cache", cache[f], &cn));
+        if (ff)
+            CHECK_OK(wgml_graph_tensor(g, "ff", ff, &fn));
+        CHECK_OK(wgml_graph_input(g, "x", WGML_F32, 2, (int64_t[]){T, K}, &xn));
+        CHECK_OK(wgml_graph_input(g, "pos", WGML_I32, 1, (int64_t[]){T}, &pn));
+        CHECK_OK(wgml_graph_input(g, "idx", WGML_I32, 1, (int64_t[]){T}, &in));
+        CHECK_OK(wgml_g_linear(g, xn, wn, NULL, NULL, NULL, WGML_F32, &y));
+        CHECK_OK(wgml_g_reshape(g, y, 3, (int64_t[]){T, RK_NH, RK_D}, &y));
+        wgml_rope_params rp = {.mode = c->mode, .n_dims = c->n_dims, .freq_base = 10000, .n_heads_rot = c->rot,
+                               .ext_factor = c->yarn ? 1.0f : 0.0f, .freq_scale = c->yarn ? 0.25f : 1.0f,
+                               .n_ctx_orig = 512};
+        CHECK_OK(wgml_g_rope(g, y, pn, &rp, fn, &r));
+        CHECK_OK(wgml_g_slice(g, r, 1, 0, RK_H, 1, &qv));
+        CHECK_OK(wgml_g_unary(g, WGML_SCALE, qv, 1.0f, 0.0f, &qo));
+        CHECK_OK(wgml_g_slice(g, r, 1, RK_H, RK_NH, 1, &kv));
+        CHECK_OK(wgml_g_reshape(g, kv, 2, (int64_t[]){T, W}, &kv));
+        CHECK_OK(wgml_g_set_rows(g, cn, in, kv, &cw));
+        CHECK_OK(wgml_graph_output(g, qo));
+        CHECK_OK(wgml_graph_output(g, cw));
+        wgml_graph_options o = {.no_fuse = f == 1};
+        CHECK_OK(wgml_graph_compile(g, &o));
+        CHECK_OK(wgml_graph_write(g, xn, x, (uint64_t)(T * K) * 4));
+        CHECK_OK(wgml_graph_write(g, pn, pos, (uint64_t)T * 4));
+        CHECK_OK(wgml_graph_write(g, in, idx, (uint64_t)T * 4));
+        rs[f] = wgml_graph_run(g);
+        if (rs[f] == WGML_OK)
+            rs[f] = wgml_ctx_sync(t_ctx);
+        if (c->bad)
+            expect(rs[f], WGML_ERR_INDEX, "wgml_set_rows", f ? "bad idx, unfused" : "bad idx, fused");
+        else
+            CHECK_OK(rs[f]);
+        q[f] = malloc((size_t)(T * RK_H * RK_D) * 4);
+        cv[f] = malloc((size_t)(RK_ROWS * W) * 4);
+        CHECK_OK(wgml_graph_read(g, qo, q[f], (uint64_t)(T * RK_H * RK_D) * 4));
+        CHECK_OK(wgml_cast(cache[f], c32));
+        CHECK_OK(wgml_tensor_download(c32, cv[f], (uint64_t)(RK_ROWS * W) * 4));
+        CHECK_OK(wgml_graph_stats_get(g, &st[f]));
+        wgml_graph_free(g);
+    }
+    char what[128];
+    snprintf(what, sizeof what, "rope kv %s cache %s T=%lld %s n_dims %d rot %d%s%s%s%s", wgml_dtype_name(c->wdt),
+             wgml_dtype_name(c->cdt), (long long)T, c->mode == WGML_ROPE_NORMAL ? "normal" : "neox", c->n_dims,
+             c->rot, c->ff ? " ff" : "", c->yarn ? " yarn" : "", c->bad ? " bad idx" : "", sgx ? " (sgx_r2)" : "");
+    int bad = 0;
+    for (int64_t i = 0; i < T * RK_H * RK_D; i++)
+        if (!(fabs((double)q[0][i] - q[1][i]) <= 0x1p-20 * (1 + fabs(q[1][i]))) && bad++ < 4)
+            printf("    %s: q[%lld] fused %.7g unfused %.7g\n", what, (long long)i, q[0][i], q[1][i]);
+    double ctol = c->cdt == WGML_F32 ? 0x1p-20 : 0x1p-10;
+    int64_t written = 0;
+    for (int64_t i = 0; i < RK_ROWS * W; i++) {
+        written += cv[1][i] != -7.0f;
+        if (!(fabs((double)cv[0][i] - cv[1][i]) <= ctol * (1 + fabs(cv[1][i]))) && bad++ < 8)
+            printf("    %s: cache[%lld] fused %.7g unfused %.7g\n", what, (long long)i, cv[0][i], cv[1][i]);
+    }
+    CHECK(bad == 0, "%s: %d outputs differ", what, bad);
+    /* the unfused graph wrote T rows (none with a bad idx): the test sees them */
+    CHECK(written == (c->bad ? 0 : T * W), "%s: %lld cache elements written, want %lld", what, (long long)written, (long long)(c->bad ? 0 : T * W));
+    CHECK(st[0].fused_nodes > st[1].fused_nodes, "%s: nothing fused", what);
+    /* one dispatch for product, rope and write (then the q reader) where
+     * the one-dispatch product takes it; else the unfused dispatches */
+    bool one = T == 1 && c->mode == WGML_ROPE_NORMAL && wg_matvec_xs(t_ctx, c->wdt, 1, NR, K);
+    CHECK(one ? st[0].dispatches == 2 : st[0].dispatches == st[1].dispatches,
+          "%s: %llu dispatches fused, %llu unfused", what, (unsigned long long)st[0].dispatches,
+          (unsigned long long)st[1].dispatches);
+    for (int f = 0; f < 2; f++) {
+        wgml_tensor_free(cache[f]);
+        free(q[f]), free(cv[f]);
+    }
+    wgml_tensor_free(c32);
+    wgml_tensor_free(ff);
+    free(x), free(deq);
+    wgml_tensor_free(w);
+}
+
+static void t_rope_kv(void)
+{
+    /* the table (a CPU adapter's unit path: every case falls back) */
+    const rk_case tab[] = {
+        {WGML_Q4_K, WGML_F16, 1, WGML_ROPE_NORMAL, RK_D, RK_H + RK_HKV, false, false, false},
+        {WGML_Q4_K, WGML_F32, 3, WGML_ROPE_NEOX, 8, 0, true, false, false},
+    };
+    for (size_t i = 0; i < sizeof tab / sizeof *tab; i++)
+        rope_kv_case(&tab[i], false);
+    wgml_device_info in;
+    CHECK_OK(wgml_device_info_get(t_ctx, &in));
+    if (!(in.features & WGML_FEATURE_SUBGROUPS))
+        return;
+    t_env("WGML_FORCE", "matvec=sgx_r2");
+    const rk_case one[] = {
+        /* partial rotary dims, v heads passing through, freq_factors, f16 cache */
+        {WGML_Q4_K, WGML_F16, 1, WGML_ROPE_NORMAL, 10, RK_H + RK_HKV, true, false, false},
+        /* every head rotated, YaRN, f32 cache */
+        {WGML_Q8_0, WGML_F32, 1, WGML_ROPE_NORMAL, RK_D, 0, false, true, false},
+        {WGML_Q4_K, WGML_F16, 1, WGML_ROPE_NORMAL, 10, RK_H + RK_HKV, true, false, true},
+        /* NEOX pairs and two rows: the unfused ops */
+        {WGML_Q4_K, WGML_F16, 1, WGML_ROPE_NEOX, RK_D, RK_H + RK_HKV, false, false, false},
+        {WGML_Q4_K, WGML_F16, 2, WGML_ROPE_NORMAL, RK_D, RK_H + RK_HKV, false, false, false},
+    };
+    for (size_t i = 0; i < sizeof one / sizeof *one; i++)
+        rope_kv_case(&one[i], true);
+    t_env("WGML_FORCE", NULL);
+}
+
 static void t_table(void) { cases(false); }
 static void t_integer(void) { cases(true); }
 
 int main(int argc, char **argv)
 {
+    t_env_reserve();
     t_env("WGML_GRAPH_FUSE", "prologue"); /* opt-in (src/graph/fuse.c) */
     if (t_setup(argc, argv))
         return 1;
@@ -256,6 +408,7 @@ int main(int argc, char **argv)
         {"table", t_table},
         {"integer_path", t_integer},
         {"glu_pairs", t_glu_pairs},
+        {"rope_kv", t_rope_kv},
     };
     int rc = t_run(list, sizeof list / sizeof *list, argc > 1 ? argv[1] : NULL);
     wgml_ctx_destroy(t_ctx);

@@ -43,9 +43,12 @@ static void place_str(const wgml_graph *g, const wgml_node *n, char *buf, size_t
         snprintf(buf, size, "persistent");
     else if (n->root != n)
         snprintf(buf, size, "alias of node %d", n->root->id);
+    else if (n->produced_by) /* a fused residual add's sum (by its norm), a fused rope's output */
+        snprintf(buf, size, "arena [%llu, +%llu) written by node %d", (unsigned long long)n->offset,
+                 (unsigned long long)n->bytes, n->produced_by->id);
     else
-        snprintf(buf, size, "arena [%llu, +%llu)%s%s", (unsigned long long)n->offset, (unsigned long long)n->bytes,
-                 n->inplace_of ? " in place" : "", n->produced_by ? " written by its norm" : "");
+        snprintf(buf, size, "arena [%llu, +%llu)%s", (unsigned long long)n->offset, (unsigned long long)n->bytes,
+                 n->inplace_of ? " in place" : "");
 }
 
 wgml_status wgml_graph_dump(const wgml_graph *g, FILE *f, int format)

@@ -1,7 +1,7 @@
 /*
  * Fusion, before planning (off with wgml_graph_options.no_fuse or
  * WGML_GRAPH_FUSE=0; the linear prologue only with WGML_GRAPH_FUSE=prologue,
- * see wg_graph_fuse).  Five rewrites, each saving dispatches and the
+ * see wg_graph_fuse).  Seven rewrites, each saving dispatches and the
  * memory traffic of an intermediate:
  *
  *   unary chains    float unary ops feeding only each other become one
@@ -21,6 +21,11 @@
  *                   becomes one WG_OP_LINEAR_GLU (a model's interleaved
  *                   gate|up: the one-row product writes the glu itself;
  *                   WGML_GRAPH_FUSE=noglupair keeps them apart);
+ *   linear rope kv set_rows(cache, idx, rope(linear(x, w))[:, h0:h1])
+ *                   becomes one WG_OP_LINEAR_ROPE_KV (a decoder's q|k|v:
+ *                   the one-row product rotates its pairs and writes the
+ *                   cache itself, the rope's node written by it;
+ *                   WGML_GRAPH_FUSE=norope keeps them apart);
  *   matmul epilogue add(matmul(a, b), bias) with a bias of shape [n] (or
  *                   [1, ..., n]) and relu/gelu(erf)/silu of a matmul or
  *                   linear become the product's own bias and activation
@@ -310,6 +315,73 @@ static void fuse_linear_glu(wgml_graph *g, size_t *uses)
     }
 }
 
+/* A view node of kind vk that only `user` reads. */
+static bool sole_view(const wgml_node *v, int vk, size_t *uses)
+{
+    return v && v->kind == WG_N_VIEW && v->op == vk && !v->fused_into && !v->output && v->nin >= 1 && v->in[0] &&
+           uses[v->id] == 1;
+}
+
+/* set_rows(cache, idx, reshape(r[:, h0:h1])) with r = rope(reshape(y))
+ * of y = linear(x, w) [T, N] (a decoder's roped q|k|v product, its k|v
+ * heads written into the KV cache): one WG_OP_LINEAR_ROPE_KV, which is
+ * the set_rows node and writes r too (r produced_by it), so the one-row
+ * product rotates the pairs and writes the cache itself
+ * (src/ops/linear_rope_kv.c): a decode layer runs no rope and no cache
+ * write (WGML_GRAPH_FUSE=norope keeps them apart). */
+static void fuse_linear_rope_kv(wgml_graph *g, size_t *uses)
+{
+    for (size_t i = 0; i < g->n; i++) {
+        wgml_node *s = g->nodes[i];
+        if (!live_op(s, WG_OP_SET_ROWS) || s->nin != 3 || !sole_view(s->in[2], WG_V_RESHAPE, uses))
+            continue;
+        wgml_node *v3 = s->in[2], *v2 = v3->in[0];
+        if (!sole_view(v2, WG_V_SLICE, uses) || v2->p.axis != 1 || v2->p.a[1] != 1)
+            continue;
+        wgml_node *r = v2->in[0];
+        if (!live_op(r, WG_OP_ROPE) || r->nin < 2 || r->d.ndim != 3 || r->d.dtype != WGML_F32 || r->sum_out ||
+            !sole_view(r->in[0], WG_V_RESHAPE, uses))
+            continue;
+        wgml_node *v1 = r->in[0], *y = v1->in[0];
+        if (!live_op(y, WG_OP_LINEAR) || y->output || uses[y->id] != 1 || y->d.ndim != 2 || y->d.dtype != WGML_F32 ||
+            (y->nin > 2 && y->in[2]) || (y->nin > 3 && y->in[3]) || y->p.mm.act != WGML_ACT_NONE ||
+            y->p.mm.beta != 0.0f)
+            continue;
+        int64_t D = r->d.shape[2], h0 = v2->p.k, h1 = v2->p.a[0];
+        if (wg_is_sym(D) || wg_is_sym(h1) || wg_is_sym(y->d.shape[1]) || v3->d.ndim != 2 ||
+            v3->d.shape[1] != (h1 - h0) * D || v3->d.shape[0] != r->d.shape[0] || y->d.shape[0] != r->d.shape[0] ||
+            y->d.shape[1] != r->d.shape[1] * D)
+            continue;
+        wgml_node *x = y->in[0], *w = y->in[1], *pos = r->in[1], *ff = r->nin > 2 ? r->in[2] : NULL;
+        wg_op_params np = y->p;
+        np.rope = r->p.rope;
+        np.k = D;
+        np.a[0] = h0;
+        np.a[1] = h1;
+        s->op = WG_OP_LINEAR_ROPE_KV;
+        s->p = np;
+        s->in[2] = x, s->in[3] = w, s->in[4] = pos, s->in[5] = ff;
+        s->nin = ff ? 6 : 5;
+        uses[x->id]++, uses[w->id]++, uses[pos->id]++;
+        if (ff)
+            uses[ff->id]++;
+        uses[v3->id]--;
+        fold(g, v3, s, uses);
+        fold(g, v2, s, uses);
+        /* r runs no kernel: its inputs are s's now, its memory s's out2 */
+        for (int k = 0; k < r->nin; k++)
+            if (r->in[k])
+                uses[r->in[k]->id]--;
+        memset(r->in, 0, sizeof r->in);
+        r->nin = 0;
+        fold(g, v1, s, uses);
+        fold(g, y, s, uses);
+        r->produced_by = s;
+        s->sum_out = r;
+        g->fused++;
+    }
+}
+
 size_t wg_graph_fuse(wgml_graph *g)
 {
     const char *e = getenv("WGML_GRAPH_FUSE");
@@ -328,6 +400,8 @@ size_t wg_graph_fuse(wgml_graph *g)
     fuse_residual_norm(g, uses);
     if (!(e && strstr(e, "noglupair")))
         fuse_linear_glu(g, uses);
+    if (!(e && strstr(e, "norope")))
+        fuse_linear_rope_kv(g, uses);
     /* Opt-in (WGML_GRAPH_FUSE=prologue; normpro / glupro: one kind): on an
      * H200 the 8B decode ran 230.7 tokens/s with both kinds, 240.1 / 240.6
      * with one, 242.9 with neither (bench/NOTES.md): the fused first

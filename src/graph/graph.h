@@ -29,8 +29,9 @@ struct wgml_node {
 
     /* fusion (fuse.c) */
     wgml_node *fused_into;    /* folded into that node: no dispatch, no memory */
-    wgml_node *produced_by;   /* its memory is written by that node (a norm's sum_out): no dispatch */
-    wgml_node *sum_out;       /* norm: the fused residual add whose sum it writes */
+    wgml_node *produced_by;   /* its memory is written by that node (its sum_out): no dispatch */
+    wgml_node *sum_out;       /* the node whose memory it writes too, its encode's out2: a norm's fused
+                               * residual add (the sum), linear_rope_kv's rope (the roped product) */
 
     /* planning (plan.c) */
     wgml_node *root;          /* the node whose memory this is (itself for roots) */

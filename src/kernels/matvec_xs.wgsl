@@ -30,9 +30,16 @@
 // model's gate|up, src/models/llm_graph.c), RPW 2, so a subgroup's two rows
 // are one gate and its up: lane 0 writes glu_act(p.pad1, gate) * up to out
 // column row0 / 2, and a decode layer runs no glu dispatch.
+//
+// XS_ROPE (graph fusion's linear + rope + set_rows, src/ops/linear_rope_kv.c):
+// a subgroup's two rows are one rope pair; lane 0 rotates them and writes
+// them to out and to the cache (matvec_rope.wgsl).
 const RSETS: u32 = {{RSETS}}u;
 #ifdef XS_GLU
 #include "glu_act.wgsl"
+#endif
+#ifdef XS_ROPE
+#include "matvec_rope.wgsl"
 #endif
 
 var<workgroup> xslot: atomic<u32>;
@@ -95,6 +102,11 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
             s[j / 4u] = subgroupAdd(vec4<f32>(acc[j], acc[min(j + 1u, NV - 1u)], acc[min(j + 2u, NV - 1u)],
                                               acc[min(j + 3u, NV - 1u)]));
         }
+#ifdef XS_ROPE
+        if (lane == 0u) {
+            rope_out(row0, p.alpha * s[0].xy);
+        }
+#else
 #ifdef XS_GLU
         if (lane == 0u) {
             o_st(p.oo[0].x + (row0 / 2u) * p.os, glu_act(p.pad1, p.alpha * s[0].x) * (p.alpha * s[0].y));
@@ -104,6 +116,7 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
         if (lane < NV && row < p.n) {
             emit(row, 0u, s[lane / 4u][lane % 4u], p.oo[0].x + row * p.os);
         }
+#endif
 #endif
     }
     }

@@ -73,6 +73,7 @@ typedef struct mv_job {
     bool q8;                   /* the integer path: t[SX] is x quantised (xquant()) */
     bool xs;                   /* the integer path, x quantised by each workgroup (main_xs) */
     int glu;                   /* with xs: out = glu of row pairs, this wgml_glu_kind (XS_GLU); -1 none */
+    const mv_epi *epi;         /* with xs: a fused op's epilogue (NULL: none) */
     uint64_t row[4][8];        /* x, out, bias, c: rows' first elements, less the window's offset */
     mv_params p;               /* everything but the window's offsets */
 } mv_job;
@@ -86,7 +87,7 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
     mv_job *j = user;
     const wgml_tensor *out = j->t[SO];
     mv_params p = j->p;
-    wg_binding b[5];
+    wg_binding b[WG_MAX_BUFFERS];
     uint32_t off[NS] = {0};
     for (int k = 0; k < NS; k++)
         if (w[k].buf)
@@ -140,6 +141,16 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
                       (unsigned long long)wg_q8_row_words(p.k), j->var->wg / 32, j->glu >= 0 ? ";XS_GLU" : "");
     if (j->glu >= 0)
         p.pad1 = (uint32_t)j->glu;
+    int nb = 5;
+    if (j->epi) { /* its bindings replace bias and c; its words their fields */
+        n += snprintf(defs + n, sizeof defs - (size_t)n, "%s", j->epi->defs);
+        nb = 3 + j->epi->nb;
+        for (int i = 0; i < j->epi->nb; i++)
+            b[3 + i] = j->epi->b[i];
+        memcpy(p.bo, j->epi->words, 8 * 4);
+        memcpy(p.co, j->epi->words + 8, 8 * 4);
+        memcpy(p.chk, j->epi->words + 16, 4 * 4);
+    }
     if (j->q8)
         n += snprintf(defs + n, sizeof defs - (size_t)n, ";XQ_ACC=%s", shares(j->t[SX], out) ? "read_write" : "read");
     unsigned ro = 1u << 4;
@@ -157,9 +168,11 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
     ro |= shares(s3, out) ? 0u : 1u << 3;
     if (shares(j->t[SC], out) && !j->t[SI])
         ro &= ~(1u << 4);
+    if (j->epi)
+        ro = (ro & 7u) | j->epi->ro << 3;
     if (n >= (int)sizeof defs || ((j->q8 || j->xs) && !wide))
         return wg_fail(WGML_ERR_INTERNAL, "%s: kernel defines too long, or the integer path without its loads", j->op);
-    wg_kernel_ref ref = {"matvec.wgsl", j->xs ? "main_xs" : "main", defs, 5, ro};
+    wg_kernel_ref ref = {"matvec.wgsl", j->xs ? "main_xs" : "main", defs, nb, ro};
     wgml_kernel *k;
     wgml_status st = wg_kernel_get(j->ctx, &ref, &k);
     if (st != WGML_OK)
@@ -176,7 +189,7 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
     }
     uint32_t g[3];
     wg_split_grid(65535, groups, g);
-    return wg_dispatch(j->ctx, k, b, 5, &p, sizeof p, g[0], g[1], g[2]);
+    return wg_dispatch(j->ctx, k, b, nb, &p, sizeof p, g[0], g[1], g[2]);
 }
 
 /* ------------------------------------------------------------ the integer path */
@@ -319,7 +332,8 @@ static wgml_status need(const char *op, const char *what, const wgml_tensor *t, 
  * WGML_ERR_UNSUPPORTED with no message where main_xs does not take the
  * product in one dispatch (the caller runs the linear, then the glu). */
 static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wgml_tensor *w, const wgml_tensor *bias,
-                              const wgml_tensor *c, const wgml_matmul_params *pp, int glu, wgml_tensor *out)
+                              const wgml_tensor *c, const wgml_matmul_params *pp, int glu, const mv_epi *epi,
+                              wgml_tensor *out)
 {
     const char *op = "wgml_linear";
     wgml_matmul_params prm = pp ? *pp : (wgml_matmul_params){1.0f, 0.0f, WGML_ACT_NONE, WGML_PREC_F32};
@@ -386,10 +400,10 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
     if ((st = wg_mv_pick(x->ctx, op, n, k, ty, rows, &var, &upt)) != WGML_OK)
         return st;
     bool xs = !pre && xs_takes(x->ctx, ty, var, rows, k, rowb, w->offset);
-    if (glu >= 0 && (!xs || n % 2 || bias || c || prm.act != WGML_ACT_NONE || var->rpw != 2))
+    if ((glu >= 0 || epi) && (!xs || n % 2 || bias || c || prm.act != WGML_ACT_NONE || var->rpw != 2))
         return WGML_ERR_UNSUPPORTED;
 
-    mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, bias, c, NULL}, (int)rows, false, false, -1, {{0}}, {0}};
+    mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, bias, c, NULL}, (int)rows, false, false, -1, NULL, {{0}}, {0}};
     uint64_t xspan, ospan, bspan = 0, cspan = 0, bmin = 0, cmin = 0;
     uint64_t xmin = row_starts(&xv, (int)rows, j.row[0], &xspan);
     uint64_t omin = row_starts(&ov, (int)rows, j.row[1], &ospan);
@@ -450,6 +464,11 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
             return WGML_ERR_UNSUPPORTED;
         j.glu = glu;
     }
+    if (epi) { /* one window: its bindings are whole tensors */
+        if (!wg_win_fits(x->ctx, ws, NS, it, UINT32_MAX))
+            return WGML_ERR_UNSUPPORTED;
+        j.epi = epi;
+    }
     st = wg_win_split(x->ctx, ws, NS, it, 3, UINT32_MAX, op, block, &j);
     wgml_tensor_free(xq);
     return st;
@@ -459,19 +478,25 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
 wgml_status wg_matvec(const wgml_tensor *x, const wgml_tensor *w, const wgml_tensor *bias, const wgml_tensor *c,
                       const wgml_matmul_params *p, wgml_tensor *out)
 {
-    return matvec_run(x, NULL, w, bias, c, p, -1, out);
+    return matvec_run(x, NULL, w, bias, c, p, -1, NULL, out);
 }
 
 wgml_status wg_matvec_glu(const wgml_tensor *x, const wgml_tensor *w, const wgml_matmul_params *p, int glu,
                           wgml_tensor *out)
 {
-    return matvec_run(x, NULL, w, NULL, NULL, p, glu, out);
+    return matvec_run(x, NULL, w, NULL, NULL, p, glu, NULL, out);
+}
+
+wgml_status wg_matvec_epi(const wgml_tensor *x, const wgml_tensor *w, const wgml_matmul_params *p, const mv_epi *e,
+                          wgml_tensor *out)
+{
+    return matvec_run(x, NULL, w, NULL, NULL, p, -1, e, out);
 }
 
 wgml_status wg_matvec_pre(const wgml_tensor *x, const wg_xpre *pre, const wgml_tensor *w, const wgml_tensor *bias,
                           const wgml_matmul_params *p, wgml_tensor *out)
 {
-    return matvec_run(x, pre, w, bias, NULL, p, -1, out);
+    return matvec_run(x, pre, w, bias, NULL, p, -1, NULL, out);
 }
 
 /* ------------------------------------------------------------ linear_id */
@@ -546,7 +571,7 @@ static wgml_status linear_id(const wgml_tensor *x, const wgml_tensor *w, const w
     int upt = 1;
     if ((st = wg_mv_pick(x->ctx, op, n, k, ty, 1, &var, &upt)) != WGML_OK)
         return st;
-    mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, NULL, NULL, ids}, 1, false, false, -1, {{0}}, {0}};
+    mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, NULL, NULL, ids}, 1, false, false, -1, NULL, {{0}}, {0}};
     mv_params *p = &j.p;
     p->units = (uint32_t)((k + 7) / 8);
     p->k = (uint32_t)k;

@@ -47,6 +47,27 @@ wgml_status wg_mv_pick(wgml_ctx *ctx, const char *op, int64_t n, int64_t k, cons
 uint32_t wg_mv_xs_wgs(void);                       /* main_xs's workgroups at most */
 bool wg_mv_xs_fits(wgml_ctx *ctx, int64_t k);      /* x's codes fit workgroup memory */
 
+/* An epilogue a fused op gives the one-dispatch product (main_xs): its
+ * defines, its storage bindings in place of bias and c and after them
+ * (bindings 4 .. 3 + nb; at most WG_MAX_BUFFERS in all), their read-only
+ * bits (bit 0: binding 4), and 20 parameter words, which go where the
+ * bias, c and chk fields are (a product with an epilogue has none of
+ * them): bo[0..1], co[0..1], chk.  linear_rope_kv.c's XS_ROPE is the one
+ * user (matvec_rope.wgsl says what its words are). */
+typedef struct mv_epi {
+    const char *defs;    /* ";XS_ROPE;..." */
+    int nb;
+    wg_binding b[5];
+    unsigned ro;
+    uint32_t words[20];
+} mv_epi;
+/* wg_matvec for one activation row with epilogue e (no bias, no c, beta 0,
+ * no activation, rows in pairs): WGML_ERR_UNSUPPORTED, no message, where
+ * main_xs does not take the product in one window (the caller runs its
+ * unfused ops). */
+wgml_status wg_matvec_epi(const wgml_tensor *x, const wgml_tensor *w, const wgml_matmul_params *p, const mv_epi *e,
+                          wgml_tensor *out);
+
 /* Words a quantised row of x takes (matvec_xq.wgsl): k / 4 code words and
  * a (d, sum) pair a 32-element block, padded to 16 bytes. */
 static inline uint64_t wg_q8_row_words(int64_t k) { return ((uint64_t)k / 4 + (uint64_t)k / 16 + 3) / 4 * 4; }

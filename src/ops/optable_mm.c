@@ -5,7 +5,8 @@
  *
  * Inputs: matmul (a, b, bias, c), linear (x, w, bias, c), linear_id
  * (x, w, ids), attention (q, k, v, mask, sinks), linear_pre (a, w, bias,
- * u, g: matvec_pre.c), linear_glu (x, w: linear_glu.c).  c is the beta operand:
+ * u, g: matvec_pre.c), linear_glu (x, w: linear_glu.c), linear_rope_kv (cache,
+ * idx, x, w, pos, ff: linear_rope_kv.c; it updates the cache).  c is the beta operand:
  * the eager call passes out itself, a graph a separate node.
  * Scratch: linear_id's grouped path (moe.c) takes 4 (2 (E + 1) + P +
  * ceil(P / 256) E) bytes for P = tokens x used pairs and E experts (its
@@ -24,6 +25,8 @@ static const wg_op_def table[] = {
     ROWS(WG_OP_ATTENTION, "attention", 3, 5, false, false, wg_ck_attention, wg_sc_attention, wg_en_attention),
     ROWS(WG_OP_LINEAR_PRE, "linear_pre", 2, 5, false, false, wg_ck_linear_pre, wg_sc_linear_pre, wg_en_linear_pre),
     ROWS(WG_OP_LINEAR_GLU, "linear_glu", 2, 2, false, false, wg_ck_linear_glu, wg_sc_linear_glu, wg_en_linear_glu),
+    ROWS(WG_OP_LINEAR_ROPE_KV, "linear_rope_kv", 5, 6, false, true, wg_ck_linear_rope_kv, wg_sc_linear_rope_kv,
+         wg_en_linear_rope_kv),
 };
 _Static_assert(sizeof table / sizeof *table == WG_OP_COUNT - WG_OP_MATMUL,
                "optable_mm.c's rows and enum wg_op are out of step");

@@ -92,6 +92,35 @@ static int rope_stream(const wgml_rope_params *p, int64_t i)
     return sector < s[0] ? 0 : sector < s[0] + s[1] ? 1 : sector < s[0] + s[1] + s[2] ? 2 : 3;
 }
 
+/* The kernels' constants (rope_fns.wgsl): f0 = k_hi, k_lo, freq_scale,
+ * ext_factor; f1 = corr_lo, corr_hi, mscale.  k = k_hi + k_lo is log2 of
+ * the frequency ratio between pairs, split so that i * k_hi is exact in
+ * f32 for i < 2^12. */
+static void gpu_consts(const wgml_rope_params *p, const rope_k *kc, float f0[4], float f1[4])
+{
+    double kk = -2.0 * log2(kc->base) / p->n_dims;
+    int e;
+    double m = frexp(kk, &e);
+    double k_hi = ldexp(nearbyint(m * 4096), e - 12);
+    f0[0] = (float)k_hi;
+    f0[1] = (float)(kk - k_hi);
+    f0[2] = (float)kc->scale;
+    f0[3] = (float)kc->ext;
+    f1[0] = (float)kc->corr[0];
+    f1[1] = (float)kc->corr[1];
+    f1[2] = (float)kc->mscale;
+    f1[3] = 0;
+}
+
+wgml_status wg_rope_gpu_consts(const wgml_rope_params *p, float f0[4], float f1[4])
+{
+    rope_k kc = {0};
+    wgml_status st = rope_consts(p, &kc);
+    if (st == WGML_OK)
+        gpu_consts(p, &kc, f0, f1);
+    return st;
+}
+
 /* ------------------------------------------------------------ validation */
 
 static wgml_status rope_check(const wgml_tensor *x, const wgml_tensor *pos, const wgml_rope_params *p,
@@ -385,19 +414,7 @@ wgml_status wg_rope_impl(const wgml_tensor *x, const wgml_tensor *pos, const wgm
         base.d[0] = (uint32_t)(s[0] + s[1] + s[2]);
         base.d[1] = (uint32_t)(s[0] + s[1] + s[2] + s[3]);
     }
-    /* log2 of the frequency ratio between pairs, split so that i * k_hi is
-     * exact in f32 for i < 2^12. */
-    double kk = -2.0 * log2(kc.base) / p->n_dims;
-    int e;
-    double m = frexp(kk, &e);
-    double k_hi = ldexp(nearbyint(m * 4096), e - 12);
-    base.f0[0] = (float)k_hi;
-    base.f0[1] = (float)(kk - k_hi);
-    base.f0[2] = (float)kc.scale;
-    base.f0[3] = (float)kc.ext;
-    base.f1[0] = (float)kc.corr[0];
-    base.f1[1] = (float)kc.corr[1];
-    base.f1[2] = (float)kc.mscale;
+    gpu_consts(p, &kc, base.f0, base.f1);
 
     rope_job j;
     memset(&j, 0, sizeof j);

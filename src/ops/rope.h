@@ -14,6 +14,10 @@
 void wg_rope_ref(const wgml_rope_params *p, const int64_t shape[4], const double *x, const int32_t *pos,
                  const double *ff, double *out, double *theta);
 wg_op_table wg_rope_ops(void);
+/* The rope kernels' angle constants for p (rope_fns.wgsl's f0 and f1:
+ * k_hi, k_lo, freq_scale, ext_factor; corr_lo, corr_hi, mscale, 0), with
+ * wgml_rope's checks of p's values (n_dims must already be checked). */
+wgml_status wg_rope_gpu_consts(const wgml_rope_params *p, float f0[4], float f1[4]);
 
 /* ------------------------------------------------------------ glu */
 

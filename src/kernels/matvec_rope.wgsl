@@ -1,0 +1,64 @@
+// ---- The rope and cache-write epilogue of the one-dispatch product
+// (XS_ROPE; matvec_xs.wgsl includes it; host: src/ops/linear_rope_kv.c).
+//
+// Graph fusion's set_rows(cache, idx, rope(linear(x, w))[:, h0:h1]) for
+// one activation row.  A subgroup's two rows (RPW 2, row0 even, head_dim
+// even) are one NORMAL rope pair, elements 2i and 2i + 1 of a head, so
+// lane 0 rotates them with the rope kernel's own angle code
+// (rope_fns.wgsl) and writes both to out (the roped product: what the
+// graph's other readers of the rope, q, see) and, for the columns of heads
+// h0 .. h1 - 1, to cache row idx[0] (k and v).  A decode layer then runs no
+// rope and no cache-write dispatch: on an H200, dropping those dispatches
+// made the 8B decode 17% faster, the 1B 20% (bench/NOTES.md, 2026-11-27
+// (2)).  An idx outside [0, cache rows) writes nothing to the cache and is
+// recorded in the error word as set_rows's own check would (the next sync
+// returns WGML_ERR_INDEX naming wgml_set_rows).
+//
+// Parameters, in the product's bias / c / chk words (a product with this
+// epilogue has no bias, no c and no ids; linear_rope_kv.c fills them):
+//   bo[0]  k_hi, k_lo, freq_scale, ext_factor (f32, rope.wgsl's f0)
+//   bo[1]  corr_lo, corr_hi, mscale (f32), head_dim | n_dims / 2 << 16
+//   co[0]  columns rotated (n_heads_rot x head_dim), the cache's columns
+//          [lo, hi) of out, the error word's op code
+//   co[1]  pos's element, idx's element, cache rows, the cache's element
+//          of row 0 column lo
+//   chk    the cache's row step, freq_factors' element and step (elements)
+#tensor pos 4 i32 POS_MODE
+#tensor kc 5 KC_DT w
+#tensor idx 6 i32 IDX_MODE
+#tensor ff 7 f32 FF_MODE
+@group(0) @binding(8) var<storage, read_write> err: array<atomic<u32>>;
+#include "errword.wgsl"
+#include "rope_fns.wgsl"
+
+// Columns c and c + 1 of the product (c even), y = their values.
+fn rope_out(c: u32, y: vec2<f32>) {
+    let hd = p.bo[1].w & 0xffffu;
+    let i = (c % hd) / 2u;
+    var v = y;
+    if (c < p.co[0].x && i < (p.bo[1].w >> 16u)) {
+        let f0 = bitcast<vec4<f32>>(p.bo[0]);
+        let f1 = bitcast<vec4<f32>>(p.bo[1]);
+        var w = rope_rate(i, f0, f1);
+#ifdef FF
+        w = w / ff_ld(p.chk.y + i * p.chk.z);
+#endif
+        let sc = rope_sincos(f32(pos_ld(p.co[1].x)) * w) * f1.z;
+        v = vec2<f32>(y.x * sc.y - y.y * sc.x, y.x * sc.x + y.y * sc.y);
+    }
+    let oi = p.oo[0].x + c * p.os;
+    o_st(oi, v.x);
+    o_st(oi + p.os, v.y);
+    if (c >= p.co[0].y && c < p.co[0].z) {
+        let r = idx_ld(p.co[1].y);
+        if (r < 0 || u32(r) >= p.co[1].z) {
+            if (c == p.co[0].y) {
+                errword_put(p.co[0].w, 0u, r, p.co[1].z, 1u, vec4<u32>(1u));
+            }
+            return;
+        }
+        let ki = p.co[1].w + u32(r) * p.chk.x + (c - p.co[0].y);
+        kc_st(ki, v.x);
+        kc_st(ki + 1u, v.y);
+    }
+}
