@@ -31,26 +31,52 @@
 #include "errword.wgsl"
 #include "rope_fns.wgsl"
 
-// Columns c and c + 1 of the product (c even), y = their values.
-fn rope_out(c: u32, y: vec2<f32>) {
-    let hd = p.bo[1].w & 0xffffu;
-    let i = (c % hd) / 2u;
-    var v = y;
-    if (c < p.co[0].x && i < (p.bo[1].w >> 16u)) {
+const RT: u32 = {{RT}}u;  // rope pairs of a head: head_dim / 2 (the host keeps it <= 128)
+
+// Each pair's (sin, cos) x mscale at the step's position, and the cache
+// row idx[0]: made while x is quantised, by threads that quantise nothing
+// at k <= 4096 (k / 32 blocks for 256 threads), and read after the
+// barrier, so lane 0's epilogue is a rotation and four stores.  (Loading
+// pos and idx and computing the angle after the sums put two memory round
+// trips and ~100 dependent instructions at the end of every row set: the
+// 8B's q|k|v product took 18.7 us a call against 16.0 unfused, H200
+// timestamps, bench/NOTES.md 2026-11-27 (2).)
+var<workgroup> rtab: array<vec2<f32>, RT>;
+var<workgroup> ridx: i32;
+
+// Thread li's part of the table: pair WG - 1 - li; thread 0 reads idx.
+fn rope_setup(li: u32) {
+    if (li == 0u) {
+        ridx = idx_ld(p.co[1].y);
+    }
+    let i = WG - 1u - li;
+    if (i < RT) {
         let f0 = bitcast<vec4<f32>>(p.bo[0]);
         let f1 = bitcast<vec4<f32>>(p.bo[1]);
         var w = rope_rate(i, f0, f1);
 #ifdef FF
-        w = w / ff_ld(p.chk.y + i * p.chk.z);
+        if (i < (p.bo[1].w >> 16u)) {
+            w = w / ff_ld(p.chk.y + i * p.chk.z);
+        }
 #endif
-        let sc = rope_sincos(f32(pos_ld(p.co[1].x)) * w) * f1.z;
+        rtab[i] = rope_sincos(f32(pos_ld(p.co[1].x)) * w) * f1.z;
+    }
+}
+
+// Columns c and c + 1 of the product (c even), y their values: rotated
+// unless rope copies them (dims past n_dims, heads past n_heads_rot).
+fn rope_out(c: u32, y: vec2<f32>) {
+    let i = (c % (p.bo[1].w & 0xffffu)) / 2u;
+    var v = y;
+    if (c < p.co[0].x && i < (p.bo[1].w >> 16u)) {
+        let sc = rtab[i];
         v = vec2<f32>(y.x * sc.y - y.y * sc.x, y.x * sc.x + y.y * sc.y);
     }
     let oi = p.oo[0].x + c * p.os;
     o_st(oi, v.x);
     o_st(oi + p.os, v.y);
     if (c >= p.co[0].y && c < p.co[0].z) {
-        let r = idx_ld(p.co[1].y);
+        let r = ridx;
         if (r < 0 || u32(r) >= p.co[1].z) {
             if (c == p.co[0].y) {
                 errword_put(p.co[0].w, 0u, r, p.co[1].z, 1u, vec4<u32>(1u));

@@ -55,6 +55,9 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     if (li == 0u) {
         atomicStore(&xslot, 0u);
     }
+#ifdef XS_ROPE
+    rope_setup(li);
+#endif
     let xr0 = p.xo[0].x;
     for (var blk = li; blk < p.k / 32u; blk += WG) {
         var v: array<vec4<f32>, 8>;

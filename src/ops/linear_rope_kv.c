@@ -108,6 +108,12 @@ static wgml_status one_dispatch(const wg_op_params *p, const wgml_tensor *x, con
         wg_rope_gpu_consts(rp, f0, f1) != WGML_OK)
         return WGML_ERR_UNSUPPORTED;
     wgml_ctx *ctx = x->ctx;
+    /* the kernel's workgroup memory: x's codes and the rope table
+     * (matvec_rope.wgsl), <= 128 pairs */
+    wgml_device_info in;
+    if (D > 256 || wgml_device_info_get(ctx, &in) != WGML_OK ||
+        wg_q8_row_words(x->shape[1]) * 4 + 64 + (uint64_t)D / 2 * 8 + 16 > in.max_workgroup_storage)
+        return WGML_ERR_UNSUPPORTED;
     mv_epi e;
     memset(&e, 0, sizeof e);
     uint32_t pe, ie, ce, fe = 0;
@@ -127,8 +133,8 @@ static wgml_status one_dispatch(const wg_op_params *p, const wgml_tensor *x, con
     bool frw = ff ? same_buf(ff, r) || same_buf(ff, cache) : prw;
     e.ro = (prw ? 0u : 1u) | (irw ? 0u : 4u) | (frw ? 0u : 8u);
     char defs[128];
-    snprintf(defs, sizeof defs, ";XS_ROPE;KC_DT=%s;POS_MODE=%s;IDX_MODE=%s;FF_MODE=%s%s", wg_dtype(cache->dtype)->wgsl,
-             prw ? "rw" : "r", irw ? "rw" : "r", frw ? "rw" : "r", ff ? ";FF" : "");
+    snprintf(defs, sizeof defs, ";XS_ROPE;RT=%lld;KC_DT=%s;POS_MODE=%s;IDX_MODE=%s;FF_MODE=%s%s", (long long)(D / 2),
+             wg_dtype(cache->dtype)->wgsl, prw ? "rw" : "r", irw ? "rw" : "r", frw ? "rw" : "r", ff ? ";FF" : "");
     e.defs = defs;
     memcpy(e.words, f0, 16);
     memcpy(e.words + 4, f1, 12);
