@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -271,6 +271,14 @@ for s in $sections; do
       for round in 1 2; do for m in 8b 1b; do
         echo "-- $m round $round: old $(B=.devbuild_old tg $m) | norope $(tg $m WGML_GRAPH_FUSE=norope) | new $(tg $m)"
       done; done ;;
+    mvbig) # the 8B layer's big one-dispatch products (gate|up 28672x4096, down 4096x14336, q4_K; graph replay of
+      # 32): one-dispatch variants x workgroup caps (WGML_MV_XS_WGS), against the table
+      for nk in 28672x4096 4096x14336; do
+        echo "$nk table $(mvrow $nk q4_K)"
+        for v in sgx_r1 sgx_r2 sgx_r4 sgx_r2t128; do for c in 264 396 528 792 1056; do
+          echo "$nk $v cap $c $(mvrow $nk q4_K WGML_FORCE=matvec=$v WGML_MV_XS_WGS=$c)"
+        done; done
+      done ;;
     mvdec) # the 8B decoder's four mat-vec shapes (q4_K), graph replay, fraction of copy
       python3 bench/torch_copy.py 2>&1 | tail -n 1
       for nk in 6144x4096 4096x4096 28672x4096 4096x14336; do

@@ -399,6 +399,10 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
     int upt = 1;
     if ((st = wg_mv_pick(x->ctx, op, n, k, ty, rows, &var, &upt)) != WGML_OK)
         return st;
+    /* the fused epilogues (glu, rope) take row pairs: sgx_r2 where the
+     * table chose the one-dispatch product with 4 rows a subgroup */
+    if ((glu >= 0 || epi) && var->xs && var->rpw != 2 && !wg_forced_variant("matvec", (char[32]){0}, 32))
+        var = wg_mv_named("sgx_r2");
     bool xs = !pre && xs_takes(x->ctx, ty, var, rows, k, rowb, w->offset);
     if ((glu >= 0 || epi) && (!xs || n % 2 || bias || c || prm.act != WGML_ACT_NONE || var->rpw != 2))
         return WGML_ERR_UNSUPPORTED;
