@@ -13,10 +13,12 @@
  *            per run, graph against eager.  Best of 5 after a warm-up.
  *   decoder  one decode step (1 token) of a Llama-3-8B-shaped decoder block,
  *            issue 9's goal: 4096 wide, 32 query heads and 8 KV heads of
- *            128, MLP 14336, random q4_K weights (q|k|v and gate|up stacked,
- *            as the model loader fuses them), f16 KV caches read over KV =
- *            4096 rows (--kv N), the ops of llm_graph.c's layer() on the
- *            public API.  Median time of a step (run + wait) after 0.3 s of
+ *            128, MLP 14336, random q4_K weights (q|k|v stacked and gate|up
+ *            interleaved, as the model loader fuses them), one joint f16 k|v
+ *            cache read over KV = 4096 rows (--kv N), the ops of
+ *            llm_graph.c's layer() on the public API (so graph fusion gives
+ *            it the model's dispatches: the q|k|v product writes the rope
+ *            and the cache row, the gate|up product the glu).  Median time of a step (run + wait) after 0.3 s of
  *            warm-up, its host part, and a step of 8 runs back to back with
  *            one wait (how a model's 32 layers replay: one wait a token;
  *            the first figure holds a whole flush + wait, ~48 us on an
@@ -318,48 +320,48 @@ static res bench_block(wgml_ctx *ctx, int64_t seq, int *rc)
 typedef struct dec_shape { int64_t D, H, Hkv, HD, F, KV; int layers; } dec_shape;
 
 /* The tensors the block uses in place, as the model front-end has them: the
- * two norm weights, the stacked q|k|v and gate|up matrices (llm_layer_fuse),
- * the output and down projections, the two f16 caches. */
-enum { T_AN, T_FN, T_QKV, T_O, T_GU, T_DOWN, T_KC, T_VC, N_DEC_T };
+ * two norm weights, the stacked q|k|v and the interleaved gate|up matrices
+ * (llm_layer_fuse), the output and down projections, the joint f16 k|v
+ * cache [rows, 2 Hkv HD] (llm_load.c). */
+enum { T_AN, T_FN, T_QKV, T_O, T_GU, T_DOWN, T_KV, N_DEC_T };
 typedef struct dec_in { wgml_node *x, *pos, *mask, *n[N_DEC_T]; } dec_in;
 
-/* The cache after this step's row (rows: [1, Hkv, HD] or [1, Hkv * HD]) is
- * written at pos, its first KV rows viewed [1, Hkv, KV, HD]. */
-static wgml_status dec_cache(wgml_graph *g, const dec_shape *s, wgml_node *cache, wgml_node *pos, wgml_node *rows,
-                             wgml_node **out)
+/* Columns [c0, c0 + Hkv HD) of the cache after the step's write, its first
+ * KV rows viewed [1, Hkv, KV, HD]. */
+static wgml_status dec_half(wgml_graph *g, const dec_shape *s, wgml_node *c, int64_t c0, wgml_node **out)
 {
-    wgml_node *c;
-    wgml_status st = wgml_g_reshape(g, rows, 2, (int64_t[]){1, s->Hkv * s->HD}, &rows);
-    if (st == WGML_OK) st = wgml_g_set_rows(g, cache, pos, rows, &c);
-    if (st == WGML_OK) st = wgml_g_slice(g, c, 0, 0, s->KV, 1, &c);
+    wgml_status st = wgml_g_slice(g, c, 0, 0, s->KV, 1, &c);
+    if (st == WGML_OK) st = wgml_g_slice(g, c, 1, c0, c0 + s->Hkv * s->HD, 1, &c);
     if (st == WGML_OK) st = wgml_g_reshape(g, c, 4, (int64_t[]){1, s->KV, s->Hkv, s->HD}, &c);
     if (st == WGML_OK) st = wgml_g_permute(g, c, (const int[]){0, 2, 1, 3}, out);
     return st;
 }
 
 /* One token through the block: the op sequence of llm_graph.c's layer() for
- * a Llama GGUF whose q|k|v and gate|up the loader stacked (what `wgml bench
- * llm` replays 32 times a token on the 8B shape), so its time and
- * dispatches are the model's per layer. */
+ * a Llama GGUF as the loader sets it up (what `wgml bench llm` replays 32
+ * times a token on the 8B shape), so its dispatches are the model's per
+ * layer but one: the model folds the block's last residual add into the
+ * next layer's norm. */
 static wgml_status decoder(wgml_graph *g, const dec_shape *s, const dec_in *in, wgml_node **out)
 {
     const int64_t Q = s->H * s->HD, KVD = s->Hkv * s->HD;
     wgml_norm_params rms = {.kind = WGML_RMS_NORM, .eps = 1e-5f};
+    /* Llama 3's; one rope over q|k|v with v's heads passing through */
     wgml_rope_params rp = {.mode = WGML_ROPE_NORMAL, .n_dims = (int)s->HD, .freq_base = 500000, .freq_scale = 1,
-                           .attn_factor = 1, .n_ctx_orig = 8192}; /* Llama 3's */
+                           .attn_factor = 1, .n_ctx_orig = 8192, .n_heads_rot = (int)(s->H + s->Hkv)};
     wgml_attn_params ap = {.out_bshd = 1}; /* scale 1 / sqrt(HD); out [1, 1, H, HD], as the model's */
-    wgml_node *h, *qkv, *qk, *q, *k, *v, *K, *V, *a, *x, *gu, *gt, *up;
+    wgml_node *h, *qkv, *q, *kv, *c, *K, *V, *a, *x, *gu, *gt, *up;
     wgml_status st = wgml_g_norm(g, in->x, &rms, in->n[T_AN], NULL, NULL, &h);
     if (st == WGML_OK) st = wgml_g_linear(g, h, in->n[T_QKV], NULL, NULL, NULL, WGML_F32, &qkv);
-    /* q and k share a rope: one over their H + Hkv heads, then head slices */
-    if (st == WGML_OK) st = wgml_g_slice(g, qkv, 1, 0, Q + KVD, 1, &qk);
-    if (st == WGML_OK) st = wgml_g_reshape(g, qk, 3, (int64_t[]){1, s->H + s->Hkv, s->HD}, &qk);
-    if (st == WGML_OK) st = wgml_g_rope(g, qk, in->pos, &rp, NULL, &qk);
-    if (st == WGML_OK) st = wgml_g_slice(g, qk, 1, 0, s->H, 1, &q);
-    if (st == WGML_OK) st = wgml_g_slice(g, qk, 1, s->H, s->H + s->Hkv, 1, &k);
-    if (st == WGML_OK) st = wgml_g_slice(g, qkv, 1, Q + KVD, Q + 2 * KVD, 1, &v);
-    if (st == WGML_OK) st = dec_cache(g, s, in->n[T_KC], in->pos, k, &K);
-    if (st == WGML_OK) st = dec_cache(g, s, in->n[T_VC], in->pos, v, &V);
+    if (st == WGML_OK) st = wgml_g_reshape(g, qkv, 3, (int64_t[]){1, s->H + 2 * s->Hkv, s->HD}, &qkv);
+    if (st == WGML_OK) st = wgml_g_rope(g, qkv, in->pos, &rp, NULL, &qkv);
+    if (st == WGML_OK) st = wgml_g_slice(g, qkv, 1, 0, s->H, 1, &q);
+    /* k|v: one row of the joint cache, written at pos */
+    if (st == WGML_OK) st = wgml_g_slice(g, qkv, 1, s->H, s->H + 2 * s->Hkv, 1, &kv);
+    if (st == WGML_OK) st = wgml_g_reshape(g, kv, 2, (int64_t[]){1, 2 * KVD}, &kv);
+    if (st == WGML_OK) st = wgml_g_set_rows(g, in->n[T_KV], in->pos, kv, &c);
+    if (st == WGML_OK) st = dec_half(g, s, c, 0, &K);
+    if (st == WGML_OK) st = dec_half(g, s, c, KVD, &V);
     if (st == WGML_OK) st = wgml_g_reshape(g, q, 4, (int64_t[]){1, 1, s->H, s->HD}, &q);
     if (st == WGML_OK) st = wgml_g_permute(g, q, (const int[]){0, 2, 1, 3}, &q);
     if (st == WGML_OK) st = wgml_g_attention(g, q, K, V, in->mask, NULL, &ap, WGML_F32, &a);
@@ -368,9 +370,10 @@ static wgml_status decoder(wgml_graph *g, const dec_shape *s, const dec_in *in, 
     if (st == WGML_OK) st = wgml_g_linear(g, a, in->n[T_O], NULL, NULL, NULL, WGML_F32, &a);
     if (st == WGML_OK) st = wgml_g_binary(g, WGML_ADD, in->x, a, &x);
     if (st == WGML_OK) st = wgml_g_norm(g, x, &rms, in->n[T_FN], NULL, NULL, &h);
+    /* gate and up rows interleaved: the product writes the glu itself */
     if (st == WGML_OK) st = wgml_g_linear(g, h, in->n[T_GU], NULL, NULL, NULL, WGML_F32, &gu);
-    if (st == WGML_OK) st = wgml_g_slice(g, gu, 1, 0, s->F, 1, &gt);
-    if (st == WGML_OK) st = wgml_g_slice(g, gu, 1, s->F, 2 * s->F, 1, &up);
+    if (st == WGML_OK) st = wgml_g_slice(g, gu, 1, 0, 2 * s->F, 2, &gt);
+    if (st == WGML_OK) st = wgml_g_slice(g, gu, 1, 1, 2 * s->F, 2, &up);
     if (st == WGML_OK) st = wgml_g_glu(g, WGML_SWIGLU, gt, up, 0, &h);
     if (st == WGML_OK) st = wgml_g_linear(g, h, in->n[T_DOWN], NULL, NULL, NULL, WGML_F32, &h);
     if (st == WGML_OK) st = wgml_g_binary(g, WGML_ADD, x, h, out);
@@ -381,7 +384,7 @@ static wgml_status decoder(wgml_graph *g, const dec_shape *s, const dec_in *in, 
 static wgml_status dec_leaves(wgml_graph *g, const dec_shape *s, wgml_tensor *const *t, dec_in *in)
 {
     static const char *names[N_DEC_T] = {"attn_norm", "ffn_norm", "attn_qkv", "attn_output",
-                                         "ffn_gate_up", "ffn_down", "cache_k", "cache_v"};
+                                         "ffn_gate_up", "ffn_down", "cache_kv"};
     wgml_status st = wgml_graph_input(g, "x", WGML_F32, 2, (int64_t[]){1, s->D}, &in->x);
     if (st == WGML_OK) st = wgml_graph_input(g, "pos", WGML_I32, 1, (int64_t[]){1}, &in->pos);
     if (st == WGML_OK) st = wgml_graph_input(g, "mask", WGML_BOOL, 2, (int64_t[]){1, s->KV}, &in->mask);
@@ -492,7 +495,7 @@ static dec_res bench_decoder(wgml_ctx *ctx, const dec_shape *s, int quick, int *
         [T_AN] = {WGML_F32, 1, {s->D}, 1},          [T_FN] = {WGML_F32, 1, {s->D}, 1},
         [T_QKV] = {WGML_Q4_K, 2, {Q + 2 * KVD, s->D}}, [T_O] = {WGML_Q4_K, 2, {s->D, Q}},
         [T_GU] = {WGML_Q4_K, 2, {2 * s->F, s->D}},  [T_DOWN] = {WGML_Q4_K, 2, {s->D, s->F}},
-        [T_KC] = {WGML_F16, 2, {s->KV, KVD}},       [T_VC] = {WGML_F16, 2, {s->KV, KVD}},
+        [T_KV] = {WGML_F16, 2, {s->KV, 2 * KVD}},
     };
     uint64_t seed = 9; /* issue 9 */
     wgml_tensor *t[N_DEC_T] = {0};
@@ -501,7 +504,7 @@ static dec_res bench_decoder(wgml_ctx *ctx, const dec_shape *s, int quick, int *
     uint64_t w_bytes = 0, kv_bytes = (uint64_t)(2 * s->KV * KVD * 2), io_bytes = (uint64_t)(s->D * 4 + s->KV + 4);
     for (int i = 0; i < N_DEC_T && st == WGML_OK; i++) {
         st = random_tensor(ctx, T[i].dt, T[i].nd, T[i].shape, T[i].c, &seed, &t[i]);
-        w_bytes += st == WGML_OK && i != T_KC && i != T_VC ? wgml_tensor_nbytes(t[i]) : 0;
+        w_bytes += st == WGML_OK && i != T_KV ? wgml_tensor_nbytes(t[i]) : 0;
     }
     d.bytes = w_bytes + kv_bytes + io_bytes;
     float *x = random_data(WGML_F32, (uint64_t)s->D, 0, &seed), *og = malloc((size_t)s->D * 4),
