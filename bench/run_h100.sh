@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -279,6 +279,19 @@ for s in $sections; do
           echo "$nk $v cap $c $(mvrow $nk q4_K WGML_FORCE=matvec=$v WGML_MV_XS_WGS=$c)"
         done; done
       done ;;
+    mvab2) # A/B of sgx_r4 for long rows (the previous build, .devbuild_old, has none) and main_xs's first-rows
+      # prefetch (WGML_MV_PREFETCH=0 against the default): the 8B layer's four q4_K products (graph replay of 32,
+      # us), then tg128 pipelined, two rounds, 8B then 1B
+      for nk in 6144x4096 4096x4096 28672x4096 4096x14336; do
+        echo "$nk: old $(B=.devbuild_old mvrow $nk q4_K) | nopf $(mvrow $nk q4_K WGML_MV_PREFETCH=0) | new $(mvrow $nk q4_K)"
+      done
+      wait_gen
+      for round in 1 2; do for m in 8b 1b; do
+        echo "-- $m round $round: old $(B=.devbuild_old tg $m) | nopf $(tg $m WGML_MV_PREFETCH=0) | new $(tg $m)"
+      done; done ;;
+    s2tests) # this session's test programs: natively, without f16 and in 64 KiB windows
+      tmodes "native nof16 window" test_op_matvec test_graph_prologue
+      tmodes native test_llm_graph test_op_rope test_graph_api ;;
     mvdec) # the 8B decoder's four mat-vec shapes (q4_K), graph replay, fraction of copy
       python3 bench/torch_copy.py 2>&1 | tail -n 1
       for nk in 6144x4096 4096x4096 28672x4096 4096x14336; do
