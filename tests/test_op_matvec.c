@@ -208,11 +208,6 @@ static void test_variants(void)
             t_env("WGML_MV_XS_WGS", "3");
             run_case("sgx_r2 (3 workgroups)", WGML_Q4_K, 1, 130, wide[i].k, WGML_F32, WGML_F32);
             t_env("WGML_MV_XS_WGS", NULL);
-            /* the first rows' prefetch (XS_PF, a GPU's default), its last
-             * group's loads clamped to the weight's end */
-            t_env("WGML_MV_PREFETCH", "1");
-            run_case("sgx_r2 (prefetch)", WGML_Q4_K, 1, 130, wide[i].k, WGML_F32, WGML_F32);
-            t_env("WGML_MV_PREFETCH", NULL);
         }
     }
     t_env("WGML_FORCE", NULL);

@@ -43,9 +43,6 @@ const RSETS: u32 = {{RSETS}}u;
 #endif
 
 var<workgroup> xslot: atomic<u32>;
-#ifdef XS_PF
-const PFN: u32 = {{PFN}}u;  // prefetch loads a thread (the host: the first group's sectors / WG, <= 8)
-#endif
 
 @compute @workgroup_size(WG)
 fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -61,23 +58,6 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
 #ifdef XS_ROPE
     rope_setup(li);
 #endif
-#ifdef XS_PF
-    // Prefetch (XS_PF, GPUs): the 32-byte sectors of the workgroup's first
-    // group of rows (contiguous bytes), one word each, touched before x is
-    // quantised, so their DRAM round trip overlaps the quantising and its
-    // barrier instead of following it.  The words are folded after the
-    // barrier with a value made behind it (so the fold cannot move up and
-    // stall the quantising on them) into a store that never happens.
-    var pfw: array<u32, PFN>;
-    {
-        let first_b = p.w_off + g * (RSETS * RPW) * p.rowb;
-        let end_b = p.w_off + min((g + 1u) * (RSETS * RPW), p.n) * p.rowb;
-        for (var m = 0u; m < PFN; m++) {
-            let at = min(first_b + (li + m * WG) * 32u, end_b - 4u);
-            pfw[m] = word(at >> 2u);
-        }
-    }
-#endif
     let xr0 = p.xo[0].x;
     for (var blk = li; blk < p.k / 32u; blk += WG) {
         var v: array<vec4<f32>, 8>;
@@ -87,15 +67,6 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
         q8_block(0u, blk, v);
     }
     workgroupBarrier();
-#ifdef XS_PF
-    var pf = xq[0].x;
-    for (var m = 0u; m < PFN; m++) {
-        pf ^= pfw[m];
-    }
-    if (pf == 0x9e3779b9u && p.n == 0u) {
-        atomicStore(&xslot, pf);  // never: p.n >= 1 in every dispatch
-    }
-#endif
     var slot = 0u;
     if (lane == 0u) {
         slot = atomicAdd(&xslot, 1u);

@@ -82,15 +82,6 @@ static bool shares(const wgml_tensor *a, const wgml_tensor *b) { return a && b &
 
 static const char *dt_name(const wgml_tensor *t) { return wg_dtype(t->dtype)->wgsl; }
 
-/* main_xs's prefetch of its first rows while x is quantised (XS_PF,
- * matvec_xs.wgsl): GPUs (a CPU has no DRAM latency to hide that way);
- * WGML_MV_PREFETCH=0 turns it off (timing), =1 on everywhere (tests). */
-static bool xs_prefetch(wgml_ctx *ctx)
-{
-    const char *e = getenv("WGML_MV_PREFETCH");
-    return e && *e ? strcmp(e, "0") != 0 : !wg_is_cpu(ctx);
-}
-
 static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const int64_t origin[4])
 {
     mv_job *j = user;
@@ -148,11 +139,6 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
     if (j->xs)
         n += snprintf(defs + n, sizeof defs - (size_t)n, ";XS;XSW=%llu;RSETS=%d%s",
                       (unsigned long long)wg_q8_row_words(p.k), j->var->wg / 32, j->glu >= 0 ? ";XS_GLU" : "");
-    if (j->xs && xs_prefetch(j->ctx)) { /* a word of each 32-byte sector of the first group's rows, <= 8 a thread */
-        uint64_t sectors = ((uint64_t)j->var->rpw * (uint64_t)(j->var->wg / 32) * p.rowb + 31) / 32;
-        uint64_t pfn = (sectors + (uint64_t)j->var->wg - 1) / (uint64_t)j->var->wg;
-        n += snprintf(defs + n, sizeof defs - (size_t)n, ";XS_PF;PFN=%d", (int)(pfn < 8 ? pfn : 8));
-    }
     if (j->glu >= 0)
         p.pad1 = (uint32_t)j->glu;
     int nb = 5;
@@ -413,10 +399,6 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
     int upt = 1;
     if ((st = wg_mv_pick(x->ctx, op, n, k, ty, rows, &var, &upt)) != WGML_OK)
         return st;
-    /* the fused epilogues (glu, rope) take row pairs: sgx_r2 where the
-     * table chose the one-dispatch product with 4 rows a subgroup */
-    if ((glu >= 0 || epi) && var->xs && var->rpw != 2 && !wg_forced_variant("matvec", (char[32]){0}, 32))
-        var = wg_mv_named("sgx_r2");
     bool xs = !pre && xs_takes(x->ctx, ty, var, rows, k, rowb, w->offset);
     if ((glu >= 0 || epi) && (!xs || n % 2 || bias || c || prm.act != WGML_ACT_NONE || var->rpw != 2))
         return WGML_ERR_UNSUPPORTED;

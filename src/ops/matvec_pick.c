@@ -162,15 +162,6 @@ wgml_status wg_mv_pick(wgml_ctx *ctx, const char *op, int64_t n, int64_t k, cons
          * 128256x4096 5388 -> 5748. */
         if (q8 && sg && rows == 1 && wg_mv_xs_fits(ctx, k) && !(ty->dt == WGML_Q6_K && n >= 65536))
             *out = wg_mv_named("sgx_r2");
-        /* Long rows (128+ chunks): four rows a subgroup, twice the loads in
-         * flight a step.  H200, graph replay of 32 q4_K 4096 x 14336 (the
-         * 8B's down product, µs): sgx_r2 644-649 at caps 264-1056, sgx_r4
-         * 591-593 at 396-792 (sgx_r1 716-926, sgx_r2t128 706-890); 28672
-         * x 4096 (32 chunks) stays with sgx_r2 (r4 878-1058 against r2
-         * 895-1009: within the runs' noise).  The fused epilogues (glu,
-         * rope) need r2 and do not meet long rows in a decoder. */
-        if (*out == wg_mv_named("sgx_r2") && ty->ch && k / ty->ch >= 128)
-            *out = wg_mv_named("sgx_r4");
         /* Float weights (f16, bf16, f32), one row: the unit path, whose
          * lanes read consecutive 16-byte pieces, not the wide path's
          * 32-128-byte chunks a lane.  H200, 32 products (µs, f16 / bf16 /
