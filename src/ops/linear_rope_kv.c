@@ -102,7 +102,8 @@ static wgml_status one_dispatch(const wg_op_params *p, const wgml_tensor *x, con
         rp->n_heads_rot < 0 || rp->n_heads_rot > NH || x->ndim != 2 || x->shape[0] != 1 || r->ndim != 3 ||
         r->shape[1] != NH || r->shape[2] != D || !wgml_tensor_is_contiguous(r) || pos->dtype != WGML_I32 ||
         pos->ndim != 1 || pos->shape[0] != 1 || idx->dtype != WGML_I32 || idx->ndim != 1 || idx->shape[0] != 1 ||
-        cache->ndim != 2 || cache->shape[1] != W || cache->strides[1] != 1 || !wg_dtype_is_float(cache->dtype) ||
+        cache->ndim != 2 || cache->shape[0] < 1 || cache->shape[1] != W || cache->strides[1] != 1 ||
+        !wg_dtype_is_float(cache->dtype) ||
         !wg_dtype_is_plain(cache->dtype) || (ff && (ff->dtype != WGML_F32 || ff->ndim != 1 ||
         ff->shape[0] < rp->n_dims / 2)) || same_buf(cache, x) || same_buf(cache, w) ||
         wg_rope_gpu_consts(rp, f0, f1) != WGML_OK)
