@@ -281,7 +281,8 @@ for s in $sections; do
       done ;;
     mvab2) # A/B of sgx_r4 for long rows (the previous build, .devbuild_old, has none) and main_xs's first-rows
       # prefetch (WGML_MV_PREFETCH=0 against the default): the 8B layer's four q4_K products (graph replay of 32,
-      # us), then tg128 pipelined, two rounds, 8B then 1B
+      # us), then tg128 pipelined, two rounds, 8B then 1B (2026-11-27 (2) call 6: both were slower in the decode
+      # and are reverted, the knob with them; kept as the record of that call)
       for nk in 6144x4096 4096x4096 28672x4096 4096x14336; do
         echo "$nk: old $(B=.devbuild_old mvrow $nk q4_K) | nopf $(mvrow $nk q4_K WGML_MV_PREFETCH=0) | new $(mvrow $nk q4_K)"
       done
