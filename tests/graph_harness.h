@@ -46,6 +46,20 @@ static inline void expect(wgml_status got, wgml_status want, const char *needle,
 }
 
 
+/* g's dump, text then DOT, as one malloc'd string (NULL on failure). */
+static inline char *dump_both(const wgml_graph *g)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return NULL;
+    CHECK_OK(wgml_graph_dump(g, f, 0));
+    CHECK_OK(wgml_graph_dump(g, f, 1));
+    fclose(f);
+    return buf;
+}
+
 /* Opens the test context and runs the cases. */
 /* What node n's op table row declares for its scratch (dims concrete). */
 static inline uint64_t declared_of(const wgml_node *n)

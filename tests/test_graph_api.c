@@ -465,13 +465,8 @@ static void dump_and_nancheck(void)
     wgml_graph_options nofuse = {1, 0};
     CHECK_OK(wgml_graph_compile(g, &nofuse));
     t_env("WGML_GRAPH_NANCHECK", NULL);
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    CHECK_OK(wgml_graph_dump(g, f, 0));
-    CHECK_OK(wgml_graph_dump(g, f, 1));
-    fclose(f);
-    CHECK(strstr(buf, "the_log") && strstr(buf, "digraph wgml") && strstr(buf, "n1 -> n2") && strstr(buf, "arena ["),
+    char *buf = dump_both(g);
+    CHECK(buf && strstr(buf, "the_log") && strstr(buf, "digraph wgml") && strstr(buf, "n1 -> n2") && strstr(buf, "arena ["),
           "dump lacks names, edges or places:\n%s", buf);
     free(buf);
     float h[8] = {1, 2, 3, 4, 5, 6, 7, 8};

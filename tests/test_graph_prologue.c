@@ -330,12 +330,7 @@ static void rope_kv_case(const rk_case *c, bool sgx)
         CHECK_OK(wgml_tensor_download(c32, cv[f], (uint64_t)(RK_ROWS * W) * 4));
         CHECK_OK(wgml_graph_stats_get(g, &st[f]));
         if (f == 0) { /* the dump names the rope's node as written by the fused one */
-            char *txt = NULL;
-            size_t len = 0;
-            FILE *mf = open_memstream(&txt, &len);
-            CHECK_OK(wgml_graph_dump(g, mf, 0));
-            CHECK_OK(wgml_graph_dump(g, mf, 1));
-            fclose(mf);
+            char *txt = dump_both(g);
             CHECK(txt && strstr(txt, "linear_rope_kv") && strstr(txt, "written by node"),
                   "the fused graph's dump names neither the fused node nor what it writes");
             free(txt);
