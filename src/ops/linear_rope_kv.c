@@ -109,6 +109,12 @@ static wgml_status one_dispatch(const wg_op_params *p, const wgml_tensor *x, con
         wg_rope_gpu_consts(rp, f0, f1) != WGML_OK)
         return WGML_ERR_UNSUPPORTED;
     wgml_ctx *ctx = x->ctx;
+    /* the cache is written beside r: refused where it overlaps what the
+     * dispatch reads or r itself, as set_rows refuses its hazards */
+    wgml_status st = wg_check_writes(OP, "cache", cache, false, "x", x, "w", w, "pos", pos, "idx", idx, "the rope's "
+                                     "output", r, "freq_factors", ff, WG_END);
+    if (st != WGML_OK)
+        return st;
     /* the kernel's workgroup memory: x's codes and the rope table
      * (matvec_rope.wgsl), <= 128 pairs */
     wgml_device_info in;
@@ -154,7 +160,7 @@ static wgml_status one_dispatch(const wg_op_params *p, const wgml_tensor *x, con
     if ((uint64_t)cache->strides[0] > UINT32_MAX || (uint64_t)N > UINT32_MAX)
         return WGML_ERR_UNSUPPORTED;
     wgml_tensor *y = NULL;
-    wgml_status st = wgml_view_reshape(r, 2, (int64_t[]){1, N}, &y);
+    st = wgml_view_reshape(r, 2, (int64_t[]){1, N}, &y);
     if (st == WGML_OK)
         st = wg_matvec_epi(x, w, &p->mm, &e, y);
     wgml_tensor_free(y);
