@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -293,6 +293,12 @@ for s in $sections; do
     s2tests) # this session's test programs: natively, without f16 and in 64 KiB windows
       tmodes "native nof16 window" test_op_matvec test_graph_prologue
       tmodes native test_llm_graph test_op_rope test_graph_api ;;
+    ropelean) # the fused q|k|v product with two bindings fewer and no error word (WGML_ROPE_LEAN=1, a timing
+      # probe) against the default, tg128 pipelined, two rounds, 8B then 1B
+      wait_gen
+      for round in 1 2; do for m in 8b 1b; do
+        echo "-- $m round $round: default $(tg $m) | lean $(tg $m WGML_ROPE_LEAN=1)"
+      done; done ;;
     mvdec) # the 8B decoder's four mat-vec shapes (q4_K), graph replay, fraction of copy
       python3 bench/torch_copy.py 2>&1 | tail -n 1
       for nk in 6144x4096 4096x4096 28672x4096 4096x14336; do
