@@ -294,7 +294,8 @@ for s in $sections; do
       tmodes "native nof16 window" test_op_matvec test_graph_prologue
       tmodes native test_llm_graph test_op_rope test_graph_api ;;
     ropelean) # the fused q|k|v product with two bindings fewer and no error word (WGML_ROPE_LEAN=1, a timing
-      # probe) against the default, tg128 pipelined, two rounds, 8B then 1B
+      # probe) against the default, tg128 pipelined, two rounds, 8B then 1B (2026-11-27 (2) call 9: no effect;
+      # the probe is gone, kept as the record of that call)
       wait_gen
       for round in 1 2; do for m in 8b 1b; do
         echo "-- $m round $round: default $(tg $m) | lean $(tg $m WGML_ROPE_LEAN=1)"

@@ -25,18 +25,10 @@
 //   chk    the cache's row step, freq_factors' element and step (elements)
 #tensor pos 4 i32 POS_MODE
 #tensor kc 5 KC_DT w
-#ifdef ROPE_LEAN
-// A timing probe (WGML_ROPE_LEAN=1): idx read from pos's binding (the
-// same tensor in a decoder), no freq_factors, no error word.
-fn idx_ld(i: u32) -> i32 {
-    return pos_ld(i);
-}
-#else
 #tensor idx 6 i32 IDX_MODE
 #tensor ff 7 f32 FF_MODE
 @group(0) @binding(8) var<storage, read_write> err: array<atomic<u32>>;
 #include "errword.wgsl"
-#endif
 #include "rope_fns.wgsl"
 
 const RT: u32 = {{RT}}u;  // rope pairs of a head: head_dim / 2 (the host keeps it <= 128)
@@ -86,11 +78,9 @@ fn rope_out(c: u32, y: vec2<f32>) {
     if (c >= p.co[0].y && c < p.co[0].z) {
         let r = ridx;
         if (r < 0 || u32(r) >= p.co[1].z) {
-#ifndef ROPE_LEAN
             if (c == p.co[0].y) {
                 errword_put(p.co[0].w, 0u, r, p.co[1].z, 1u, vec4<u32>(1u));
             }
-#endif
             return;
         }
         let ki = p.co[1].w + u32(r) * p.chk.x + (c - p.co[0].y);

@@ -24,7 +24,6 @@
 #include "rope.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 static const char OP[] = "wgml_set_rows (fused with its linear and rope)";
@@ -143,13 +142,6 @@ static wgml_status one_dispatch(const wg_op_params *p, const wgml_tensor *x, con
     char defs[128];
     snprintf(defs, sizeof defs, ";XS_ROPE;RT=%lld;KC_DT=%s;POS_MODE=%s;IDX_MODE=%s;FF_MODE=%s%s", (long long)(D / 2),
              wg_dtype(cache->dtype)->wgsl, prw ? "rw" : "r", irw ? "rw" : "r", frw ? "rw" : "r", ff ? ";FF" : "");
-    const char *lean = getenv("WGML_ROPE_LEAN"); /* timing probe: 2 bindings, no error word (matvec_rope.wgsl) */
-    if (lean && *lean == '1' && !ff && same_buf(idx, pos) && wg_view4_of(idx).offset == wg_view4_of(pos).offset) {
-        e.nb = 2;
-        e.ro &= 1u;
-        snprintf(defs, sizeof defs, ";XS_ROPE;ROPE_LEAN;RT=%lld;KC_DT=%s;POS_MODE=%s", (long long)(D / 2),
-                 wg_dtype(cache->dtype)->wgsl, prw ? "rw" : "r");
-    }
     e.defs = defs;
     memcpy(e.words, f0, 16);
     memcpy(e.words + 4, f1, 12);
