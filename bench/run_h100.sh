@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -300,6 +300,9 @@ for s in $sections; do
       for round in 1 2; do for m in 8b 1b; do
         echo "-- $m round $round: default $(tg $m) | lean $(tg $m WGML_ROPE_LEAN=1)"
       done; done ;;
+    kcpair) # A/B of the fused q|k|v product's f16 cache stores, a 32-bit store a pair (KC_PAIR) against two 16-bit
+      # ones (.devbuild_old): tg128 pipelined, two rounds, 8B then 1B
+      llmab "-p 16 -n 128 -r 3" 'tg128' ;;
     mvdec) # the 8B decoder's four mat-vec shapes (q4_K), graph replay, fraction of copy
       python3 bench/torch_copy.py 2>&1 | tail -n 1
       for nk in 6144x4096 4096x4096 28672x4096 4096x14336; do

@@ -24,7 +24,12 @@
 //          of row 0 column lo
 //   chk    the cache's row step, freq_factors' element and step (elements)
 #tensor pos 4 i32 POS_MODE
+#ifdef KC_PAIR
+// An f16 cache whose pairs start on words: one 32-bit store a pair
+@group(0) @binding(5) var<storage, read_write> kcw: array<u32>;
+#else
 #tensor kc 5 KC_DT w
+#endif
 #tensor idx 6 i32 IDX_MODE
 #tensor ff 7 f32 FF_MODE
 @group(0) @binding(8) var<storage, read_write> err: array<atomic<u32>>;
@@ -84,7 +89,11 @@ fn rope_out(c: u32, y: vec2<f32>) {
             return;
         }
         let ki = p.co[1].w + u32(r) * p.chk.x + (c - p.co[0].y);
+#ifdef KC_PAIR
+        kcw[ki >> 1u] = pack2x16float(v);
+#else
         kc_st(ki, v.x);
         kc_st(ki + 1u, v.y);
+#endif
     }
 }

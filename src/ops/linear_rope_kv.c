@@ -142,6 +142,10 @@ static wgml_status one_dispatch(const wg_op_params *p, const wgml_tensor *x, con
     char defs[128];
     snprintf(defs, sizeof defs, ";XS_ROPE;RT=%lld;KC_DT=%s;POS_MODE=%s;IDX_MODE=%s;FF_MODE=%s%s", (long long)(D / 2),
              wg_dtype(cache->dtype)->wgsl, prw ? "rw" : "r", irw ? "rw" : "r", frw ? "rw" : "r", ff ? ";FF" : "");
+    /* an f16 cache whose pairs start on words takes one 32-bit store a
+     * pair (the row starts and the step even) */
+    if (cache->dtype == WGML_F16 && ce % 2 == 0 && cache->strides[0] % 2 == 0)
+        snprintf(defs + strlen(defs), sizeof defs - strlen(defs), ";KC_PAIR");
     e.defs = defs;
     memcpy(e.words, f0, 16);
     memcpy(e.words + 4, f1, 12);
