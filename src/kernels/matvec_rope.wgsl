@@ -70,32 +70,30 @@ fn rope_setup(li: u32) {
 
 // Columns c and c + 1 of the product (c even), y their values: rotated
 // unless rope copies them (dims past n_dims, heads past n_heads_rot).
-// Lanes 0 and 1 (l) both rotate and each writes its column, so the two
-// stores are one warp instruction, as emit()'s are.
-fn rope_out(c: u32, y: vec2<f32>, l: u32) {
+fn rope_out(c: u32, y: vec2<f32>) {
     let i = (c % (p.bo[1].w & 0xffffu)) / 2u;
     var v = y;
     if (c < p.co[0].x && i < (p.bo[1].w >> 16u)) {
         let sc = rtab[i];
         v = vec2<f32>(y.x * sc.y - y.y * sc.x, y.x * sc.x + y.y * sc.y);
     }
-    let vl = select(v.x, v.y, l == 1u);
-    o_st(p.oo[0].x + (c + l) * p.os, vl);
+    let oi = p.oo[0].x + c * p.os;
+    o_st(oi, v.x);
+    o_st(oi + p.os, v.y);
     if (c >= p.co[0].y && c < p.co[0].z) {
         let r = ridx;
         if (r < 0 || u32(r) >= p.co[1].z) {
-            if (c == p.co[0].y && l == 0u) {
+            if (c == p.co[0].y) {
                 errword_put(p.co[0].w, 0u, r, p.co[1].z, 1u, vec4<u32>(1u));
             }
             return;
         }
         let ki = p.co[1].w + u32(r) * p.chk.x + (c - p.co[0].y);
 #ifdef KC_PAIR
-        if (l == 0u) {
-            kcw[ki >> 1u] = pack2x16float(v);
-        }
+        kcw[ki >> 1u] = pack2x16float(v);
 #else
-        kc_st(ki + l, vl);
+        kc_st(ki, v.x);
+        kc_st(ki + 1u, v.y);
 #endif
     }
 }

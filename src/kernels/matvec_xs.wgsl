@@ -32,8 +32,8 @@
 // column row0 / 2, and a decode layer runs no glu dispatch.
 //
 // XS_ROPE (graph fusion's linear + rope + set_rows, src/ops/linear_rope_kv.c):
-// a subgroup's two rows are one rope pair; lanes 0 and 1 rotate them and
-// write them to out and to the cache (matvec_rope.wgsl).
+// a subgroup's two rows are one rope pair; lane 0 rotates them and writes
+// them to out and to the cache (matvec_rope.wgsl).
 const RSETS: u32 = {{RSETS}}u;
 #ifdef XS_GLU
 #include "glu_act.wgsl"
@@ -106,8 +106,8 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
                                               acc[min(j + 3u, NV - 1u)]));
         }
 #ifdef XS_ROPE
-        if (lane < 2u) {
-            rope_out(row0, p.alpha * s[0].xy, lane);
+        if (lane == 0u) {
+            rope_out(row0, p.alpha * s[0].xy);
         }
 #else
 #ifdef XS_GLU
