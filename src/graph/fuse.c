@@ -315,7 +315,7 @@ static void fuse_linear_glu(wgml_graph *g, size_t *uses)
     }
 }
 
-/* A view node of kind vk that only `user` reads. */
+/* A view node of kind vk that one node alone reads (and not an output). */
 static bool sole_view(const wgml_node *v, int vk, size_t *uses)
 {
     return v && v->kind == WG_N_VIEW && v->op == vk && !v->fused_into && !v->output && v->nin >= 1 && v->in[0] &&

@@ -41,7 +41,7 @@ const RT: u32 = {{RT}}u;  // rope pairs of a head: head_dim / 2 (the host keeps 
 // Each pair's (sin, cos) x mscale at the step's position, and the cache
 // row idx[0]: made while x is quantised, by threads that quantise nothing
 // at k <= 4096 (k / 32 blocks for 256 threads), and read after the
-// barrier, so lane 0's epilogue is a rotation and four stores.  (Loading
+// barrier, so lane 0's epilogue is a rotation and its stores.  (Loading
 // pos and idx and computing the angle after the sums put two memory round
 // trips and ~100 dependent instructions at the end of every row set: the
 // 8B's q|k|v product took 18.7 us a call against 16.0 unfused, H200

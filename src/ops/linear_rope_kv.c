@@ -98,7 +98,8 @@ static wgml_status one_dispatch(const wg_op_params *p, const wgml_tensor *x, con
     const wgml_rope_params *rp = &p->rope;
     int64_t D = p->k, N = w->ndim == 2 ? w->shape[0] : 0, NH = D ? N / D : 0, W = (p->a[1] - p->a[0]) * D;
     float f0[4], f1[4];
-    if (rp->mode != WGML_ROPE_NORMAL || rp->n_dims <= 0 || rp->n_dims % 2 || rp->n_dims > D || D >= 65536 ||
+    /* D <= 256: the kernel's angle table (matvec_rope.wgsl) holds <= 128 pairs */
+    if (rp->mode != WGML_ROPE_NORMAL || rp->n_dims <= 0 || rp->n_dims % 2 || rp->n_dims > D || D > 256 ||
         rp->n_heads_rot < 0 || rp->n_heads_rot > NH || x->ndim != 2 || x->shape[0] != 1 || r->ndim != 3 ||
         r->shape[1] != NH || r->shape[2] != D || !wgml_tensor_is_contiguous(r) || pos->dtype != WGML_I32 ||
         pos->ndim != 1 || pos->shape[0] != 1 || idx->dtype != WGML_I32 || idx->ndim != 1 || idx->shape[0] != 1 ||
@@ -106,7 +107,7 @@ static wgml_status one_dispatch(const wg_op_params *p, const wgml_tensor *x, con
         !wg_dtype_is_float(cache->dtype) ||
         !wg_dtype_is_plain(cache->dtype) || (ff && (ff->dtype != WGML_F32 || ff->ndim != 1 ||
         ff->shape[0] < rp->n_dims / 2)) || same_buf(cache, x) || same_buf(cache, w) ||
-        wg_rope_gpu_consts(rp, f0, f1) != WGML_OK)
+        (uint64_t)cache->strides[0] > UINT32_MAX || (uint64_t)N > UINT32_MAX || wg_rope_gpu_consts(rp, f0, f1) != WGML_OK)
         return WGML_ERR_UNSUPPORTED;
     wgml_ctx *ctx = x->ctx;
     /* the cache is written beside r: refused where it overlaps what the
@@ -115,10 +116,9 @@ static wgml_status one_dispatch(const wg_op_params *p, const wgml_tensor *x, con
                                      "output", r, "freq_factors", ff, WG_END);
     if (st != WGML_OK)
         return st;
-    /* the kernel's workgroup memory: x's codes and the rope table
-     * (matvec_rope.wgsl), <= 128 pairs */
+    /* the kernel's workgroup memory: x's codes and the rope table */
     wgml_device_info in;
-    if (D > 256 || wgml_device_info_get(ctx, &in) != WGML_OK ||
+    if (wgml_device_info_get(ctx, &in) != WGML_OK ||
         wg_q8_row_words(x->shape[1]) * 4 + 64 + (uint64_t)D / 2 * 8 + 16 > in.max_workgroup_storage)
         return WGML_ERR_UNSUPPORTED;
     mv_epi e;
@@ -161,8 +161,6 @@ static wgml_status one_dispatch(const wg_op_params *p, const wgml_tensor *x, con
     e.words[16] = (uint32_t)cache->strides[0];
     e.words[17] = fe;
     e.words[18] = ff ? (uint32_t)ff->strides[0] : 0;
-    if ((uint64_t)cache->strides[0] > UINT32_MAX || (uint64_t)N > UINT32_MAX)
-        return WGML_ERR_UNSUPPORTED;
     wgml_tensor *y = NULL;
     st = wgml_view_reshape(r, 2, (int64_t[]){1, N}, &y);
     if (st == WGML_OK)
@@ -190,10 +188,7 @@ wgml_status wg_en_linear_rope_kv(const wg_op_params *p, const wgml_tensor *const
         return st;
     /* the unfused ops: y = linear(x, w) in scratch, r = rope(y), then
      * set_rows(cache, idx, r[:, h0:h1]) */
-    int64_t T = x->ndim >= 1 ? wgml_tensor_nelem(x) / (x->shape[x->ndim - 1] ? x->shape[x->ndim - 1] : 1) : 0;
-    int64_t N = w->shape[0], D = p->k;
-    if (x->shape[x->ndim - 1] == 0)
-        T = out2->shape[0];
+    int64_t T = out2->shape[0], N = w->shape[0], D = p->k; /* r is [T, N / D, D] */
     wgml_tensor *y = NULL, *y3 = NULL, *kv3 = NULL, *kv = NULL;
     const wgml_tensor *li[4] = {x, w, NULL, NULL};
     if ((st = wg_scratch_tensor_raw(x->ctx, WGML_F32, 2, (int64_t[]){T, N}, &y)) == WGML_OK &&
