@@ -59,6 +59,7 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     rope_setup(li);
 #endif
     let xr0 = p.xo[0].x;
+#ifndef XS_NOQ
     for (var blk = li; blk < p.k / 32u; blk += WG) {
         var v: array<vec4<f32>, 8>;
         for (var i = 0u; i < 8u; i++) {
@@ -66,6 +67,7 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
         }
         q8_block(0u, blk, v);
     }
+#endif
     workgroupBarrier();
     var slot = 0u;
     if (lane == 0u) {

@@ -139,6 +139,8 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
     if (j->xs)
         n += snprintf(defs + n, sizeof defs - (size_t)n, ";XS;XSW=%llu;RSETS=%d%s",
                       (unsigned long long)wg_q8_row_words(p.k), j->var->wg / 32, j->glu >= 0 ? ";XS_GLU" : "");
+    if (j->xs && getenv("WGML_MV_NOQ")) /* timing probe: x's codes left unwritten (results wrong) */
+        n += snprintf(defs + n, sizeof defs - (size_t)n, ";XS_NOQ");
     if (j->glu >= 0)
         p.pad1 = (uint32_t)j->glu;
     int nb = 5;
