@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -272,16 +272,24 @@ for s in $sections; do
         echo "-- $m round $round: old $(B=.devbuild_old tg $m) | norope $(tg $m WGML_GRAPH_FUSE=norope) | new $(tg $m)"
       done; done ;;
     noq) # the bound on handing the products x already quantised: tg128 pipelined with the one-dispatch products'
-      # x quantising skipped (WGML_MV_NOQ: results wrong, time right), and with the norms' dispatches dropped too,
-      # two rounds, 8B then 1B; then the 4096x4096 product alone and the 8B decode's kernels by timestamps
+      # x quantising skipped (WGML_MV_NOQ, a probe since removed), and with the norms' dispatches dropped too
       wait_gen
       for round in 1 2; do for m in 8b 1b; do
-        echo "-- $m round $round: base $(tg $m) | noq $(tg $m WGML_MV_NOQ=1) | nonorm $(tg $m WGML_SKIP_KERNELS=norm:) | both $(tg $m WGML_MV_NOQ=1 WGML_SKIP_KERNELS=norm:)"
+        echo "-- $m round $round: base $(tg $m) | nonorm $(tg $m WGML_SKIP_KERNELS=norm:)"
+      done; done ;;
+    xqab) # the norms write x's codes for the q|k|v and gate|up products (the xq tail): its tests natively and in
+      # CI's modes, the greedy text against WGML_GRAPH_FUSE=noxq, tg128 pipelined noxq / xq, two rounds, 8B then 1B,
+      # then the 8B decode's kernels by timestamps
+      tmodes "native nof16 window" test_graph_prologue
+      tmodes native test_llm_graph test_op_matvec
+      wait_gen
+      for m in 1b 8b; do for v in "$B/wgml" "env WGML_GRAPH_FUSE=noxq $B/wgml"; do
+        echo "$m greedy, $v: $($v generate -m /tmp/models/llama-$m-q4k.gguf -p 'The capital of France is' -n 64 --temp 0 2>/dev/null | md5sum)"
       done; done
-      for nk in 4096x4096 28672x4096; do
-        echo "$nk base $(mvrow $nk q4_K) | noq $(mvrow $nk q4_K WGML_MV_NOQ=1)"
-      done
-      echo "-- 8b profile"; WGML_PROFILE=1 $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 16 -n 32 -r 1 2>&1 | grep -vE "^\|" | head -n 26 ;;
+      for round in 1 2; do for m in 8b 1b; do
+        echo "-- $m round $round: noxq $(tg $m WGML_GRAPH_FUSE=noxq) | xq $(tg $m)"
+      done; done
+      echo "-- 8b profile"; WGML_PROFILE=1 $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 16 -n 32 -r 1 2>&1 | grep -vE "^\|" | head -n 14 ;;
     mvbig) # the 8B layer's big one-dispatch products (gate|up 28672x4096, down 4096x14336, q4_K; graph replay of
       # 32): one-dispatch variants x workgroup caps (WGML_MV_XS_WGS), against the table
       for nk in 28672x4096 4096x14336; do

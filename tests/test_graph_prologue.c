@@ -266,6 +266,7 @@ typedef struct rk_case {
     wgml_rope_mode mode;
     int n_dims, rot;      /* rot: n_heads_rot (0 every head) */
     bool ff, yarn, bad;   /* freq_factors; YaRN; idx past the cache */
+    bool norm;            /* x = rms_norm(x) * g first: its codes after its row (xq tail) */
 } rk_case;
 
 static void rope_kv_case(const rk_case *c, bool sgx)
@@ -273,7 +274,7 @@ static void rope_kv_case(const rk_case *c, bool sgx)
     const int64_t T = c->T, NR = RK_NH * RK_D, W = 2 * RK_HKV * RK_D;
     float *deq = NULL;
     wgml_tensor *w = quant_table(c->wdt, NR, K, &deq, NULL), *ff = NULL;
-    float *x = host_f32(T * K, -2, 2), ffh[RK_D / 2];
+    float *x = host_f32(T * K, -2, 2), *gh = host_f32(K, 0.5, 1.5), ffh[RK_D / 2];
     int32_t pos[3] = {37, 38, 1000}, idx[3] = {c->bad ? RK_ROWS : 5, 1, 8};
     for (int i = 0; i < RK_D / 2; i++)
         ffh[i] = (float)t_uniform(1, 4);
@@ -299,7 +300,12 @@ static void rope_kv_case(const rk_case *c, bool sgx)
         CHECK_OK(wgml_graph_input(g, "x", WGML_F32, 2, (int64_t[]){T, K}, &xn));
         CHECK_OK(wgml_graph_input(g, "pos", WGML_I32, 1, (int64_t[]){T}, &pn));
         CHECK_OK(wgml_graph_input(g, "idx", WGML_I32, 1, (int64_t[]){T}, &in));
-        CHECK_OK(wgml_g_linear(g, xn, wn, NULL, NULL, NULL, WGML_F32, &y));
+        wgml_node *h = xn, *gn = NULL;
+        if (c->norm) {
+            CHECK_OK(wgml_graph_input(g, "g", WGML_F32, 1, (int64_t[]){K}, &gn));
+            CHECK_OK(wgml_g_norm(g, xn, &(wgml_norm_params){.kind = WGML_RMS_NORM, .eps = 1e-5f}, gn, NULL, NULL, &h));
+        }
+        CHECK_OK(wgml_g_linear(g, h, wn, NULL, NULL, NULL, WGML_F32, &y));
         CHECK_OK(wgml_g_reshape(g, y, 3, (int64_t[]){T, RK_NH, RK_D}, &y));
         wgml_rope_params rp = {.mode = c->mode, .n_dims = c->n_dims, .freq_base = 10000, .n_heads_rot = c->rot,
                                .ext_factor = c->yarn ? 1.0f : 0.0f, .freq_scale = c->yarn ? 0.25f : 1.0f,
@@ -317,6 +323,8 @@ static void rope_kv_case(const rk_case *c, bool sgx)
         CHECK_OK(wgml_graph_write(g, xn, x, (uint64_t)(T * K) * 4));
         CHECK_OK(wgml_graph_write(g, pn, pos, (uint64_t)T * 4));
         CHECK_OK(wgml_graph_write(g, in, idx, (uint64_t)T * 4));
+        if (gn)
+            CHECK_OK(wgml_graph_write(g, gn, gh, (uint64_t)K * 4));
         rs[f] = wgml_graph_run(g);
         if (rs[f] == WGML_OK)
             rs[f] = wgml_ctx_sync(t_ctx);
@@ -334,6 +342,9 @@ static void rope_kv_case(const rk_case *c, bool sgx)
             char *txt = dump_both(g);
             CHECK(txt && strstr(txt, "linear_rope_kv") && strstr(txt, "written by node"),
                   "the fused graph's dump names neither the fused node nor what it writes");
+            bool xq = c->norm && wg_matvec_xs(t_ctx, c->wdt, 1, NR, K);
+            CHECK(txt && (strstr(txt, "reads x codes") != NULL) == xq, "the fused graph's dump %s x's codes",
+                  xq ? "does not show" : "shows");
             free(txt);
         }
         wgml_graph_free(g);
@@ -360,7 +371,7 @@ static void rope_kv_case(const rk_case *c, bool sgx)
     /* one dispatch for product, rope and write (then the q reader) where
      * the one-dispatch product takes it; else the unfused dispatches */
     bool one = T == 1 && c->mode == WGML_ROPE_NORMAL && wg_matvec_xs(t_ctx, c->wdt, 1, NR, K);
-    CHECK(one ? st[0].dispatches == 2 : st[0].dispatches == st[1].dispatches,
+    CHECK(one ? st[0].dispatches == 2u + c->norm : st[0].dispatches == st[1].dispatches,
           "%s: %llu dispatches fused, %llu unfused", what, (unsigned long long)st[0].dispatches,
           (unsigned long long)st[1].dispatches);
     for (int f = 0; f < 2; f++) {
@@ -369,7 +380,7 @@ static void rope_kv_case(const rk_case *c, bool sgx)
     }
     wgml_tensor_free(c32);
     wgml_tensor_free(ff);
-    free(x), free(deq);
+    free(x), free(gh), free(deq);
     wgml_tensor_free(w);
 }
 
@@ -377,8 +388,8 @@ static void t_rope_kv(void)
 {
     /* the table (a CPU adapter's unit path: every case falls back) */
     const rk_case tab[] = {
-        {WGML_Q4_K, WGML_F16, 1, WGML_ROPE_NORMAL, RK_D, RK_H + RK_HKV, false, false, false},
-        {WGML_Q4_K, WGML_F32, 3, WGML_ROPE_NEOX, 8, 0, true, false, false},
+        {WGML_Q4_K, WGML_F16, 1, WGML_ROPE_NORMAL, RK_D, RK_H + RK_HKV, false, false, false, false},
+        {WGML_Q4_K, WGML_F32, 3, WGML_ROPE_NEOX, 8, 0, true, false, false, false},
     };
     for (size_t i = 0; i < sizeof tab / sizeof *tab; i++)
         rope_kv_case(&tab[i], false);
@@ -389,16 +400,116 @@ static void t_rope_kv(void)
     t_env("WGML_FORCE", "matvec=sgx_r2");
     const rk_case one[] = {
         /* partial rotary dims, v heads passing through, freq_factors, f16 cache */
-        {WGML_Q4_K, WGML_F16, 1, WGML_ROPE_NORMAL, 10, RK_H + RK_HKV, true, false, false},
+        {WGML_Q4_K, WGML_F16, 1, WGML_ROPE_NORMAL, 10, RK_H + RK_HKV, true, false, false, false},
         /* every head rotated, YaRN, f32 cache */
-        {WGML_Q8_0, WGML_F32, 1, WGML_ROPE_NORMAL, RK_D, 0, false, true, false},
-        {WGML_Q4_K, WGML_F16, 1, WGML_ROPE_NORMAL, 10, RK_H + RK_HKV, true, false, true},
+        {WGML_Q8_0, WGML_F32, 1, WGML_ROPE_NORMAL, RK_D, 0, false, true, false, false},
+        {WGML_Q4_K, WGML_F16, 1, WGML_ROPE_NORMAL, 10, RK_H + RK_HKV, true, false, true, false},
         /* NEOX pairs and two rows: the unfused ops */
-        {WGML_Q4_K, WGML_F16, 1, WGML_ROPE_NEOX, RK_D, RK_H + RK_HKV, false, false, false},
-        {WGML_Q4_K, WGML_F16, 2, WGML_ROPE_NORMAL, RK_D, RK_H + RK_HKV, false, false, false},
+        {WGML_Q4_K, WGML_F16, 1, WGML_ROPE_NEOX, RK_D, RK_H + RK_HKV, false, false, false, false},
+        {WGML_Q4_K, WGML_F16, 2, WGML_ROPE_NORMAL, RK_D, RK_H + RK_HKV, false, false, false, false},
+        /* x made by a norm, which writes its codes (the xq tail): one row
+         * reads them, two rows (the unfused ops) x's strided view */
+        {WGML_Q4_K, WGML_F16, 1, WGML_ROPE_NORMAL, RK_D, RK_H + RK_HKV, false, false, false, true},
+        {WGML_Q4_K, WGML_F16, 2, WGML_ROPE_NORMAL, RK_D, RK_H + RK_HKV, false, false, false, true},
     };
     for (size_t i = 0; i < sizeof one / sizeof *one; i++)
         rope_kv_case(&one[i], true);
+    t_env("WGML_FORCE", NULL);
+}
+
+/* y = linear(h, W) or glu of its column pairs, h = rms_norm(x + r) * g,
+ * the sum an output: graph fusion makes the norm write x's 8-bit codes
+ * after its row and the one-row product on the one-dispatch kernel read
+ * them (the xq tail, src/ops/norm.c).  The codes are q8_block's of the
+ * very f32 values the norm stores, and the product kernel is the same, so
+ * the fused graph equals the one compiled with WGML_GRAPH_FUSE=noxq bit for
+ * bit (any row count: more rows read x through its strided view), and the
+ * unfused graph within the glu pairs' 2^-20 (1 + |y|).  g in f16 without
+ * ShaderF16 (CI's _nof16 run) takes the fallback: the norm, then a pass
+ * writing the codes (one dispatch more). */
+static void xq_case(bool glu, wgml_dtype wdt, bool g16, int64_t T)
+{
+    const int64_t M = 37, NW = glu ? 2 * M : M;
+    float *deq = NULL;
+    wgml_tensor *w = quant_table(wdt, NW, K, &deq, NULL);
+    float *x = host_f32(T * K, -2, 2), *r = host_f32(T * K, -2, 2), *gh = host_f32(K, 0.5, 1.5), *y[3];
+    wgml_graph_stats st[3];
+    char what[96];
+    snprintf(what, sizeof what, "xq tail %s %s%s T=%lld", glu ? "glu pairs" : "linear", wgml_dtype_name(wdt),
+             g16 ? " g f16" : "", (long long)T);
+    for (int f = 0; f < 3; f++) { /* fused, fused but noxq, unfused */
+        t_env("WGML_GRAPH_FUSE", f == 1 ? "noxq" : NULL);
+        wgml_graph *g = NULL;
+        wgml_node *wn, *xn, *rn, *gn, *gw, *sn, *h, *lin, *out;
+        CHECK_OK(wgml_graph_create(t_ctx, &g));
+        CHECK_OK(wgml_graph_tensor(g, "W", w, &wn));
+        CHECK_OK(wgml_graph_input(g, "x", WGML_F32, 2, (int64_t[]){T, K}, &xn));
+        CHECK_OK(wgml_graph_input(g, "r", WGML_F32, 2, (int64_t[]){T, K}, &rn));
+        CHECK_OK(wgml_graph_input(g, "g", WGML_F32, 1, (int64_t[]){K}, &gn));
+        gw = gn;
+        if (g16)
+            CHECK_OK(wgml_g_cast(g, gn, WGML_F16, &gw));
+        CHECK_OK(wgml_g_binary(g, WGML_ADD, xn, rn, &sn));
+        CHECK_OK(wgml_graph_output(g, sn));
+        CHECK_OK(wgml_g_norm(g, sn, &(wgml_norm_params){.kind = WGML_RMS_NORM, .eps = 1e-5f}, gw, NULL, NULL, &h));
+        CHECK_OK(wgml_g_linear(g, h, wn, NULL, NULL, NULL, WGML_F32, &lin));
+        out = lin;
+        if (glu) {
+            wgml_node *gv, *uv;
+            CHECK_OK(wgml_g_slice(g, lin, 1, 0, NW, 2, &gv));
+            CHECK_OK(wgml_g_slice(g, lin, 1, 1, NW, 2, &uv));
+            CHECK_OK(wgml_g_glu(g, WGML_SWIGLU, gv, uv, 0, &out));
+        }
+        CHECK_OK(wgml_graph_output(g, out));
+        wgml_graph_options o = {.no_fuse = f == 2};
+        CHECK_OK(wgml_graph_compile(g, &o));
+        CHECK_OK(wgml_graph_write(g, xn, x, (uint64_t)(T * K) * 4));
+        CHECK_OK(wgml_graph_write(g, rn, r, (uint64_t)(T * K) * 4));
+        CHECK_OK(wgml_graph_write(g, gn, gh, (uint64_t)K * 4));
+        CHECK_OK(wgml_graph_run(g));
+        y[f] = malloc((size_t)(T * M) * 4);
+        CHECK_OK(wgml_graph_read(g, out, y[f], (uint64_t)(T * M) * 4));
+        CHECK_OK(wgml_graph_stats_get(g, &st[f]));
+        if (f == 0) {
+            char *txt = dump_both(g);
+            CHECK(txt && strstr(txt, "+x codes") && strstr(txt, "reads x codes"), "%s: the dump shows no x codes",
+                  what);
+            free(txt);
+        }
+        wgml_graph_free(g);
+    }
+    t_env("WGML_GRAPH_FUSE", "prologue");
+    int bad = 0;
+    for (int64_t i = 0; i < T * M; i++) {
+        if (y[0][i] != y[1][i] && bad++ < 4)
+            printf("    %s: y[%lld] with codes %.9g without %.9g\n", what, (long long)i, y[0][i], y[1][i]);
+        if (!(fabs((double)y[0][i] - y[2][i]) <= 0x1p-20 * (1 + fabs(y[2][i]))) && bad++ < 4)
+            printf("    %s: y[%lld] fused %.9g unfused %.9g\n", what, (long long)i, y[0][i], y[2][i]);
+    }
+    CHECK(bad == 0, "%s: %d outputs differ", what, bad);
+    /* the same dispatches, but the codes' own pass where the norm's one
+     * dispatch does not apply (an f16 g without ShaderF16) */
+    wgml_device_info in;
+    CHECK_OK(wgml_device_info_get(t_ctx, &in));
+    bool pass = T == 1 && g16 && !(in.features & WGML_FEATURE_F16);
+    CHECK(st[0].dispatches == st[1].dispatches + pass, "%s: %llu dispatches with codes, %llu without", what,
+          (unsigned long long)st[0].dispatches, (unsigned long long)st[1].dispatches);
+    for (int f = 0; f < 3; f++)
+        free(y[f]);
+    free(x), free(r), free(gh), free(deq);
+    wgml_tensor_free(w);
+}
+
+static void t_xq_tail(void)
+{
+    wgml_device_info in;
+    CHECK_OK(wgml_device_info_get(t_ctx, &in));
+    if (!(in.features & WGML_FEATURE_SUBGROUPS))
+        return;
+    t_env("WGML_FORCE", "matvec=sgx_r2");
+    xq_case(false, WGML_Q4_K, false, 1);
+    xq_case(true, WGML_Q8_0, true, 1);
+    xq_case(true, WGML_Q4_K, false, 3);
     t_env("WGML_FORCE", NULL);
 }
 
@@ -416,6 +527,7 @@ int main(int argc, char **argv)
         {"integer_path", t_integer},
         {"glu_pairs", t_glu_pairs},
         {"rope_kv", t_rope_kv},
+        {"xq_tail", t_xq_tail},
     };
     int rc = t_run(list, sizeof list / sizeof *list, argc > 1 ? argv[1] : NULL);
     wgml_ctx_destroy(t_ctx);

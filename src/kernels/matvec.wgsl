@@ -131,6 +131,11 @@ fn word(i: u32) -> u32 {
 #endif
 #ifdef Q8X
 #ifdef XS
+#ifdef XS_PREQ
+// x's codes made before the product, in the XQUANT pass's layout, at word
+// p.xo[0].x of this binding (a one-row norm's, graph fusion's xq tail)
+@group(0) @binding(2) var<storage, {{XQ_ACC}}> xq: array<vec4<u32>>;
+#else
 // x quantised by each workgroup (matvec_xs.wgsl) into workgroup memory,
 // in the XQUANT pass's layout: XSW words, row 0's
 var<workgroup> xq: array<vec4<u32>, {{XSW}}u / 4u>;
@@ -141,6 +146,7 @@ fn xq_row(r: u32) -> u32 {
     return 0u;
 }
 #include "matvec_x.wgsl"
+#endif
 #else
 // x quantised by the XQUANT pass (matvec_xq.wgsl says the layout)
 @group(0) @binding(2) var<storage, {{XQ_ACC}}> xq: array<vec4<u32>>;
@@ -471,7 +477,9 @@ fn emit(row: u32, r: u32, sum: f32, oi: u32) {
 }
 
 #ifdef XS
+#ifndef XS_PREQ
 #include "matvec_xq.wgsl"
+#endif
 #include "matvec_xs.wgsl"
 #else
 

@@ -38,29 +38,7 @@
 #tensor so 5 SO_DT SO_MODE
 #endif
 
-// Block blk of x row r (p.oo[r] its first word) from its 32 values.
-fn q8_block(r: u32, blk: u32, v: array<vec4<f32>, 8>) {
-    var amax = 0.0;
-    var bad = false;
-    for (var i = 0u; i < 8u; i++) {
-        let a = abs(v[i]);
-        amax = max(amax, max(max(a.x, a.y), max(a.z, a.w)));
-        // exponent all ones: NaN or Inf (max() may drop a NaN)
-        bad = bad || any((bitcast<vec4<u32>>(v[i]) & vec4<u32>(0x7f800000u)) == vec4<u32>(0x7f800000u));
-    }
-    let id = select(0.0, 127.0 / amax, amax > 0.0 && !bad);
-    let o = xq_row(r);
-    var cs = vec4<i32>(0);
-    for (var i = 0u; i < 8u; i++) {
-        let q = vec4<i32>(round(v[i] * id));
-        cs += q;
-        xq_put(o + 8u * blk + i, pack4xI8(q));
-    }
-    let d = select(amax / 127.0, bitcast<f32>(0x7fc00000u), bad);
-    let s = d * f32(cs.x + cs.y + cs.z + cs.w);
-    xq_put(o + p.k / 4u + 2u * blk, bitcast<u32>(d));
-    xq_put(o + p.k / 4u + 2u * blk + 1u, bitcast<u32>(s));
-}
+#include "q8_block.wgsl"
 
 // The XQUANT pass's entries (matvec_xs.wgsl includes this file for
 // q8_block alone).
@@ -153,7 +131,7 @@ fn xquant_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
         for (var i = 0u; i < 8u; i++) {
             v[i] = v[i] * scale * gw[i];
         }
-        q8_block(r, blk, v);
+        q8_block(xq_row(r), p.k / 4u, blk, v);
     }
 }
 #else
@@ -182,7 +160,7 @@ fn xquant(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
         v[i] = vec4<f32>(glu_act(p.act, a.x), glu_act(p.act, a.y), glu_act(p.act, a.z), glu_act(p.act, a.w)) * u[i];
     }
 #endif
-    q8_block(r, blk, v);
+    q8_block(xq_row(r), p.k / 4u, blk, v);
 }
 #endif
 #endif

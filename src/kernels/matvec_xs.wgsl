@@ -58,14 +58,14 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
 #ifdef XS_ROPE
     rope_setup(li);
 #endif
+#ifndef XS_PREQ
     let xr0 = p.xo[0].x;
-#ifndef XS_NOQ
     for (var blk = li; blk < p.k / 32u; blk += WG) {
         var v: array<vec4<f32>, 8>;
         for (var i = 0u; i < 8u; i++) {
             v[i] = xv4(xr0, blk * 32u + 4u * i);
         }
-        q8_block(0u, blk, v);
+        q8_block(0u, p.k / 4u, blk, v);
     }
 #endif
     workgroupBarrier();
@@ -77,6 +77,9 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     let nsg = max(WG / sgs, 1u);
     let nch = p.k / CH;
     var xr: array<u32, M>;  // x's codes start at word 0 (xq_row)
+#ifdef XS_PREQ
+    xr[0] = p.xo[0].x;      // or where the norm wrote them
+#endif
     // p.pad0 workgroups serve p.ngroups groups of RSETS sets: past about a
     // wave of them each walks several groups, its x quantised once
     for (var gg = g; gg < p.ngroups; gg += p.pad0) {

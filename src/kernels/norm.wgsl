@@ -206,6 +206,19 @@ fn combined(li: u32, lane: u32, r: vec3<u32>, kind: u32, eps: f32) -> vec2<f32> 
 // pass ones over its registers, merged as in the scalar path.
 const R: u32 = {{R}}u;
 
+#ifdef Q8OUT
+// A one-row norm whose 8-bit codes follow its row (graph fusion's xq tail,
+// norm.c wg_norm_xq): the values also go to workgroup memory, and after a
+// barrier each thread quantises blocks of 32 of them (q8_block.wgsl) into
+// the words after the row, which the next one-row product reads instead
+// of quantising x in each of its workgroups (matvec_xs.wgsl XS_PREQ).
+var<workgroup> ys: array<vec4<f32>, R * WG>;
+fn xq_put(i: u32, v: u32) {
+    o_buf[i >> 2u][i & 3u] = v;
+}
+#include "q8_block.wgsl"
+#endif
+
 fn row_kernel(li: u32, lane: u32, r: vec3<u32>) {
     let n4 = p.shape.w / 4u;
     let eps = p.fp.x;
@@ -274,8 +287,22 @@ fn row_kernel(li: u32, lane: u32, r: vec3<u32>) {
                 so_st4(sob + v, c[k]);
             }
             o_st4(ob + v, y);
+#ifdef Q8OUT
+            ys[v] = y;
+#endif
         }
     }
+#ifdef Q8OUT
+    workgroupBarrier();
+    let qo = row_base(6u, r) + p.shape.w;
+    for (var blk = li; blk < n4 / 8u; blk += WG) {
+        var a: array<vec4<f32>, 8>;
+        for (var i = 0u; i < 8u; i++) {
+            a[i] = ys[8u * blk + i];
+        }
+        q8_block(qo, p.shape.w / 4u, blk, a);
+    }
+#endif
 }
 #else
 fn row_kernel(li: u32, lane: u32, r: vec3<u32>) {

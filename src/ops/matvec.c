@@ -72,6 +72,8 @@ typedef struct mv_job {
     int m;                     /* activation rows per workgroup */
     bool q8;                   /* the integer path: t[SX] is x quantised (xquant()) */
     bool xs;                   /* the integer path, x quantised by each workgroup (main_xs) */
+    bool preq;                 /* with xs: x's codes follow its row (a norm's xq tail): t[SX]'s window
+                                * is the codes, nothing quantised (XS_PREQ) */
     int glu;                   /* with xs: out = glu of row pairs, this wgml_glu_kind (XS_GLU); -1 none */
     const mv_epi *epi;         /* with xs: a fused op's epilogue (NULL: none) */
     uint64_t row[4][8];        /* x, out, bias, c: rows' first elements, less the window's offset */
@@ -139,8 +141,9 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
     if (j->xs)
         n += snprintf(defs + n, sizeof defs - (size_t)n, ";XS;XSW=%llu;RSETS=%d%s",
                       (unsigned long long)wg_q8_row_words(p.k), j->var->wg / 32, j->glu >= 0 ? ";XS_GLU" : "");
-    if (j->xs && getenv("WGML_MV_NOQ")) /* timing probe: x's codes left unwritten (results wrong) */
-        n += snprintf(defs + n, sizeof defs - (size_t)n, ";XS_NOQ");
+    if (j->preq)
+        n += snprintf(defs + n, sizeof defs - (size_t)n, ";XS_PREQ;XQ_ACC=%s",
+                      shares(j->t[SX], out) ? "read_write" : "read");
     if (j->glu >= 0)
         p.pad1 = (uint32_t)j->glu;
     int nb = 5;
@@ -245,6 +248,39 @@ static wgml_status xquant(mv_job *j, const wgml_tensor *x, uint64_t xmin, uint64
     return wg_dispatch(ctx, k, b, 2, &p, sizeof p, g[0], g[1], g[2]);
 }
 
+wgml_status wg_xquant_tail(const wgml_tensor *y)
+{
+    int64_t k = y->ndim ? y->shape[y->ndim - 1] : 0;
+    uint64_t rw = wg_q8_row_words(k), rem;
+    wg_view4 v = wg_view4_of(y);
+    if (y->dtype != WGML_F32 || k <= 0 || k % 32 || wgml_tensor_nelem(y) != k || v.strides[3] != 1)
+        return wg_fail(WGML_ERR_INTERNAL, "x's codes: one f32 row of a multiple of 32 elements");
+    /* the row and its codes, one binding (read and written: bound rw) */
+    wg_binding b = wg_bind_from(y->st->buf, v.offset * 4, ((uint64_t)k + rw) * 4, &rem);
+    if (b.size < rem + ((uint64_t)k + rw) * 4)
+        return wg_fail_window(y->ctx, ((uint64_t)k + rw) * 4, "x's codes");
+    mv_params p;
+    memset(&p, 0, sizeof p);
+    p.k = (uint32_t)k;
+    p.m = 1;
+    p.xs = 1;
+    for (int r = 0; r < 8; r++) {
+        p.xo[r] = (uint32_t)(rem / 4);
+        p.oo[r] = (uint32_t)(rem / 4 + (uint64_t)k);
+    }
+    bool v4 = p.xo[0] % 4 == 0;
+    char defs[128];
+    snprintf(defs, sizeof defs, "XQUANT;M=1;RPW=1;WG=64;UPT=1;QK=32;BB=34;X_DT=f32;X_MODE=rw%s%s", v4 ? "4" : "",
+             v4 ? ";XV4" : "");
+    wg_kernel_ref ref = {"matvec.wgsl", "xquant", defs, 2, 0u};
+    wgml_kernel *kern;
+    wgml_status st = wg_kernel_get(y->ctx, &ref, &kern);
+    if (st != WGML_OK)
+        return st;
+    wg_binding bb[2] = {b, b};
+    return wg_dispatch(y->ctx, kern, bb, 2, &p, sizeof p, (uint32_t)((k / 32 + 63) / 64), 1, 1);
+}
+
 uint64_t wg_matvec_q8_scratch(wgml_dtype w, int64_t rows, int64_t k)
 {
     const mv_type *ty = wg_mv_type(w);
@@ -335,7 +371,7 @@ static wgml_status need(const char *op, const char *what, const wgml_tensor *t, 
  * product in one dispatch (the caller runs the linear, then the glu). */
 static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wgml_tensor *w, const wgml_tensor *bias,
                               const wgml_tensor *c, const wgml_matmul_params *pp, int glu, const mv_epi *epi,
-                              wgml_tensor *out)
+                              bool xqt, wgml_tensor *out)
 {
     const char *op = "wgml_linear";
     wgml_matmul_params prm = pp ? *pp : (wgml_matmul_params){1.0f, 0.0f, WGML_ACT_NONE, WGML_PREC_F32};
@@ -405,7 +441,8 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
     if ((glu >= 0 || epi) && (!xs || n % 2 || bias || c || prm.act != WGML_ACT_NONE || var->rpw != 2))
         return WGML_ERR_UNSUPPORTED;
 
-    mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, bias, c, NULL}, (int)rows, false, false, -1, NULL, {{0}}, {0}};
+    mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, bias, c, NULL}, (int)rows, false, false, false, -1, NULL,
+                {{0}}, {0}};
     uint64_t xspan, ospan, bspan = 0, cspan = 0, bmin = 0, cmin = 0;
     uint64_t xmin = row_starts(&xv, (int)rows, j.row[0], &xspan);
     uint64_t omin = row_starts(&ov, (int)rows, j.row[1], &ospan);
@@ -435,6 +472,13 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
     if (xs) {
         j.xs = true; /* x stays as it is: each workgroup quantises it */
         q8 = false;
+    }
+    if (xs && xqt && x->dtype == WGML_F32) {
+        /* ... or its codes, right after its one row (an xq-tail norm's:
+         * norm_xq.c), are bound in its place */
+        j.preq = true;
+        j.row[0][0] = 0;
+        xw = win(x, xmin + (uint64_t)k, 0, 0, wg_q8_row_words(k) - 1, 4, "x");
     }
     if (q8) {
         /* x quantised once (or made and quantised: pre); the product reads
@@ -480,25 +524,31 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
 wgml_status wg_matvec(const wgml_tensor *x, const wgml_tensor *w, const wgml_tensor *bias, const wgml_tensor *c,
                       const wgml_matmul_params *p, wgml_tensor *out)
 {
-    return matvec_run(x, NULL, w, bias, c, p, -1, NULL, out);
+    return matvec_run(x, NULL, w, bias, c, p, -1, NULL, false, out);
 }
 
-wgml_status wg_matvec_glu(const wgml_tensor *x, const wgml_tensor *w, const wgml_matmul_params *p, int glu,
+wgml_status wg_matvec_xqt(const wgml_tensor *x, const wgml_tensor *w, const wgml_tensor *bias, const wgml_tensor *c,
+                          const wgml_matmul_params *p, wgml_tensor *out)
+{
+    return matvec_run(x, NULL, w, bias, c, p, -1, NULL, true, out);
+}
+
+wgml_status wg_matvec_glu(const wgml_tensor *x, const wgml_tensor *w, const wgml_matmul_params *p, int glu, bool xqt,
                           wgml_tensor *out)
 {
-    return matvec_run(x, NULL, w, NULL, NULL, p, glu, NULL, out);
+    return matvec_run(x, NULL, w, NULL, NULL, p, glu, NULL, xqt, out);
 }
 
 wgml_status wg_matvec_epi(const wgml_tensor *x, const wgml_tensor *w, const wgml_matmul_params *p, const mv_epi *e,
-                          wgml_tensor *out)
+                          bool xqt, wgml_tensor *out)
 {
-    return matvec_run(x, NULL, w, NULL, NULL, p, -1, e, out);
+    return matvec_run(x, NULL, w, NULL, NULL, p, -1, e, xqt, out);
 }
 
 wgml_status wg_matvec_pre(const wgml_tensor *x, const wg_xpre *pre, const wgml_tensor *w, const wgml_tensor *bias,
                           const wgml_matmul_params *p, wgml_tensor *out)
 {
-    return matvec_run(x, pre, w, bias, NULL, p, -1, NULL, out);
+    return matvec_run(x, pre, w, bias, NULL, p, -1, NULL, false, out);
 }
 
 /* ------------------------------------------------------------ linear_id */
@@ -573,7 +623,8 @@ static wgml_status linear_id(const wgml_tensor *x, const wgml_tensor *w, const w
     int upt = 1;
     if ((st = wg_mv_pick(x->ctx, op, n, k, ty, 1, &var, &upt)) != WGML_OK)
         return st;
-    mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, NULL, NULL, ids}, 1, false, false, -1, NULL, {{0}}, {0}};
+    mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, NULL, NULL, ids}, 1, false, false, false, -1, NULL, {{0}},
+                {0}};
     mv_params *p = &j.p;
     p->units = (uint32_t)((k + 7) / 8);
     p->k = (uint32_t)k;

@@ -64,13 +64,18 @@ typedef struct mv_epi {
 /* wg_matvec for one activation row with epilogue e (no bias, no c, beta 0,
  * no activation, rows in pairs): WGML_ERR_UNSUPPORTED, no message, where
  * main_xs does not take the product in one window (the caller runs its
- * unfused ops). */
+ * unfused ops).  xqt as wg_matvec_glu's. */
 wgml_status wg_matvec_epi(const wgml_tensor *x, const wgml_tensor *w, const wgml_matmul_params *p, const mv_epi *e,
-                          wgml_tensor *out);
+                          bool xqt, wgml_tensor *out);
 
 /* Words a quantised row of x takes (matvec_xq.wgsl): k / 4 code words and
  * a (d, sum) pair a 32-element block, padded to 16 bytes. */
 static inline uint64_t wg_q8_row_words(int64_t k) { return ((uint64_t)k / 4 + (uint64_t)k / 16 + 3) / 4 * 4; }
+
+/* y (one f32 row of k, a multiple of 32) quantised into the
+ * wg_q8_row_words(k) words right after it: an xq-tail norm's codes where
+ * its one dispatch does not apply (norm.c wg_norm_xq). */
+wgml_status wg_xquant_tail(const wgml_tensor *y);
 
 /* The first pass of the integer path with its x made there (pre): rows
  * rows of k quantised into a new scratch tensor *xq (p: the product's

@@ -60,6 +60,10 @@ wgml_status wg_en_attention(const wg_op_params *p, const wgml_tensor *const *in,
  * operands (the caller then runs the GEMM). */
 wgml_status wg_matvec(const wgml_tensor *x, const wgml_tensor *w, const wgml_tensor *bias, const wgml_tensor *c,
                       const wgml_matmul_params *p, wgml_tensor *out);
+/* wg_matvec where x's codes follow its row (a norm's xq tail, norm.c): a
+ * one-row product on the one-dispatch kernel reads them. */
+wgml_status wg_matvec_xqt(const wgml_tensor *x, const wgml_tensor *w, const wgml_tensor *bias, const wgml_tensor *c,
+                          const wgml_matmul_params *p, wgml_tensor *out);
 
 /* A linear whose x is made in the integer mat-vec path's first pass
  * (WG_OP_LINEAR_PRE, made by graph fusion of linear(rms_norm(...)) and
@@ -77,8 +81,10 @@ typedef struct wg_xpre {
  * rows gate and up interleaved), the glu of kind `glu` (wgml_glu_kind), in
  * one mat-vec dispatch (matvec_xs.wgsl, XS_GLU): WGML_ERR_UNSUPPORTED, no
  * message, where that kernel does not take it (the caller runs the linear
- * and the glu). */
-wgml_status wg_matvec_glu(const wgml_tensor *x, const wgml_tensor *w, const wgml_matmul_params *p, int glu,
+ * and the glu).  xqt: x's codes follow its row (a norm's xq tail,
+ * norm_xq.c); a one-row product on that kernel reads them instead of
+ * quantising x. */
+wgml_status wg_matvec_glu(const wgml_tensor *x, const wgml_tensor *w, const wgml_matmul_params *p, int glu, bool xqt,
                           wgml_tensor *out);
 /* wg_matvec with x made by pre (x: a tensor of x's shape, for the row
  * layout only; never read or written): WGML_ERR_UNSUPPORTED, no message,

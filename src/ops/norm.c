@@ -25,6 +25,7 @@
  * each sample's [C, ...] block contiguously; others are copied through a
  * contiguous temporary.
  */
+#include "matvec.h" /* wg_q8_row_words, wg_xquant_tail: the codes' layout is the mat-vec path's */
 #include "rows.h"
 
 #include <math.h>
@@ -267,7 +268,10 @@ static bool merge_hw(const wgml_tensor *t, const wgml_tensor *x, wgml_tensor *m)
     return true;
 }
 
-wgml_status wg_norm_impl(const wgml_tensor *x, const wgml_norm_params *p, wgml_tensor *out)
+/* codes: 0, or with one row x's codes after out's row (rw words, Q8OUT:
+ * wg_norm_xq); WGML_ERR_UNSUPPORTED, no message, where the one-dispatch
+ * path for them does not apply. */
+static wgml_status norm_run(const wgml_tensor *x, const wgml_norm_params *p, wgml_tensor *out, uint64_t codes)
 {
     const char *name = "wgml_norm";
     wgml_status st = validate(name, x, p, out);
@@ -341,13 +345,72 @@ wgml_status wg_norm_impl(const wgml_tensor *x, const wgml_norm_params *p, wgml_t
     bool vec = p->kind != WGML_BATCH_NORM;
     for (int j = 0; j < 8; j++)
         ops[j].vec = vec && j != 4 && j != 5;
+    ops[6].tail = codes; /* the codes' words follow the row */
     /* Rows longer than one window: LAYER/RMS/L2 run chunked passes with
      * partial statistics in the mean/var slots, which only BATCH uses
      * (norm.wgsl PARTIAL / COMBINE); BATCH reduces nothing along a row,
      * so its pieces run as launches of their own (its per-channel operands
      * are constant along a row, or per-element for x [N, C]). */
-    return wg_rows_launch(x->ctx, "norm.wgsl", "rows_main", vec ? "ROWS4OK" : NULL, ops, 8, s4, fp, ip,
-                          vec ? 4 : WG_ROWS_PIECES);
+    return wg_rows_launch(x->ctx, "norm.wgsl", "rows_main", codes ? "ROWS4OK;Q8OUT" : vec ? "ROWS4OK" : NULL, ops, 8,
+                          s4, fp, ip, vec ? 4 : WG_ROWS_PIECES);
+}
+
+wgml_status wg_norm_impl(const wgml_tensor *x, const wgml_norm_params *p, wgml_tensor *out)
+{
+    return norm_run(x, p, out, 0);
+}
+
+/* ------------------------------------------------------------ the xq tail */
+
+/* Graph fusion's xq tail (src/graph/fuse.c, wg_op_params.xq_tail): a
+ * LAYER / RMS / L2 norm feeding a one-row integer product writes x's 8-bit
+ * codes itself, right after its row, so the product (matvec_xs.wgsl
+ * XS_PREQ) starts on its weights instead of quantising x in each of its
+ * workgroups.  out is [.., k + rw] f32 (rw = wg_q8_row_words(k)): the
+ * norm's values in [.., :k], then, for a one-row x, the codes (other row
+ * counts leave the tail unwritten: the products read codes only for one
+ * row).  The codes are q8_block's of the very f32 values written, so the
+ * product's result is the unfused graph's bit for bit. */
+wgml_status wg_ck_norm_xq(const wg_op_params *p, const wg_desc *x, wg_desc *out)
+{
+    int64_t k = x->ndim ? x->shape[x->ndim - 1] : 0;
+    if (p->norm.kind != WGML_LAYER_NORM && p->norm.kind != WGML_RMS_NORM && p->norm.kind != WGML_L2_NORM)
+        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_norm: x's codes follow only LAYER, RMS and L2 norms");
+    if (x->ndim < 1 || wg_is_sym(k) || k <= 0 || k % 32)
+        return wg_fail(WGML_ERR_SHAPE, "wgml_norm: x's codes need rows of a fixed multiple of 32 elements");
+    *out = *x;
+    out->dtype = WGML_F32;
+    out->shape[x->ndim - 1] = k + (int64_t)wg_q8_row_words(k);
+    return WGML_OK;
+}
+
+wgml_status wg_norm_xq(const wgml_tensor *x, const wgml_norm_params *p, wgml_tensor *out)
+{
+    const char *name = "wgml_norm (x's codes after its rows)";
+    int64_t k = x->ndim ? x->shape[x->ndim - 1] : 0;
+    uint64_t rw = wg_q8_row_words(k);
+    if (x->ndim < 1 || k <= 0 || k % 32 || out->dtype != WGML_F32 || out->ndim != x->ndim ||
+        out->shape[x->ndim - 1] != k + (int64_t)rw || out->strides[x->ndim - 1] != 1)
+        return wg_fail(WGML_ERR_INTERNAL, "%s: out must be f32 [.., k + %llu] for x [.., k], k a multiple of 32",
+                       name, (unsigned long long)rw);
+    wgml_tensor *y = NULL;
+    wgml_status st = wgml_view_slice(out, x->ndim - 1, 0, k, 1, &y);
+    if (st != WGML_OK)
+        return st;
+    int64_t rows = wgml_tensor_nelem(x) / k;
+    /* one dispatch: the row's values kept in workgroup memory (k floats)
+     * to be quantised after the row's statistics (norm.wgsl Q8OUT) */
+    wgml_device_info in;
+    st = WGML_ERR_UNSUPPORTED;
+    if (rows == 1 && wgml_device_info_get(x->ctx, &in) == WGML_OK && (uint64_t)k * 4 + 4096 <= in.max_workgroup_storage)
+        st = norm_run(x, p, y, rw);
+    if (st == WGML_ERR_UNSUPPORTED) { /* the norm, then x's codes in a pass of their own */
+        st = norm_run(x, p, y, 0);
+        if (st == WGML_OK && rows == 1)
+            st = wg_xquant_tail(y);
+    }
+    wgml_tensor_free(y);
+    return st;
 }
 
 /* ------------------------------------------------------------ reference */

@@ -514,7 +514,7 @@ static wgml_status ck_norm(const wg_op_params *p, const wg_desc *const *in, int 
         if (in[3]->ndim != in[0]->ndim || memcmp(in[3]->shape, in[0]->shape, sizeof(int64_t) * (size_t)in[0]->ndim))
             FAIL(WGML_ERR_SHAPE, "residual must have x's shape");
     }
-    return same_as(in[0], out);
+    return p->xq_tail ? wg_ck_norm_xq(p, in[0], out) : same_as(in[0], out);
 }
 
 static wgml_status ck_rope(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out)
@@ -727,7 +727,7 @@ static wgml_status en_norm(const wg_op_params *p, const wgml_tensor *const *in, 
     q.residual = nin > 3 ? T(3) : NULL;
     q.mean = q.var = NULL;
     q.sum_out = out2; /* a fused residual add's sum (graph fusion) */
-    return wg_norm_impl(T(0), &q, out);
+    return p->xq_tail ? wg_norm_xq(T(0), &q, out) : wg_norm_impl(T(0), &q, out);
 }
 static wgml_status en_rope(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out, wgml_tensor *out2)
 {

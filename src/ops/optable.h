@@ -67,6 +67,11 @@ typedef struct wg_op_params {
     wgml_sample_params sample;
     wgml_matmul_params mm;  /* matmul, linear (out dtype in .dtype) */
     wgml_attn_params attn;  /* attention (out dtype in .dtype) */
+    /* Graph fusion's xq tail (src/ops/norm_xq.c): a NORM whose output rows
+     * are [k + wg_q8_row_words(k)], its values then (one-row tensors) their
+     * 8-bit codes; a LINEAR_GLU / LINEAR_ROPE_KV whose x is the [.., :k]
+     * view of such a norm's output, so its one-row product reads the codes. */
+    bool xq_tail;
     int chain_n;        /* WG_OP_EW_CHAIN: ops applied in order */
     int chain_op[WG_CHAIN_MAX];
     float chain_p[WG_CHAIN_MAX][2];
@@ -103,6 +108,9 @@ uint64_t wg_sc_sample(const wg_op_params *p, const wg_desc *const *in, int nin, 
 uint64_t wg_sc_softmax(const wg_op_params *p, const wg_desc *const *in, int nin, const wg_desc *out);
 uint64_t wg_sc_norm(const wg_op_params *p, const wg_desc *const *in, int nin, const wg_desc *out);
 uint64_t wg_sc_rope(const wg_op_params *p, const wg_desc *const *in, int nin, const wg_desc *out);
+/* A NORM with xq_tail (norm.c): its output's description, and its encode. */
+wgml_status wg_ck_norm_xq(const wg_op_params *p, const wg_desc *x, wg_desc *out);
+wgml_status wg_norm_xq(const wgml_tensor *x, const wgml_norm_params *p, wgml_tensor *out);
 
 /* The row of op (NULL when out of range). */
 const wg_op_def *wg_op_def_get(int op);

@@ -159,6 +159,8 @@ static wgml_status rows_run(wgml_ctx *ctx, const char *file, const char *entry, 
      * rows in flight per SM, which is what short rows are bound by. */
     int wg = wg_len <= 1024 ? 64 : 256;
     int rv = rows_vec_count(ctx, ops, nops, iter, wg, defines);
+    if (defines && strstr(defines, "Q8OUT") && !rv)
+        return WGML_ERR_UNSUPPORTED; /* norm.c's codes: the vector path's only; the caller falls back */
     char defs[640];
     size_t u = 0;
     if (rv) /* first, so profiles and kernel names show the path */
@@ -305,6 +307,8 @@ wgml_status wg_rows_launch(wgml_ctx *ctx, const char *file, const char *entry, c
     if (wg_nelem4(iter) == 0)
         return wg_check(ctx);
     if (qslot != -1 && !wg_rows_fit(ctx, ops, nops, iter[3])) {
+        if (defines && strstr(defines, "Q8OUT"))
+            return WGML_ERR_UNSUPPORTED; /* as in rows_run */
         if (qslot == WG_ROWS_PIECES)
             return rows_pieces(ctx, file, entry, defines, ops, nops, iter, fp, ip);
         return rows_chunked(ctx, file, entry, defines, ops, nops, iter, fp, ip, qslot);
