@@ -472,7 +472,7 @@ static void xq_case(bool glu, wgml_dtype wdt, bool g16, int64_t T)
         CHECK_OK(wgml_graph_stats_get(g, &st[f]));
         if (f == 0) {
             char *txt = dump_both(g);
-            CHECK(txt && strstr(txt, "+x codes") && strstr(txt, "reads x codes"), "%s: the dump shows no x codes",
+            CHECK(txt && strstr(txt, "+codes") && strstr(txt, "reads x codes"), "%s: the dump shows no x codes",
                   what);
             free(txt);
         }

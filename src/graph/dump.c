@@ -84,8 +84,8 @@ wgml_status wgml_graph_dump(const wgml_graph *g, FILE *f, int format)
         for (int j = 0; j < n->nin; j++)
             if (n->in[j])
                 fprintf(f, "%s%d", j ? " " : "", n->in[j]->id);
-        fprintf(f, "  %s%s%s", place, n->output ? " output" : "",
-                n->kind == WG_N_OP && n->p.xq_tail ? (n->op == WG_OP_NORM ? " +x codes" : " reads x codes") : "");
+        fprintf(f, "  %s%s%s%s", place, n->output ? " output" : "",
+                n->kind == WG_N_OP && n->p.xq_tail ? " +codes" : "", n->kind == WG_N_OP && n->p.xq_in ? " reads x codes" : "");
         if (node_us(g, n) > 0)
             fprintf(f, "  %.1f us", node_us(g, n));
         fprintf(f, "\n");

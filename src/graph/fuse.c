@@ -396,7 +396,7 @@ static void fuse_xq_tail(wgml_graph *g, size_t *uses)
         wgml_node *c = g->nodes[i];
         int xi = live_op(c, WG_OP_LINEAR) || live_op(c, WG_OP_LINEAR_GLU) ? 0 : live_op(c, WG_OP_LINEAR_ROPE_KV) ? 2
                                                                                                                   : -1;
-        if (xi < 0 || c->p.xq_tail || c->nin < xi + 2 || !c->in[xi + 1])
+        if (xi < 0 || c->p.xq_in || c->nin < xi + 2 || !c->in[xi + 1])
             continue;
         wgml_node *x = c->in[xi], *w = c->in[xi + 1], *v;
         int64_t k = x && x->d.ndim ? x->d.shape[x->d.ndim - 1] : 0;
@@ -418,7 +418,7 @@ static void fuse_xq_tail(wgml_graph *g, size_t *uses)
             continue;
         }
         c->in[xi] = v;
-        c->p.xq_tail = true;
+        c->p.xq_in = true;
         uses[v->id] = 1;
     }
 }

@@ -135,6 +135,10 @@ fn word(i: u32) -> u32 {
 // x's codes made before the product, in the XQUANT pass's layout, at word
 // p.xo[0].x of this binding (a one-row norm's, graph fusion's xq tail)
 @group(0) @binding(2) var<storage, {{XQ_ACC}}> xq: array<vec4<u32>>;
+fn xq_put(i: u32, v: u32) {}  // nothing quantised into xq here (q8_block unused)
+fn xq_row(r: u32) -> u32 {
+    return 0u;
+}
 #else
 // x quantised by each workgroup (matvec_xs.wgsl) into workgroup memory,
 // in the XQUANT pass's layout: XSW words, row 0's
@@ -477,9 +481,7 @@ fn emit(row: u32, r: u32, sum: f32, oi: u32) {
 }
 
 #ifdef XS
-#ifndef XS_PREQ
 #include "matvec_xq.wgsl"
-#endif
 #include "matvec_xs.wgsl"
 #else
 

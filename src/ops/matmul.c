@@ -309,7 +309,7 @@ wgml_status wg_en_linear(const wg_op_params *p, const wgml_tensor *const *in, in
     for (int i = 0; i < x->ndim - 1; i++)
         rows *= x->shape[i];
     if (rows <= WG_MATVEC_MAX_ROWS) {
-        st = (p->xq_tail ? wg_matvec_xqt : wg_matvec)(x, w, bias, c, &p->mm, out);
+        st = (p->xq_in ? wg_matvec_xqt : wg_matvec)(x, w, bias, c, &p->mm, out);
         if (st != WGML_ERR_UNSUPPORTED)
             return st;
     }

@@ -475,7 +475,7 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
     }
     if (xs && xqt && x->dtype == WGML_F32) {
         /* ... or its codes, right after its one row (an xq-tail norm's:
-         * norm_xq.c), are bound in its place */
+         * norm.c), are bound in its place */
         j.preq = true;
         j.row[0][0] = 0;
         xw = win(x, xmin + (uint64_t)k, 0, 0, wg_q8_row_words(k) - 1, 4, "x");

@@ -82,7 +82,7 @@ typedef struct wg_xpre {
  * one mat-vec dispatch (matvec_xs.wgsl, XS_GLU): WGML_ERR_UNSUPPORTED, no
  * message, where that kernel does not take it (the caller runs the linear
  * and the glu).  xqt: x's codes follow its row (a norm's xq tail,
- * norm_xq.c); a one-row product on that kernel reads them instead of
+ * norm.c); a one-row product on that kernel reads them instead of
  * quantising x. */
 wgml_status wg_matvec_glu(const wgml_tensor *x, const wgml_tensor *w, const wgml_matmul_params *p, int glu, bool xqt,
                           wgml_tensor *out);
