@@ -44,6 +44,36 @@ const RSETS: u32 = {{RSETS}}u;
 
 var<workgroup> xslot: atomic<u32>;
 
+#ifdef XS_GLUQ
+// XS_GLUQ (graph fusion's xq tail on a LINEAR_GLU, src/ops/linear_glu.c):
+// the glu's 8-bit codes written after its row (q8_block.wgsl's layout), so
+// the next one-row product (the down projection) reads them instead of
+// quantising x in each of its workgroups.  A workgroup takes four
+// consecutive groups (RSETS 8, RPW 2: 32 glu outputs, one block), keeps
+// their values in gqv, and after a barrier thread 0 quantises the block.
+// The host takes it for 256 threads, a contiguous f32 out and a glu width
+// that is a multiple of 32.
+var<workgroup> gqv: array<f32, 32>;
+
+fn gq_codes(li: u32, gq: u32) {
+    workgroupBarrier();
+    if (li == 0u) {
+        var v: array<vec4<f32>, 8>;
+        for (var i = 0u; i < 8u; i++) {
+            v[i] = vec4<f32>(gqv[4u * i], gqv[4u * i + 1u], gqv[4u * i + 2u], gqv[4u * i + 3u]);
+        }
+        let q = q8_of(v);
+        let o = p.oo[0].x + p.n / 2u;  // the codes follow the row's n / 2 values
+        for (var i = 0u; i < 8u; i++) {
+            o_buf[o + 8u * gq + i] = q.w[i];
+        }
+        o_buf[o + p.n / 8u + 2u * gq] = bitcast<u32>(q.d);
+        o_buf[o + p.n / 8u + 2u * gq + 1u] = bitcast<u32>(q.s);
+    }
+    workgroupBarrier();  // gqv is the next quad's
+}
+#endif
+
 @compute @workgroup_size(WG)
 fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
            @builtin(subgroup_invocation_id) lane: u32, @builtin(subgroup_size) sgs: u32,
@@ -82,7 +112,14 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
 #endif
     // p.pad0 workgroups serve p.ngroups groups of RSETS sets: past about a
     // wave of them each walks several groups, its x quantised once
+#ifdef XS_GLUQ
+    // (XS_GLUQ: four consecutive groups at a time, 32 glu outputs)
+    for (var gq = g; gq * 4u < p.ngroups; gq += p.pad0) {
+    for (var gi = 0u; gi < 4u; gi++) {
+    let gg = 4u * gq + gi;
+#else
     for (var gg = g; gg < p.ngroups; gg += p.pad0) {
+#endif
     for (var rs = first; rs < RSETS; rs += nsg) {
         let row0 = (gg * RSETS + rs) * RPW;
         if (row0 >= p.n) {
@@ -117,7 +154,11 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
 #else
 #ifdef XS_GLU
         if (lane == 0u) {
-            o_st(p.oo[0].x + (row0 / 2u) * p.os, glu_act(p.pad1, p.alpha * s[0].x) * (p.alpha * s[0].y));
+            let y = glu_act(p.pad1, p.alpha * s[0].x) * (p.alpha * s[0].y);
+            o_st(p.oo[0].x + (row0 / 2u) * p.os, y);
+#ifdef XS_GLUQ
+            gqv[gi * RSETS + rs] = y;
+#endif
         }
 #else
         let row = row0 + lane;
@@ -127,5 +168,9 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
 #endif
 #endif
     }
+#ifdef XS_GLUQ
+    }
+    gq_codes(li, gq);
+#endif
     }
 }

@@ -74,6 +74,7 @@ typedef struct mv_job {
     bool xs;                   /* the integer path, x quantised by each workgroup (main_xs) */
     bool preq;                 /* with xs: x's codes follow its row (a norm's xq tail): t[SX]'s window
                                 * is the codes, nothing quantised (XS_PREQ) */
+    bool gluq;                 /* with glu: the glu's codes written after out's row (XS_GLUQ) */
     int glu;                   /* with xs: out = glu of row pairs, this wgml_glu_kind (XS_GLU); -1 none */
     const mv_epi *epi;         /* with xs: a fused op's epilogue (NULL: none) */
     uint64_t row[4][8];        /* x, out, bias, c: rows' first elements, less the window's offset */
@@ -141,6 +142,8 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
     if (j->xs)
         n += snprintf(defs + n, sizeof defs - (size_t)n, ";XS;XSW=%llu;RSETS=%d%s",
                       (unsigned long long)wg_q8_row_words(p.k), j->var->wg / 32, j->glu >= 0 ? ";XS_GLU" : "");
+    if (j->gluq)
+        n += snprintf(defs + n, sizeof defs - (size_t)n, ";XS_GLUQ");
     if (j->preq)
         n += snprintf(defs + n, sizeof defs - (size_t)n, ";XS_PREQ;XQ_ACC=%s",
                       shares(j->t[SX], out) ? "read_write" : "read");
@@ -188,8 +191,8 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
     if (j->xs) {
         /* main_xs: at most wg_mv_xs_wgs() workgroups, each walking several row
          * groups with x quantised once (p.pad0: how many were dispatched) */
-        uint32_t cap = wg_mv_xs_wgs();
-        groups = p.ngroups < cap ? p.ngroups : cap;
+        uint32_t cap = wg_mv_xs_wgs(), units = j->gluq ? p.ngroups / 4 : p.ngroups; /* GLUQ: 4 groups a unit */
+        groups = units < cap ? units : cap;
         p.pad0 = (uint32_t)groups;
     }
     uint32_t g[3];
@@ -371,7 +374,7 @@ static wgml_status need(const char *op, const char *what, const wgml_tensor *t, 
  * product in one dispatch (the caller runs the linear, then the glu). */
 static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wgml_tensor *w, const wgml_tensor *bias,
                               const wgml_tensor *c, const wgml_matmul_params *pp, int glu, const mv_epi *epi,
-                              bool xqt, wgml_tensor *out)
+                              bool xqt, bool gluq, wgml_tensor *out)
 {
     const char *op = "wgml_linear";
     wgml_matmul_params prm = pp ? *pp : (wgml_matmul_params){1.0f, 0.0f, WGML_ACT_NONE, WGML_PREC_F32};
@@ -440,9 +443,12 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
     bool xs = !pre && xs_takes(x->ctx, ty, var, rows, k, rowb, w->offset);
     if ((glu >= 0 || epi) && (!xs || n % 2 || bias || c || prm.act != WGML_ACT_NONE || var->rpw != 2))
         return WGML_ERR_UNSUPPORTED;
+    /* the glu's codes: a block a workgroup of four 16-row groups */
+    if (gluq && (glu < 0 || var->wg != 256 || (n / 2) % 32 || out->dtype != WGML_F32 || ov.strides[3] != 1))
+        return WGML_ERR_UNSUPPORTED;
 
-    mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, bias, c, NULL}, (int)rows, false, false, false, -1, NULL,
-                {{0}}, {0}};
+    mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, bias, c, NULL}, (int)rows, false, false, false, false, -1,
+                NULL, {{0}}, {0}};
     uint64_t xspan, ospan, bspan = 0, cspan = 0, bmin = 0, cmin = 0;
     uint64_t xmin = row_starts(&xv, (int)rows, j.row[0], &xspan);
     uint64_t omin = row_starts(&ov, (int)rows, j.row[1], &ospan);
@@ -504,11 +510,12 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
     };
     const int64_t it[4] = {1, 1, n, 1};
     if (glu >= 0) { /* one window: a cut could part a gate row from its up row */
-        ws[SO] = win(out, omin, 0, 0, (uint64_t)(n / 2 - 1) * (uint64_t)ov.strides[3] + ospan,
-                     wg_dtype(out->dtype)->block_bytes, "out");
+        ws[SO] = win(out, omin, 0, 0, (uint64_t)(n / 2 - 1) * (uint64_t)ov.strides[3] + ospan +
+                     (gluq ? wg_q8_row_words(n / 2) : 0), wg_dtype(out->dtype)->block_bytes, "out");
         if (!wg_win_fits(x->ctx, ws, NS, it, UINT32_MAX))
             return WGML_ERR_UNSUPPORTED;
         j.glu = glu;
+        j.gluq = gluq;
     }
     if (epi) { /* one window: its bindings are whole tensors */
         if (!wg_win_fits(x->ctx, ws, NS, it, UINT32_MAX))
@@ -524,31 +531,31 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
 wgml_status wg_matvec(const wgml_tensor *x, const wgml_tensor *w, const wgml_tensor *bias, const wgml_tensor *c,
                       const wgml_matmul_params *p, wgml_tensor *out)
 {
-    return matvec_run(x, NULL, w, bias, c, p, -1, NULL, false, out);
+    return matvec_run(x, NULL, w, bias, c, p, -1, NULL, false, false, out);
 }
 
 wgml_status wg_matvec_xqt(const wgml_tensor *x, const wgml_tensor *w, const wgml_tensor *bias, const wgml_tensor *c,
                           const wgml_matmul_params *p, wgml_tensor *out)
 {
-    return matvec_run(x, NULL, w, bias, c, p, -1, NULL, true, out);
+    return matvec_run(x, NULL, w, bias, c, p, -1, NULL, true, false, out);
 }
 
 wgml_status wg_matvec_glu(const wgml_tensor *x, const wgml_tensor *w, const wgml_matmul_params *p, int glu, bool xqt,
-                          wgml_tensor *out)
+                          bool codes, wgml_tensor *out)
 {
-    return matvec_run(x, NULL, w, NULL, NULL, p, glu, NULL, xqt, out);
+    return matvec_run(x, NULL, w, NULL, NULL, p, glu, NULL, xqt, codes, out);
 }
 
 wgml_status wg_matvec_epi(const wgml_tensor *x, const wgml_tensor *w, const wgml_matmul_params *p, const mv_epi *e,
                           bool xqt, wgml_tensor *out)
 {
-    return matvec_run(x, NULL, w, NULL, NULL, p, -1, e, xqt, out);
+    return matvec_run(x, NULL, w, NULL, NULL, p, -1, e, xqt, false, out);
 }
 
 wgml_status wg_matvec_pre(const wgml_tensor *x, const wg_xpre *pre, const wgml_tensor *w, const wgml_tensor *bias,
                           const wgml_matmul_params *p, wgml_tensor *out)
 {
-    return matvec_run(x, pre, w, bias, NULL, p, -1, NULL, false, out);
+    return matvec_run(x, pre, w, bias, NULL, p, -1, NULL, false, false, out);
 }
 
 /* ------------------------------------------------------------ linear_id */
@@ -623,8 +630,8 @@ static wgml_status linear_id(const wgml_tensor *x, const wgml_tensor *w, const w
     int upt = 1;
     if ((st = wg_mv_pick(x->ctx, op, n, k, ty, 1, &var, &upt)) != WGML_OK)
         return st;
-    mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, NULL, NULL, ids}, 1, false, false, false, -1, NULL, {{0}},
-                {0}};
+    mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, NULL, NULL, ids}, 1, false, false, false, false, -1, NULL,
+                {{0}}, {0}};
     mv_params *p = &j.p;
     p->units = (uint32_t)((k + 7) / 8);
     p->k = (uint32_t)k;
