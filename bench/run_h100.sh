@@ -287,7 +287,7 @@ for s in $sections; do
         echo "$m greedy, $v: $($v generate -m /tmp/models/llama-$m-q4k.gguf -p 'The capital of France is' -n 64 --temp 0 2>/dev/null | md5sum)"
       done; done
       for round in 1 2; do for m in 8b 1b; do
-        echo "-- $m round $round: old $(B=.devbuild_old tg $m) | noxq $(tg $m WGML_GRAPH_FUSE=noxq) | xq $(tg $m)"
+        echo "-- $m round $round: old $(B=.devbuild_old tg $m) | noxq $(tg $m WGML_GRAPH_FUSE=noxq) | noglucodes $(tg $m WGML_GRAPH_FUSE=noglucodes) | xq $(tg $m)"
       done; done
       echo "-- 8b profile"; WGML_PROFILE=1 $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 16 -n 32 -r 1 2>&1 | grep -vE "^\|" | head -n 14 ;;
     mvbig) # the 8B layer's big one-dispatch products (gate|up 28672x4096, down 4096x14336, q4_K; graph replay of

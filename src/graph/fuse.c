@@ -388,10 +388,11 @@ static void fuse_linear_rope_kv(wgml_graph *g, size_t *uses)
  * (xq_tail: its rows grow to k + wg_q8_row_words(k)) and the product reads
  * x through a new [.., :k] slice of it, and for one row reads the codes
  * instead of quantising x in each workgroup (src/ops/norm.c,
- * linear_glu.c; WGML_GRAPH_FUSE=noxq keeps them apart).  Nothing folds: the
+ * linear_glu.c; WGML_GRAPH_FUSE=noxq keeps them apart, =noglucodes the
+ * glu products).  Nothing folds: the
  * same dispatches, less work in the products.  Adds one node a producer
  * (uses[] has room). */
-static void fuse_xq_tail(wgml_graph *g, size_t *uses)
+static void fuse_xq_tail(wgml_graph *g, size_t *uses, bool glus)
 {
     for (size_t i = 0, n0 = g->n; i < n0; i++) {
         wgml_node *c = g->nodes[i];
@@ -403,7 +404,7 @@ static void fuse_xq_tail(wgml_graph *g, size_t *uses)
         int64_t k = x && x->d.ndim ? x->d.shape[x->d.ndim - 1] : 0;
         bool norm = live_op(x, WG_OP_NORM) && (x->p.norm.kind == WGML_LAYER_NORM ||
                                                 x->p.norm.kind == WGML_RMS_NORM || x->p.norm.kind == WGML_L2_NORM);
-        if (!(norm || live_op(x, WG_OP_LINEAR_GLU)) || x->p.xq_tail || uses[x->id] != 1 || x->output ||
+        if (!(norm || (glus && live_op(x, WG_OP_LINEAR_GLU))) || x->p.xq_tail || uses[x->id] != 1 || x->output ||
             x->d.dtype != WGML_F32 || wg_is_sym(k) || k <= 0 || k % 32 || w->d.ndim != 2 ||
             wg_is_sym(w->d.shape[0]) || !wg_matvec_xs(g->ctx, w->d.dtype, 1, w->d.shape[0], k))
             continue;
@@ -452,7 +453,7 @@ size_t wg_graph_fuse(wgml_graph *g)
     bool all = e && strstr(e, "prologue");
     fuse_linear_prologue(g, uses, all || (e && strstr(e, "normpro")), all || (e && strstr(e, "glupro")));
     if (!(e && strstr(e, "noxq")))
-        fuse_xq_tail(g, uses);
+        fuse_xq_tail(g, uses, !(e && strstr(e, "noglucodes")));
     fuse_chains(g, uses);
     free(uses);
     return g->fused;

@@ -48,11 +48,14 @@ var<workgroup> xslot: atomic<u32>;
 // XS_GLUQ (graph fusion's xq tail on a LINEAR_GLU, src/ops/linear_glu.c):
 // the glu's 8-bit codes written after its row (q8_block.wgsl's layout), so
 // the next one-row product (the down projection) reads them instead of
-// quantising x in each of its workgroups.  A workgroup takes four
-// consecutive groups (RSETS 8, RPW 2: 32 glu outputs, one block), keeps
-// their values in gqv, and after a barrier thread 0 quantises the block.
-// The host takes it for 256 threads, a contiguous f32 out and a glu width
-// that is a multiple of 32.
+// quantising x in each of its workgroups.  A workgroup takes GQN
+// consecutive groups at a time (RPW 2: RSETS glu outputs a group, 32 in
+// all, one block), keeps their values in gqv, and after a barrier thread 0
+// quantises the block.  The host runs it with 512 threads (GQN 2: with 256
+// and four groups a unit the 1B's gate|up had half the subgroups it has
+// without codes and its decode ran 12% slower), a contiguous f32 out and a
+// glu width that is a multiple of 32.
+const GQN: u32 = 32u / RSETS;
 var<workgroup> gqv: array<f32, 32>;
 
 fn gq_codes(li: u32, gq: u32) {
@@ -113,10 +116,10 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     // p.pad0 workgroups serve p.ngroups groups of RSETS sets: past about a
     // wave of them each walks several groups, its x quantised once
 #ifdef XS_GLUQ
-    // (XS_GLUQ: four consecutive groups at a time, 32 glu outputs)
-    for (var gq = g; gq * 4u < p.ngroups; gq += p.pad0) {
-    for (var gi = 0u; gi < 4u; gi++) {
-    let gg = 4u * gq + gi;
+    // (XS_GLUQ: GQN consecutive groups at a time, 32 glu outputs)
+    for (var gq = g; gq * GQN < p.ngroups; gq += p.pad0) {
+    for (var gi = 0u; gi < GQN; gi++) {
+    let gg = GQN * gq + gi;
 #else
     for (var gg = g; gg < p.ngroups; gg += p.pad0) {
 #endif

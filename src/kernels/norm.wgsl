@@ -208,28 +208,20 @@ const R: u32 = {{R}}u;
 
 #ifdef Q8OUT
 // A one-row norm whose 8-bit codes follow its row (graph fusion's xq tail,
-// norm.c wg_norm_xq): WG = k / 32 threads of R = 8 consecutive vectors
-// each (the launcher's choice), so a thread's values are one 32-element
-// block, which it quantises in its registers (q8_block.wgsl) into the words
-// after the row: the next one-row product reads them instead of quantising
-// x in each of its workgroups (matvec_xs.wgsl XS_PREQ).  (A first form
-// kept the row in workgroup memory and quantised after a barrier: the
-// norm took ~1.6 us longer on an H200, bench/NOTES.md.)
+// norm.c wg_norm_xq): the values also go to workgroup memory, and after a
+// barrier each thread quantises blocks of 32 of them (q8_block.wgsl) into
+// the words after the row, which the next one-row product reads instead
+// of quantising x in each of its workgroups (matvec_xs.wgsl XS_PREQ).
+// (A block a thread in registers, WG = k / 32, needs no barrier but was
+// slower on an H200, 17.2 us a call against 13.7, and its fewer threads
+// sum the squares in another order: the codes then differ from the
+// unfused graph's by an ulp now and then; bench/NOTES.md.)
+var<workgroup> ys: array<vec4<f32>, R * WG>;
 fn xq_put(i: u32, v: u32) {
     o_buf[i >> 2u][i & 3u] = v;
 }
 #include "q8_block.wgsl"
 #endif
-
-// Vector k of a thread's R: strided by WG (a warp's loads coalesce), or
-// under Q8OUT the thread's own block.
-fn vix(li: u32, k: u32) -> u32 {
-#ifdef Q8OUT
-    return li * R + k;
-#else
-    return li + k * WG;
-#endif
-}
 
 fn row_kernel(li: u32, lane: u32, r: vec3<u32>) {
     let n4 = p.shape.w / 4u;
@@ -248,7 +240,7 @@ fn row_kernel(li: u32, lane: u32, r: vec3<u32>) {
     var sum = 0.0;
     var cnt = 0.0;
     for (var k = 0u; k < R; k = k + 1u) {
-        let v = vix(li, k);
+        let v = li + k * WG;
         let vc = min(v, n4 - 1u);
         var x = x_ld4(xb + vc);
         if (has(1u)) {
@@ -270,7 +262,7 @@ fn row_kernel(li: u32, lane: u32, r: vec3<u32>) {
         let m = select(sum / cnt, 0.0, cnt == 0.0);
         var m2 = 0.0;
         for (var k = 0u; k < R; k = k + 1u) {
-            let d = select(vec4<f32>(0.0), c[k] - vec4<f32>(m), vec4<bool>(vix(li, k) < n4));
+            let d = select(vec4<f32>(0.0), c[k] - vec4<f32>(m), vec4<bool>(li + k * WG < n4));
             m2 = m2 + dot(d, d);
         }
         let t = row_stats(li, lane, vec3<f32>(cnt, m, m2));
@@ -285,11 +277,8 @@ fn row_kernel(li: u32, lane: u32, r: vec3<u32>) {
     }
     let ob = row_base(6u, r) / 4u;
     let sob = row_base(7u, r) / 4u;
-#ifdef Q8OUT
-    var yb: array<vec4<f32>, 8>;
-#endif
     for (var k = 0u; k < R; k = k + 1u) {
-        let v = vix(li, k);
+        let v = li + k * WG;
         if (v < n4) {
             var y = (c[k] - vec4<f32>(mean)) * scale;
             if (has(2u)) {
@@ -303,13 +292,19 @@ fn row_kernel(li: u32, lane: u32, r: vec3<u32>) {
             }
             o_st4(ob + v, y);
 #ifdef Q8OUT
-            yb[k] = y;
+            ys[v] = y;
 #endif
         }
     }
 #ifdef Q8OUT
-    if (li < n4 / 8u) {
-        q8_block(row_base(6u, r) + p.shape.w, p.shape.w / 4u, li, yb);
+    workgroupBarrier();
+    let qo = row_base(6u, r) + p.shape.w;
+    for (var blk = li; blk < n4 / 8u; blk += WG) {
+        var a: array<vec4<f32>, 8>;
+        for (var i = 0u; i < 8u; i++) {
+            a[i] = ys[8u * blk + i];
+        }
+        q8_block(qo, p.shape.w / 4u, blk, a);
     }
 #endif
 }

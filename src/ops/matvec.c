@@ -130,8 +130,10 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
     char defs[512];
     /* x takes 8 registers a row a unit: fewer units per step for more rows */
     int upt = j->upt / mk > 1 ? j->upt / mk : 1;
+    /* the glu's codes: 512 threads, two 32-row groups a block (XS_GLUQ) */
+    int wg = j->gluq ? 512 : j->var->wg;
     int n = snprintf(defs, sizeof defs, "M=%d;RPW=%d;WG=%d;UPT=%d;QK=%u;BB=%u;%s;%s;X_DT=%s;X_MODE=%s%s;O_DT=%s;"
-                     "O_MODE=w;W_ACC=%s%s%s%s", mk, j->var->rpw, j->var->wg, upt, j->ty->qk, j->ty->bb, j->ty->def,
+                     "O_MODE=w;W_ACC=%s%s%s%s", mk, j->var->rpw, wg, upt, j->ty->qk, j->ty->bb, j->ty->def,
                      j->ty->group,
                      dt_name(j->t[SX]), xm, xv4 ? "4" : "", dt_name(out),
                      shares(j->t[SW], out) ? "read_write" : "read", j->var->sg ? ";SG" : "",
@@ -141,7 +143,7 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
                       wbb, j->q8 || j->xs ? "accq;Q8X" : "accw", align16 ? ";ALIGN16" : "", covered ? "" : ";PIECE32");
     if (j->xs)
         n += snprintf(defs + n, sizeof defs - (size_t)n, ";XS;XSW=%llu;RSETS=%d%s",
-                      (unsigned long long)wg_q8_row_words(p.k), j->var->wg / 32, j->glu >= 0 ? ";XS_GLU" : "");
+                      (unsigned long long)wg_q8_row_words(p.k), wg / 32, j->glu >= 0 ? ";XS_GLU" : "");
     if (j->gluq)
         n += snprintf(defs + n, sizeof defs - (size_t)n, ";XS_GLUQ");
     if (j->preq)
@@ -185,13 +187,13 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
     wgml_status st = wg_kernel_get(j->ctx, &ref, &k);
     if (st != WGML_OK)
         return st;
-    int rows_wg = j->xs ? j->var->rpw * (j->var->wg / 32) : j->var->rpw;
+    int rows_wg = j->xs ? j->var->rpw * (wg / 32) : j->var->rpw;
     p.ngroups = (uint32_t)((it[2] + rows_wg - 1) / rows_wg);
     uint64_t groups = (uint64_t)p.ngroups * (p.pairs ? p.pairs : 1);
     if (j->xs) {
         /* main_xs: at most wg_mv_xs_wgs() workgroups, each walking several row
          * groups with x quantised once (p.pad0: how many were dispatched) */
-        uint32_t cap = wg_mv_xs_wgs(), units = j->gluq ? p.ngroups / 4 : p.ngroups; /* GLUQ: 4 groups a unit */
+        uint32_t cap = wg_mv_xs_wgs(), units = j->gluq ? p.ngroups / 2 : p.ngroups; /* GLUQ: 2 groups a unit */
         groups = units < cap ? units : cap;
         p.pad0 = (uint32_t)groups;
     }
@@ -443,8 +445,10 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
     bool xs = !pre && xs_takes(x->ctx, ty, var, rows, k, rowb, w->offset);
     if ((glu >= 0 || epi) && (!xs || n % 2 || bias || c || prm.act != WGML_ACT_NONE || var->rpw != 2))
         return WGML_ERR_UNSUPPORTED;
-    /* the glu's codes: a block a workgroup of four 16-row groups */
-    if (gluq && (glu < 0 || var->wg != 256 || (n / 2) % 32 || out->dtype != WGML_F32 || ov.strides[3] != 1))
+    /* the glu's codes: a block a workgroup of two 32-row groups (512 threads) */
+    wgml_device_info di;
+    if (gluq && (glu < 0 || var->wg != 256 || (n / 2) % 32 || out->dtype != WGML_F32 || ov.strides[3] != 1 ||
+                 wgml_device_info_get(x->ctx, &di) != WGML_OK || di.max_invocations_per_workgroup < 512))
         return WGML_ERR_UNSUPPORTED;
 
     mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, bias, c, NULL}, (int)rows, false, false, false, false, -1,

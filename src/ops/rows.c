@@ -158,14 +158,9 @@ static wgml_status rows_run(wgml_ctx *ctx, const char *file, const char *entry, 
     /* Rows up to 1024 (16 elements a thread) take small workgroups: more
      * rows in flight per SM, which is what short rows are bound by. */
     int wg = wg_len <= 1024 ? 64 : 256;
-    /* norm.c's codes (Q8OUT): a 32-element block a thread (R = 8), the
-     * vector path's only; elsewhere the caller falls back */
-    bool q8 = defines && strstr(defines, "Q8OUT");
-    if (q8)
-        wg = wg_len % 32 == 0 && wg_len / 32 <= 256 ? (int)(wg_len / 32) : 0;
-    int rv = wg ? rows_vec_count(ctx, ops, nops, iter, wg, defines) : 0;
-    if (q8 && rv != 8)
-        return WGML_ERR_UNSUPPORTED;
+    int rv = rows_vec_count(ctx, ops, nops, iter, wg, defines);
+    if (defines && strstr(defines, "Q8OUT") && !rv)
+        return WGML_ERR_UNSUPPORTED; /* norm.c's codes: the vector path's only; the caller falls back */
     char defs[640];
     size_t u = 0;
     if (rv) /* first, so profiles and kernel names show the path */
