@@ -382,17 +382,15 @@ static void fuse_linear_rope_kv(wgml_graph *g, size_t *uses)
     }
 }
 
-/* A norm or linear_glu feeding a product's x (linear, linear_glu's or
- * linear_rope_kv's), when the one-row product would take the one-dispatch
- * integer kernel: the producer writes x's 8-bit codes after its row
- * (xq_tail: its rows grow to k + wg_q8_row_words(k)) and the product reads
- * x through a new [.., :k] slice of it, and for one row reads the codes
- * instead of quantising x in each workgroup (src/ops/norm.c,
- * linear_glu.c; WGML_GRAPH_FUSE=noxq keeps them apart, =noglucodes the
- * glu products).  Nothing folds: the
- * same dispatches, less work in the products.  Adds one node a producer
- * (uses[] has room). */
-static void fuse_xq_tail(wgml_graph *g, size_t *uses, bool glus)
+/* norm(..) feeding a product's x (linear, linear_glu's or linear_rope_kv's),
+ * when the one-row product would take the one-dispatch integer kernel:
+ * the norm writes x's 8-bit codes after its row (xq_tail: its rows grow to
+ * k + wg_q8_row_words(k)) and the product reads x through a new [.., :k]
+ * slice of it, and for one row reads the codes instead of quantising x in
+ * each workgroup (src/ops/norm.c; WGML_GRAPH_FUSE=noxq keeps the norm
+ * plain).  Nothing folds: the same dispatches, less work in the products.
+ * Adds one node a norm (uses[] has room). */
+static void fuse_xq_tail(wgml_graph *g, size_t *uses)
 {
     for (size_t i = 0, n0 = g->n; i < n0; i++) {
         wgml_node *c = g->nodes[i];
@@ -402,18 +400,18 @@ static void fuse_xq_tail(wgml_graph *g, size_t *uses, bool glus)
             continue;
         wgml_node *x = c->in[xi], *w = c->in[xi + 1], *v;
         int64_t k = x && x->d.ndim ? x->d.shape[x->d.ndim - 1] : 0;
-        bool norm = live_op(x, WG_OP_NORM) && (x->p.norm.kind == WGML_LAYER_NORM ||
-                                                x->p.norm.kind == WGML_RMS_NORM || x->p.norm.kind == WGML_L2_NORM);
-        if (!(norm || (glus && live_op(x, WG_OP_LINEAR_GLU))) || x->p.xq_tail || uses[x->id] != 1 || x->output ||
-            x->d.dtype != WGML_F32 || wg_is_sym(k) || k <= 0 || k % 32 || w->d.ndim != 2 ||
-            wg_is_sym(w->d.shape[0]) || !wg_matvec_xs(g->ctx, w->d.dtype, 1, w->d.shape[0], k))
+        if (!live_op(x, WG_OP_NORM) || x->p.xq_tail || uses[x->id] != 1 || x->output || x->d.dtype != WGML_F32 ||
+            wg_is_sym(k) || k <= 0 || k % 32 || w->d.ndim != 2 || wg_is_sym(w->d.shape[0]) ||
+            (x->p.norm.kind != WGML_LAYER_NORM && x->p.norm.kind != WGML_RMS_NORM &&
+             x->p.norm.kind != WGML_L2_NORM) ||
+            !wg_matvec_xs(g->ctx, w->d.dtype, 1, w->d.shape[0], k))
             continue;
         const wg_desc *d[WG_OP_MAX_IN] = {0};
         for (int j = 0; j < x->nin; j++)
             d[j] = x->in[j] ? &x->in[j]->d : NULL;
         wg_desc xd = x->d;
         x->p.xq_tail = true;
-        if (wg_op_def_get(x->op)->check(&x->p, d, x->nin, &x->d) != WGML_OK ||
+        if (wg_op_def_get(WG_OP_NORM)->check(&x->p, d, x->nin, &x->d) != WGML_OK ||
             wgml_g_slice(g, x, x->d.ndim - 1, 0, k, 1, &v) != WGML_OK) {
             x->p.xq_tail = false; /* as it was: fusion is an optimisation */
             x->d = xd;
@@ -453,7 +451,7 @@ size_t wg_graph_fuse(wgml_graph *g)
     bool all = e && strstr(e, "prologue");
     fuse_linear_prologue(g, uses, all || (e && strstr(e, "normpro")), all || (e && strstr(e, "glupro")));
     if (!(e && strstr(e, "noxq")))
-        fuse_xq_tail(g, uses, !(e && strstr(e, "noglucodes")));
+        fuse_xq_tail(g, uses);
     fuse_chains(g, uses);
     free(uses);
     return g->fused;

@@ -31,6 +31,13 @@
 // are one gate and its up: lane 0 writes glu_act(p.pad1, gate) * up to out
 // column row0 / 2, and a decode layer runs no glu dispatch.
 //
+// XS_PREQ (graph fusion's xq tail, src/ops/norm.c): x's codes were written
+// after its row by the norm that made it; they are bound in x's place and
+// read from memory, and nothing is quantised: the workgroups start on
+// their weights at once.  On an H200 the quantising cost a dependent
+// decode product ~5 us (skipping it: 8B tg128 +21%; the norms' codes for
+// the q|k|v and gate|up products: +6.4%; bench/NOTES.md).
+//
 // XS_ROPE (graph fusion's linear + rope + set_rows, src/ops/linear_rope_kv.c):
 // a subgroup's two rows are one rope pair; lane 0 rotates them and writes
 // them to out and to the cache (matvec_rope.wgsl).
@@ -43,39 +50,6 @@ const RSETS: u32 = {{RSETS}}u;
 #endif
 
 var<workgroup> xslot: atomic<u32>;
-
-#ifdef XS_GLUQ
-// XS_GLUQ (graph fusion's xq tail on a LINEAR_GLU, src/ops/linear_glu.c):
-// the glu's 8-bit codes written after its row (q8_block.wgsl's layout), so
-// the next one-row product (the down projection) reads them instead of
-// quantising x in each of its workgroups.  A workgroup takes GQN
-// consecutive groups at a time (RPW 2: RSETS glu outputs a group, 32 in
-// all, one block), keeps their values in gqv, and after a barrier thread 0
-// quantises the block.  The host runs it with 512 threads (GQN 2: with 256
-// and four groups a unit the 1B's gate|up had half the subgroups it has
-// without codes and its decode ran 12% slower), a contiguous f32 out and a
-// glu width that is a multiple of 32.
-const GQN: u32 = 32u / RSETS;
-var<workgroup> gqv: array<f32, 32>;
-
-fn gq_codes(li: u32, gq: u32) {
-    workgroupBarrier();
-    if (li == 0u) {
-        var v: array<vec4<f32>, 8>;
-        for (var i = 0u; i < 8u; i++) {
-            v[i] = vec4<f32>(gqv[4u * i], gqv[4u * i + 1u], gqv[4u * i + 2u], gqv[4u * i + 3u]);
-        }
-        let q = q8_of(v);
-        let o = p.oo[0].x + p.n / 2u;  // the codes follow the row's n / 2 values
-        for (var i = 0u; i < 8u; i++) {
-            o_buf[o + 8u * gq + i] = q.w[i];
-        }
-        o_buf[o + p.n / 8u + 2u * gq] = bitcast<u32>(q.d);
-        o_buf[o + p.n / 8u + 2u * gq + 1u] = bitcast<u32>(q.s);
-    }
-    workgroupBarrier();  // gqv is the next quad's
-}
-#endif
 
 @compute @workgroup_size(WG)
 fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -115,14 +89,7 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
 #endif
     // p.pad0 workgroups serve p.ngroups groups of RSETS sets: past about a
     // wave of them each walks several groups, its x quantised once
-#ifdef XS_GLUQ
-    // (XS_GLUQ: GQN consecutive groups at a time, 32 glu outputs)
-    for (var gq = g; gq * GQN < p.ngroups; gq += p.pad0) {
-    for (var gi = 0u; gi < GQN; gi++) {
-    let gg = GQN * gq + gi;
-#else
     for (var gg = g; gg < p.ngroups; gg += p.pad0) {
-#endif
     for (var rs = first; rs < RSETS; rs += nsg) {
         let row0 = (gg * RSETS + rs) * RPW;
         if (row0 >= p.n) {
@@ -157,11 +124,7 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
 #else
 #ifdef XS_GLU
         if (lane == 0u) {
-            let y = glu_act(p.pad1, p.alpha * s[0].x) * (p.alpha * s[0].y);
-            o_st(p.oo[0].x + (row0 / 2u) * p.os, y);
-#ifdef XS_GLUQ
-            gqv[gi * RSETS + rs] = y;
-#endif
+            o_st(p.oo[0].x + (row0 / 2u) * p.os, glu_act(p.pad1, p.alpha * s[0].x) * (p.alpha * s[0].y));
         }
 #else
         let row = row0 + lane;
@@ -171,9 +134,5 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
 #endif
 #endif
     }
-#ifdef XS_GLUQ
-    }
-    gq_codes(li, gq);
-#endif
     }
 }

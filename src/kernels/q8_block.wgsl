@@ -6,8 +6,7 @@
 // in byte i), then a (d, sum) f32 pair a block at o + kw + 2b.  The
 // includer defines fn xq_put(i: u32, v: u32), the word store: matvec_xq.wgsl
 // (its storage or, under XS, workgroup memory) and norm.wgsl (Q8OUT: a
-// norm writing its one row's codes after the row); q8_of alone returns
-// them (matvec_xs.wgsl's XS_GLUQ stores its own).
+// norm writing its one row's codes after the row); q8_of makes them.
 // A block's codes (byte i of word w[j]: element 4j + i), d and sum.
 struct Q8B {
     w: array<u32, 8>,

@@ -11,17 +11,9 @@
  * binding) the encode runs the linear into declared scratch and the glu
  * op over its even and odd columns: the unfused graph's values.
  *
- * xq_tail (graph fusion, src/graph/fuse.c): out's rows are [F + rw], the
- * glu's F values then, for one row, their 8-bit codes (rw =
- * wg_q8_row_words(F) words, the layout of src/ops/norm.c's xq tail), which
- * the next product (the down projection) reads instead of quantising x.
- * The one-dispatch product writes them itself (XS_GLUQ); elsewhere a pass
- * of their own follows.  xq_in: x's codes follow its row (a norm's).
- *
- * Inputs: x, w.  Params: sub (the glu kind), mm and dtype (the linear's),
- * xq_tail, xq_in.
+ * Inputs: x, w.  Params: sub (the glu kind), mm and dtype (the linear's).
  */
-#include "matvec.h"
+#include "mm.h"
 
 #include <string.h>
 
@@ -42,17 +34,9 @@ static wgml_status y_desc(const wg_op_params *p, const wg_desc *const *in, int n
 wgml_status wg_ck_linear_glu(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out)
 {
     wgml_status st = y_desc(p, in, nin, out);
-    if (st != WGML_OK)
-        return st;
-    int64_t F = out->shape[out->ndim - 1] / 2;
-    out->shape[out->ndim - 1] = F;
-    if (p->xq_tail) {
-        if (wg_is_sym(F) || F % 32)
-            return wg_fail(WGML_ERR_SHAPE, "wgml_linear (fused with its glu): the glu's codes need a fixed width "
-                           "that is a multiple of 32");
-        out->shape[out->ndim - 1] = F + (int64_t)wg_q8_row_words(F);
-    }
-    return WGML_OK;
+    if (st == WGML_OK)
+        out->shape[out->ndim - 1] /= 2;
+    return st;
 }
 
 uint64_t wg_sc_linear_glu(const wg_op_params *p, const wg_desc *const *in, int nin, const wg_desc *out)
@@ -67,9 +51,6 @@ uint64_t wg_sc_linear_glu(const wg_op_params *p, const wg_desc *const *in, int n
     return wg_align_up(wg_desc_bytes(&y), 256) + wg_sc_linear(p, li, 4, &y);
 }
 
-static wgml_status glu_into(const wg_op_params *p, const wgml_tensor *x, const wgml_tensor *w, wgml_tensor *out,
-                            bool codes);
-
 wgml_status wg_en_linear_glu(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out,
                              wgml_tensor *out2)
 {
@@ -80,31 +61,11 @@ wgml_status wg_en_linear_glu(const wg_op_params *p, const wgml_tensor *const *in
         st = wg_check_tensor("wgml_linear", "w", w);
     if (st != WGML_OK)
         return st;
-    if (!p->xq_tail)
-        return glu_into(p, x, w, out, false);
-    /* the glu into out's [.., :F], then (one row) its codes after it */
-    int64_t F = w->shape[0] / 2, k = x->shape[x->ndim - 1], rows = k ? wgml_tensor_nelem(x) / k : 0;
-    wgml_tensor *y = NULL;
-    if ((st = wgml_view_slice(out, out->ndim - 1, 0, F, 1, &y)) != WGML_OK)
-        return st;
-    st = glu_into(p, x, w, y, rows == 1);
-    if (st == WGML_ERR_UNSUPPORTED) /* the codes not written with the glu */
-        if ((st = glu_into(p, x, w, y, false)) == WGML_OK && rows == 1)
-            st = wg_xquant_tail(y);
-    wgml_tensor_free(y);
-    return st;
-}
-
-/* out = the glu (codes: its codes too, in the one dispatch, or
- * WGML_ERR_UNSUPPORTED, nothing run). */
-static wgml_status glu_into(const wg_op_params *p, const wgml_tensor *x, const wgml_tensor *w, wgml_tensor *out,
-                            bool codes)
-{
     int64_t k = x->shape[x->ndim - 1], rows = k ? wgml_tensor_nelem(x) / k : 0;
-    wgml_status st = WGML_ERR_UNSUPPORTED;
+    st = WGML_ERR_UNSUPPORTED;
     if (rows <= WG_MATVEC_MAX_ROWS && p->mm.beta == 0.0f)
-        st = wg_matvec_glu(x, w, &p->mm, p->sub, p->xq_in, codes, out);
-    if (st != WGML_ERR_UNSUPPORTED || codes)
+        st = wg_matvec_glu(x, w, &p->mm, p->sub, p->xq_in, out);
+    if (st != WGML_ERR_UNSUPPORTED)
         return st;
     /* the linear into scratch, then the glu over its even and odd columns */
     int64_t shape[WGML_MAX_DIMS];

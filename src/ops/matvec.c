@@ -74,7 +74,6 @@ typedef struct mv_job {
     bool xs;                   /* the integer path, x quantised by each workgroup (main_xs) */
     bool preq;                 /* with xs: x's codes follow its row (a norm's xq tail): t[SX]'s window
                                 * is the codes, nothing quantised (XS_PREQ) */
-    bool gluq;                 /* with glu: the glu's codes written after out's row (XS_GLUQ) */
     int glu;                   /* with xs: out = glu of row pairs, this wgml_glu_kind (XS_GLU); -1 none */
     const mv_epi *epi;         /* with xs: a fused op's epilogue (NULL: none) */
     uint64_t row[4][8];        /* x, out, bias, c: rows' first elements, less the window's offset */
@@ -130,10 +129,8 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
     char defs[512];
     /* x takes 8 registers a row a unit: fewer units per step for more rows */
     int upt = j->upt / mk > 1 ? j->upt / mk : 1;
-    /* the glu's codes: 512 threads, two 32-row groups a block (XS_GLUQ) */
-    int wg = j->gluq ? 512 : j->var->wg;
     int n = snprintf(defs, sizeof defs, "M=%d;RPW=%d;WG=%d;UPT=%d;QK=%u;BB=%u;%s;%s;X_DT=%s;X_MODE=%s%s;O_DT=%s;"
-                     "O_MODE=w;W_ACC=%s%s%s%s", mk, j->var->rpw, wg, upt, j->ty->qk, j->ty->bb, j->ty->def,
+                     "O_MODE=w;W_ACC=%s%s%s%s", mk, j->var->rpw, j->var->wg, upt, j->ty->qk, j->ty->bb, j->ty->def,
                      j->ty->group,
                      dt_name(j->t[SX]), xm, xv4 ? "4" : "", dt_name(out),
                      shares(j->t[SW], out) ? "read_write" : "read", j->var->sg ? ";SG" : "",
@@ -143,9 +140,7 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
                       wbb, j->q8 || j->xs ? "accq;Q8X" : "accw", align16 ? ";ALIGN16" : "", covered ? "" : ";PIECE32");
     if (j->xs)
         n += snprintf(defs + n, sizeof defs - (size_t)n, ";XS;XSW=%llu;RSETS=%d%s",
-                      (unsigned long long)wg_q8_row_words(p.k), wg / 32, j->glu >= 0 ? ";XS_GLU" : "");
-    if (j->gluq)
-        n += snprintf(defs + n, sizeof defs - (size_t)n, ";XS_GLUQ");
+                      (unsigned long long)wg_q8_row_words(p.k), j->var->wg / 32, j->glu >= 0 ? ";XS_GLU" : "");
     if (j->preq)
         n += snprintf(defs + n, sizeof defs - (size_t)n, ";XS_PREQ;XQ_ACC=%s",
                       shares(j->t[SX], out) ? "read_write" : "read");
@@ -187,14 +182,14 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
     wgml_status st = wg_kernel_get(j->ctx, &ref, &k);
     if (st != WGML_OK)
         return st;
-    int rows_wg = j->xs ? j->var->rpw * (wg / 32) : j->var->rpw;
+    int rows_wg = j->xs ? j->var->rpw * (j->var->wg / 32) : j->var->rpw;
     p.ngroups = (uint32_t)((it[2] + rows_wg - 1) / rows_wg);
     uint64_t groups = (uint64_t)p.ngroups * (p.pairs ? p.pairs : 1);
     if (j->xs) {
         /* main_xs: at most wg_mv_xs_wgs() workgroups, each walking several row
          * groups with x quantised once (p.pad0: how many were dispatched) */
-        uint32_t cap = wg_mv_xs_wgs(), units = j->gluq ? p.ngroups / 2 : p.ngroups; /* GLUQ: 2 groups a unit */
-        groups = units < cap ? units : cap;
+        uint32_t cap = wg_mv_xs_wgs();
+        groups = p.ngroups < cap ? p.ngroups : cap;
         p.pad0 = (uint32_t)groups;
     }
     uint32_t g[3];
@@ -376,7 +371,7 @@ static wgml_status need(const char *op, const char *what, const wgml_tensor *t, 
  * product in one dispatch (the caller runs the linear, then the glu). */
 static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wgml_tensor *w, const wgml_tensor *bias,
                               const wgml_tensor *c, const wgml_matmul_params *pp, int glu, const mv_epi *epi,
-                              bool xqt, bool gluq, wgml_tensor *out)
+                              bool xqt, wgml_tensor *out)
 {
     const char *op = "wgml_linear";
     wgml_matmul_params prm = pp ? *pp : (wgml_matmul_params){1.0f, 0.0f, WGML_ACT_NONE, WGML_PREC_F32};
@@ -445,14 +440,9 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
     bool xs = !pre && xs_takes(x->ctx, ty, var, rows, k, rowb, w->offset);
     if ((glu >= 0 || epi) && (!xs || n % 2 || bias || c || prm.act != WGML_ACT_NONE || var->rpw != 2))
         return WGML_ERR_UNSUPPORTED;
-    /* the glu's codes: a block a workgroup of two 32-row groups (512 threads) */
-    wgml_device_info di;
-    if (gluq && (glu < 0 || var->wg != 256 || (n / 2) % 32 || out->dtype != WGML_F32 || ov.strides[3] != 1 ||
-                 wgml_device_info_get(x->ctx, &di) != WGML_OK || di.max_invocations_per_workgroup < 512))
-        return WGML_ERR_UNSUPPORTED;
 
-    mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, bias, c, NULL}, (int)rows, false, false, false, false, -1,
-                NULL, {{0}}, {0}};
+    mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, bias, c, NULL}, (int)rows, false, false, false, -1, NULL,
+                {{0}}, {0}};
     uint64_t xspan, ospan, bspan = 0, cspan = 0, bmin = 0, cmin = 0;
     uint64_t xmin = row_starts(&xv, (int)rows, j.row[0], &xspan);
     uint64_t omin = row_starts(&ov, (int)rows, j.row[1], &ospan);
@@ -514,12 +504,11 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
     };
     const int64_t it[4] = {1, 1, n, 1};
     if (glu >= 0) { /* one window: a cut could part a gate row from its up row */
-        ws[SO] = win(out, omin, 0, 0, (uint64_t)(n / 2 - 1) * (uint64_t)ov.strides[3] + ospan +
-                     (gluq ? wg_q8_row_words(n / 2) : 0), wg_dtype(out->dtype)->block_bytes, "out");
+        ws[SO] = win(out, omin, 0, 0, (uint64_t)(n / 2 - 1) * (uint64_t)ov.strides[3] + ospan,
+                     wg_dtype(out->dtype)->block_bytes, "out");
         if (!wg_win_fits(x->ctx, ws, NS, it, UINT32_MAX))
             return WGML_ERR_UNSUPPORTED;
         j.glu = glu;
-        j.gluq = gluq;
     }
     if (epi) { /* one window: its bindings are whole tensors */
         if (!wg_win_fits(x->ctx, ws, NS, it, UINT32_MAX))
@@ -535,31 +524,31 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
 wgml_status wg_matvec(const wgml_tensor *x, const wgml_tensor *w, const wgml_tensor *bias, const wgml_tensor *c,
                       const wgml_matmul_params *p, wgml_tensor *out)
 {
-    return matvec_run(x, NULL, w, bias, c, p, -1, NULL, false, false, out);
+    return matvec_run(x, NULL, w, bias, c, p, -1, NULL, false, out);
 }
 
 wgml_status wg_matvec_xqt(const wgml_tensor *x, const wgml_tensor *w, const wgml_tensor *bias, const wgml_tensor *c,
                           const wgml_matmul_params *p, wgml_tensor *out)
 {
-    return matvec_run(x, NULL, w, bias, c, p, -1, NULL, true, false, out);
+    return matvec_run(x, NULL, w, bias, c, p, -1, NULL, true, out);
 }
 
 wgml_status wg_matvec_glu(const wgml_tensor *x, const wgml_tensor *w, const wgml_matmul_params *p, int glu, bool xqt,
-                          bool codes, wgml_tensor *out)
+                          wgml_tensor *out)
 {
-    return matvec_run(x, NULL, w, NULL, NULL, p, glu, NULL, xqt, codes, out);
+    return matvec_run(x, NULL, w, NULL, NULL, p, glu, NULL, xqt, out);
 }
 
 wgml_status wg_matvec_epi(const wgml_tensor *x, const wgml_tensor *w, const wgml_matmul_params *p, const mv_epi *e,
                           bool xqt, wgml_tensor *out)
 {
-    return matvec_run(x, NULL, w, NULL, NULL, p, -1, e, xqt, false, out);
+    return matvec_run(x, NULL, w, NULL, NULL, p, -1, e, xqt, out);
 }
 
 wgml_status wg_matvec_pre(const wgml_tensor *x, const wg_xpre *pre, const wgml_tensor *w, const wgml_tensor *bias,
                           const wgml_matmul_params *p, wgml_tensor *out)
 {
-    return matvec_run(x, pre, w, bias, NULL, p, -1, NULL, false, false, out);
+    return matvec_run(x, pre, w, bias, NULL, p, -1, NULL, false, out);
 }
 
 /* ------------------------------------------------------------ linear_id */
@@ -634,8 +623,8 @@ static wgml_status linear_id(const wgml_tensor *x, const wgml_tensor *w, const w
     int upt = 1;
     if ((st = wg_mv_pick(x->ctx, op, n, k, ty, 1, &var, &upt)) != WGML_OK)
         return st;
-    mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, NULL, NULL, ids}, 1, false, false, false, false, -1, NULL,
-                {{0}}, {0}};
+    mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, NULL, NULL, ids}, 1, false, false, false, -1, NULL, {{0}},
+                {0}};
     mv_params *p = &j.p;
     p->units = (uint32_t)((k + 7) / 8);
     p->k = (uint32_t)k;

@@ -83,11 +83,9 @@ typedef struct wg_xpre {
  * message, where that kernel does not take it (the caller runs the linear
  * and the glu).  xqt: x's codes follow its row (a norm's xq tail,
  * norm.c); a one-row product on that kernel reads them instead of
- * quantising x.  codes: out is the [.., :n / 2] view of rows followed by
- * the glu's codes, which the kernel writes too (XS_GLUQ: 256 threads, an
- * f32 out, n / 2 a multiple of 32; else WGML_ERR_UNSUPPORTED). */
+ * quantising x. */
 wgml_status wg_matvec_glu(const wgml_tensor *x, const wgml_tensor *w, const wgml_matmul_params *p, int glu, bool xqt,
-                          bool codes, wgml_tensor *out);
+                          wgml_tensor *out);
 /* wg_matvec with x made by pre (x: a tensor of x's shape, for the row
  * layout only; never read or written): WGML_ERR_UNSUPPORTED, no message,
  * where the integer path does not take these operands (the caller makes

@@ -67,9 +67,9 @@ typedef struct wg_op_params {
     wgml_sample_params sample;
     wgml_matmul_params mm;  /* matmul, linear (out dtype in .dtype) */
     wgml_attn_params attn;  /* attention (out dtype in .dtype) */
-    /* Graph fusion's xq tail (src/ops/norm.c): xq_tail, a NORM or
-     * LINEAR_GLU whose output rows are [k + wg_q8_row_words(k)], its values
-     * then (one-row tensors) their 8-bit codes; xq_in, a LINEAR,
+    /* Graph fusion's xq tail (src/ops/norm.c): xq_tail, a NORM whose
+     * output rows are [k + wg_q8_row_words(k)], its values then (one-row
+     * tensors) their 8-bit codes; xq_in, a LINEAR,
      * LINEAR_GLU or LINEAR_ROPE_KV whose x is the [.., :k] view of such an
      * output, so its one-row product reads the codes. */
     bool xq_tail, xq_in;
