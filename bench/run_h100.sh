@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -290,6 +290,17 @@ for s in $sections; do
         echo "-- $m round $round: old $(B=.devbuild_old tg $m) | noxq $(tg $m WGML_GRAPH_FUSE=noxq) | noglucodes $(tg $m WGML_GRAPH_FUSE=noglucodes) | xq $(tg $m)"
       done; done
       echo "-- 8b profile"; WGML_PROFILE=1 $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 16 -n 32 -r 1 2>&1 | grep -vE "^\|" | head -n 14 ;;
+    late) # x quantised a chunk at a time inside the one-dispatch product (WGML_MV_LATE) against the workgroup's
+      # quantising pass and the norms' codes: tg128 pipelined, two rounds, 8B then 1B; then bench matvec's rows
+      tmodes native test_graph_prologue
+      wait_gen
+      for m in 1b 8b; do echo "$m greedy late: $(WGML_MV_LATE=1 $B/wgml generate -m /tmp/models/llama-$m-q4k.gguf -p 'The capital of France is' -n 64 --temp 0 2>/dev/null | md5sum)"; done
+      for round in 1 2; do for m in 8b 1b; do
+        echo "-- $m round $round: noxq $(tg $m WGML_GRAPH_FUSE=noxq) | xq $(tg $m) | xq+late $(tg $m WGML_MV_LATE=1) | late $(tg $m WGML_GRAPH_FUSE=noxq WGML_MV_LATE=1)"
+      done; done
+      for nk in 4096x4096 28672x4096 4096x14336; do
+        echo "$nk base $(mvrow $nk q4_K) | late $(mvrow $nk q4_K WGML_MV_LATE=1)"
+      done ;;
     mvbig) # the 8B layer's big one-dispatch products (gate|up 28672x4096, down 4096x14336, q4_K; graph replay of
       # 32): one-dispatch variants x workgroup caps (WGML_MV_XS_WGS), against the table
       for nk in 28672x4096 4096x14336; do
