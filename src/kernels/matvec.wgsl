@@ -131,14 +131,6 @@ fn word(i: u32) -> u32 {
 #endif
 #ifdef Q8X
 #ifdef XS
-#ifdef XS_LATE
-// x read as floats and quantised chunk by chunk inside accq (no codes held)
-#include "matvec_x.wgsl"
-fn xq_put(i: u32, v: u32) {}  // nothing quantised into xq here (q8_block unused)
-fn xq_row(r: u32) -> u32 {
-    return 0u;
-}
-#else
 #ifdef XS_PREQ
 // x's codes made before the product, in the XQUANT pass's layout, at word
 // p.xo[0].x of this binding (a one-row norm's, graph fusion's xq tail)
@@ -158,7 +150,6 @@ fn xq_row(r: u32) -> u32 {
     return 0u;
 }
 #include "matvec_x.wgsl"
-#endif
 #endif
 #else
 // x quantised by the XQUANT pass (matvec_xq.wgsl says the layout)

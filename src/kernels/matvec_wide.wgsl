@@ -277,16 +277,6 @@ fn accw(acc: ptr<function, array<f32, NV>>, rb: array<u32, RPW>, xr: array<u32, 
 // chunk: sum w x = d_w d_x (codes . codes) + m_w sum x, the integer sum
 // exact (|sum| <= 32 * 127 * 127 < 2^24).
 
-#ifdef XS_LATE
-// x block blk of the row at element xr as floats (quantised by q8_of).
-fn xblk(xr: u32, blk: u32) -> array<vec4<f32>, 8> {
-    var v: array<vec4<f32>, 8>;
-    for (var i = 0u; i < 8u; i++) {
-        v[i] = xv4(xr, blk * 32u + 4u * i);
-    }
-    return v;
-}
-#else
 // Eight code words of x at word a (a multiple of 4).
 fn xq8(a: u32) -> W8 {
     return W8(xq[a >> 2u], xq[(a >> 2u) + 1u]);
@@ -297,7 +287,6 @@ fn xqds(xr: u32, blk: u32) -> vec2<f32> {
     let h = xq[(xr + p.k / 4u) / 4u + blk / 2u];
     return bitcast<vec2<f32>>(select(h.xy, h.zw, (blk & 1u) != 0u));
 }
-#endif
 
 // Chunk c of every weight row of the workgroup against x's code words.
 fn accq(acc: ptr<function, array<f32, NV>>, rb: array<u32, RPW>, xr: array<u32, M>, c: u32) {
@@ -312,22 +301,6 @@ fn accq(acc: ptr<function, array<f32, NV>>, rb: array<u32, RPW>, xr: array<u32, 
     var h0 = array<vec2<f32>, M>();
     var h1 = array<vec2<f32>, M>();
     for (var r = 0u; r < M; r++) {
-#ifdef XS_LATE
-        // the chunk's x blocks quantised here, as the XQUANT pass would
-        let qa = q8_of(xblk(xr[r], b0));
-        var qz = qa;
-        if (CH == 64u) {
-            qz = q8_of(xblk(xr[r], b1));
-        }
-        for (var i = 0u; i < 8u; i++) {
-            xw[r * XN + i] = qa.w[i];
-            if (CH == 64u) {
-                xw[r * XN + 8u + i] = qz.w[i];
-            }
-        }
-        h0[r] = vec2<f32>(qa.d, qa.s);
-        h1[r] = vec2<f32>(qz.d, qz.s);
-#else
         let a = xq8(xr[r] + 8u * b0);
         let z = xq8(xr[r] + 8u * b1);
         for (var i = 0u; i < 4u; i++) {
@@ -340,7 +313,6 @@ fn accq(acc: ptr<function, array<f32, NV>>, rb: array<u32, RPW>, xr: array<u32, 
         }
         h0[r] = xqds(xr[r], b0);
         h1[r] = xqds(xr[r], b1);
-#endif
     }
     for (var rr = 0u; rr < RPW; rr++) {
         var cw = codes(rb[rr] + blk * WBB, j);

@@ -66,7 +66,6 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     rope_setup(li);
 #endif
 #ifndef XS_PREQ
-#ifndef XS_LATE
     let xr0 = p.xo[0].x;
     for (var blk = li; blk < p.k / 32u; blk += WG) {
         var v: array<vec4<f32>, 8>;
@@ -75,7 +74,6 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
         }
         q8_block(0u, p.k / 4u, blk, v);
     }
-#endif
 #endif
     workgroupBarrier();
     var slot = 0u;
@@ -88,9 +86,6 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     var xr: array<u32, M>;  // x's codes start at word 0 (xq_row)
 #ifdef XS_PREQ
     xr[0] = p.xo[0].x;      // or where the norm wrote them
-#endif
-#ifdef XS_LATE
-    xr[0] = p.xo[0].x;      // x itself, quantised a chunk at a time in accq
 #endif
     // p.pad0 workgroups serve p.ngroups groups of RSETS sets: past about a
     // wave of them each walks several groups, its x quantised once

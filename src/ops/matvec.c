@@ -144,8 +144,6 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
     if (j->preq)
         n += snprintf(defs + n, sizeof defs - (size_t)n, ";XS_PREQ;XQ_ACC=%s",
                       shares(j->t[SX], out) ? "read_write" : "read");
-    else if (j->xs && getenv("WGML_MV_LATE")) /* timing: x quantised a chunk at a time in accq */
-        n += snprintf(defs + n, sizeof defs - (size_t)n, ";XS_LATE");
     if (j->glu >= 0)
         p.pad1 = (uint32_t)j->glu;
     int nb = 5;
