@@ -271,12 +271,13 @@ for s in $sections; do
       for round in 1 2; do for m in 8b 1b; do
         echo "-- $m round $round: old $(B=.devbuild_old tg $m) | norope $(tg $m WGML_GRAPH_FUSE=norope) | new $(tg $m)"
       done; done ;;
-    noq) # the bound on handing the products x already quantised: tg128 pipelined with the one-dispatch products'
-      # x quantising skipped (WGML_MV_NOQ, a probe since removed), and with the norms' dispatches dropped too
+    noq) # the bound on handing each product x already quantised: tg128 pipelined with the one-dispatch products of one
+      # k skipping x's quantising (WGML_MV_NOQ=k: results wrong, time right), on top of the norms' codes; two rounds
       wait_gen
-      for round in 1 2; do for m in 8b 1b; do
-        echo "-- $m round $round: base $(tg $m) | nonorm $(tg $m WGML_SKIP_KERNELS=norm:)"
-      done; done ;;
+      for round in 1 2; do
+        echo "-- 8b round $round: base $(tg 8b) | noq k4096 (o) $(tg 8b WGML_MV_NOQ=4096) | noq k14336 (down) $(tg 8b WGML_MV_NOQ=14336)"
+        echo "-- 1b round $round: base $(tg 1b) | noq k2048 (o) $(tg 1b WGML_MV_NOQ=2048) | noq k8192 (down) $(tg 1b WGML_MV_NOQ=8192)"
+      done ;;
     xqab) # the norms write x's codes for the q|k|v and gate|up products (the xq tail): its tests natively and in
       # CI's modes, the greedy text against WGML_GRAPH_FUSE=noxq, tg128 pipelined noxq / xq, two rounds, 8B then 1B,
       # then the 8B decode's kernels by timestamps
