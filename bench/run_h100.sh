@@ -282,13 +282,13 @@ for s in $sections; do
       # CI's modes, the greedy text against WGML_GRAPH_FUSE=noxq, tg128 pipelined noxq / xq, two rounds, 8B then 1B,
       # then the 8B decode's kernels by timestamps
       tmodes "native nof16 window" test_graph_prologue
-      tmodes native test_llm_graph test_op_matvec
+      tmodes native test_llm_graph test_op_matvec test_op_attention
       wait_gen
       for m in 1b 8b; do for v in "$B/wgml" "env WGML_GRAPH_FUSE=noxq $B/wgml"; do
         echo "$m greedy, $v: $($v generate -m /tmp/models/llama-$m-q4k.gguf -p 'The capital of France is' -n 64 --temp 0 2>/dev/null | md5sum)"
       done; done
       for round in 1 2; do for m in 8b 1b; do
-        echo "-- $m round $round: old $(B=.devbuild_old tg $m) | noxq $(tg $m WGML_GRAPH_FUSE=noxq) | noglucodes $(tg $m WGML_GRAPH_FUSE=noglucodes) | xq $(tg $m)"
+        echo "-- $m round $round: old $(B=.devbuild_old tg $m) | noxq $(tg $m WGML_GRAPH_FUSE=noxq) | xq $(tg $m)"
       done; done
       echo "-- 8b profile"; WGML_PROFILE=1 $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 16 -n 32 -r 1 2>&1 | grep -vE "^\|" | head -n 14 ;;
     late) # x quantised a chunk at a time inside the one-dispatch product (WGML_MV_LATE) against the workgroup's
