@@ -513,78 +513,6 @@ static void t_xq_tail(void)
     t_env("WGML_FORCE", NULL);
 }
 
-/* y = linear(reshape(attention(q, K, V), [T, Hq Dv]), W) (a decoder's
- * output projection): graph fusion gives the attention a second output,
- * the codes of its output row, which the decode merge pass writes
- * (attention.wgsl CODES; elsewhere a pass of their own: passes) and the
- * one-row product reads (the xq tail, src/ops/attention.c).  Equal to the
- * graph compiled with WGML_GRAPH_FUSE=noxq bit for bit, as xq_case. */
-static void xq_attn_case(const char *force, int64_t S, int passes)
-{
-    enum { HQ = 8, HKV = 2, D = 32 };
-    const int64_t T = 1, NW = 37, KD = HQ * D;
-    float *deq = NULL, *y[2];
-    wgml_tensor *w = quant_table(WGML_Q4_K, NW, KD, &deq, NULL);
-    float *qh = host_f32(T * HQ * D, -1, 1), *kh = host_f32(HKV * S * D, -1, 1), *vh = host_f32(HKV * S * D, -2, 2);
-    wgml_graph_stats st[2];
-    char what[96];
-    snprintf(what, sizeof what, "xq tail attention %s S=%lld", force ? force : "table", (long long)S);
-    t_env("WGML_FORCE", force);
-    for (int f = 0; f < 2; f++) { /* fused, fused but noxq */
-        t_env("WGML_GRAPH_FUSE", f ? "noxq" : NULL);
-        wgml_graph *g = NULL;
-        wgml_node *wn, *qn, *kn, *vn, *a, *out;
-        CHECK_OK(wgml_graph_create(t_ctx, &g));
-        CHECK_OK(wgml_graph_tensor(g, "W", w, &wn));
-        CHECK_OK(wgml_graph_input(g, "q", WGML_F32, 4, (int64_t[]){1, HQ, T, D}, &qn));
-        CHECK_OK(wgml_graph_input(g, "k", WGML_F32, 4, (int64_t[]){1, HKV, S, D}, &kn));
-        CHECK_OK(wgml_graph_input(g, "v", WGML_F32, 4, (int64_t[]){1, HKV, S, D}, &vn));
-        wgml_attn_params ap = {.out_bshd = 1};
-        CHECK_OK(wgml_g_attention(g, qn, kn, vn, NULL, NULL, &ap, WGML_F32, &a));
-        CHECK_OK(wgml_g_reshape(g, a, 2, (int64_t[]){T, KD}, &a));
-        CHECK_OK(wgml_g_linear(g, a, wn, NULL, NULL, NULL, WGML_F32, &out));
-        CHECK_OK(wgml_graph_output(g, out));
-        CHECK_OK(wgml_graph_compile(g, NULL));
-        CHECK_OK(wgml_graph_write(g, qn, qh, (uint64_t)(T * HQ * D) * 4));
-        CHECK_OK(wgml_graph_write(g, kn, kh, (uint64_t)(HKV * S * D) * 4));
-        CHECK_OK(wgml_graph_write(g, vn, vh, (uint64_t)(HKV * S * D) * 4));
-        CHECK_OK(wgml_graph_run(g));
-        y[f] = malloc((size_t)(T * NW) * 4);
-        CHECK_OK(wgml_graph_read(g, out, y[f], (uint64_t)(T * NW) * 4));
-        CHECK_OK(wgml_graph_stats_get(g, &st[f]));
-        if (f == 0) {
-            char *txt = dump_both(g);
-            CHECK(txt && strstr(txt, "fill") && strstr(txt, "written by node"), "%s: the dump shows no codes node",
-                  what);
-            free(txt);
-        }
-        wgml_graph_free(g);
-    }
-    t_env("WGML_GRAPH_FUSE", "prologue");
-    t_env("WGML_FORCE", NULL);
-    int bad = 0;
-    for (int64_t i = 0; i < T * NW; i++)
-        if (y[0][i] != y[1][i] && bad++ < 4)
-            printf("    %s: y[%lld] with codes %.9g without %.9g\n", what, (long long)i, y[0][i], y[1][i]);
-    CHECK(bad == 0, "%s: %d outputs differ", what, bad);
-    CHECK(st[0].dispatches == st[1].dispatches + (uint64_t)passes, "%s: %llu dispatches with codes, %llu without "
-          "(want %d more)", what, (unsigned long long)st[0].dispatches, (unsigned long long)st[1].dispatches, passes);
-    free(y[0]), free(y[1]), free(qh), free(kh), free(vh), free(deq);
-    wgml_tensor_free(w);
-}
-
-static void t_xq_attention(void)
-{
-    wgml_device_info in;
-    CHECK_OK(wgml_device_info_get(t_ctx, &in));
-    if (!(in.features & WGML_FEATURE_SUBGROUPS))
-        return;
-    /* the product's variant and the attention's forced together */
-    xq_attn_case("matvec=sgx_r2,attn=dsg", 300, 0);     /* chunks: the merge writes the codes */
-    xq_attn_case("matvec=sgx_r2,attn=dsg", 20, 1);      /* one chunk (no merge): a pass of their own */
-    xq_attn_case("matvec=sgx_r2,attn=splitkv", 300, 1); /* attn_reduce: a pass of their own */
-}
-
 static void t_table(void) { cases(false); }
 static void t_integer(void) { cases(true); }
 
@@ -600,7 +528,6 @@ int main(int argc, char **argv)
         {"glu_pairs", t_glu_pairs},
         {"rope_kv", t_rope_kv},
         {"xq_tail", t_xq_tail},
-        {"xq_attention", t_xq_attention},
     };
     int rc = t_run(list, sizeof list / sizeof *list, argc > 1 ? argv[1] : NULL);
     wgml_ctx_destroy(t_ctx);

@@ -38,7 +38,7 @@
  * contract a multiply-add.
  */
 #include "graph.h"
-#include "ops/matvec.h" /* WG_XPRE_* for the linear prologue, wg_q8_row_words */
+#include "ops/mm.h" /* WG_XPRE_* for the linear prologue */
 
 #include <stdlib.h>
 #include <string.h>
@@ -423,45 +423,12 @@ static void fuse_xq_tail(wgml_graph *g, size_t *uses)
     }
 }
 
-/* linear(reshape(a, [T, Hq Dv]), w) of a = attention(..) [1, T, Hq, Dv]
- * (out_bshd; a decoder's output projection), when the one-row product would
- * take the one-dispatch integer kernel: the attention writes the codes of
- * its output row into a new u32 node [T, wg_q8_row_words(Hq Dv)] (its
- * out2, written by it: no dispatch of its own), which the linear takes as
- * a fifth input (src/ops/attention.c; the decode merge pass makes them).
- * Adds one node an attention (uses[] has room). */
-static void fuse_xq_attention(wgml_graph *g, size_t *uses)
-{
-    for (size_t i = 0, n0 = g->n; i < n0; i++) {
-        wgml_node *c = g->nodes[i], *r = c->in[0], *a, *q;
-        if (!live_op(c, WG_OP_LINEAR) || c->p.xq_in || c->nin < 2 || (c->nin > 4 && c->in[4]) ||
-            !sole_view(r, WG_V_RESHAPE, uses) || r->d.ndim != 2)
-            continue;
-        a = r->in[0];
-        int64_t k = r->d.shape[1];
-        if (!live_op(a, WG_OP_ATTENTION) || a->p.attn.out_bshd != 1 || a->sum_out || uses[a->id] != 1 || a->output ||
-            a->d.dtype != WGML_F32 || a->d.ndim != 4 || a->d.shape[0] != 1 || wg_is_sym(k) || k <= 0 || k % 32 ||
-            c->in[1]->d.ndim != 2 || wg_is_sym(c->in[1]->d.shape[0]) ||
-            !wg_matvec_xs(g->ctx, c->in[1]->d.dtype, 1, c->in[1]->d.shape[0], k))
-            continue;
-        if (wgml_g_fill(g, WGML_U32, 2, (int64_t[]){r->d.shape[0], (int64_t)wg_q8_row_words(k)}, 0, &q) != WGML_OK)
-            continue; /* fusion is an optimisation */
-        q->produced_by = a;
-        a->sum_out = q;
-        for (int j = c->nin; j < 4; j++)
-            c->in[j] = NULL;
-        c->in[4] = q;
-        c->nin = 5;
-        uses[q->id] = 1;
-    }
-}
-
 size_t wg_graph_fuse(wgml_graph *g)
 {
     const char *e = getenv("WGML_GRAPH_FUSE");
     if (g->opt.no_fuse || (e && !strcmp(e, "0")))
         return 0;
-    size_t *uses = calloc(3 * g->n + 1, sizeof *uses); /* room for the xq tail's nodes */
+    size_t *uses = calloc(2 * g->n + 1, sizeof *uses); /* room for fuse_xq_tail's views */
     if (!uses)
         return 0; /* fusion is an optimisation: without memory, run unfused */
     for (size_t i = 0; i < g->n; i++)
@@ -485,8 +452,6 @@ size_t wg_graph_fuse(wgml_graph *g)
     fuse_linear_prologue(g, uses, all || (e && strstr(e, "normpro")), all || (e && strstr(e, "glupro")));
     if (!(e && strstr(e, "noxq")))
         fuse_xq_tail(g, uses);
-    if (!(e && strstr(e, "noxq")))
-        fuse_xq_attention(g, uses);
     fuse_chains(g, uses);
     free(uses);
     return g->fused;

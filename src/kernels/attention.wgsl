@@ -233,33 +233,12 @@ fn attn_reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
 // one barrier and MDS threads merge the MRL lanes.  attn_reduce's chain
 // is ~3 dependent round trips and 7 barriers (its reductions come before
 // its loads).
-#ifdef CODES
-// CODES (graph fusion's xq tail, src/ops/attention.c): one query row and
-// B 1, so a row (hk, g) is head hk G + g of the output row [H Dv]; 32 value
-// dims a workgroup are one 32-element block of it, whose 8-bit codes
-// (q8_block.wgsl's layout, the row's words from p.hq.w, H Dv / 4 of them
-// codes) thread 0 writes after a barrier, for the output projection's
-// one-dispatch product (matvec_xs.wgsl XS_PREQ) to read instead of
-// quantising x in each of its workgroups.  512 threads: the same 16 run
-// lanes merge each dim as without codes, so its value is the same bit for
-// bit (8 lanes of 32 dims summed the runs in another order).
-const MRL: u32 = 16u;
-const MDS: u32 = 32u;
-#tensor xq 4 u32 XQ_MODE
-var<workgroup> Wq: array<f32, 32>;
-fn xq_put(i: u32, v: u32) {
-    xq_st(i, v);
-}
-#include "q8_block.wgsl"
-#else
 const MRL: u32 = 16u;  // run lanes
-const MDS: u32 = 16u;  // value dims per workgroup (MRL x MDS threads)
-#endif
-const MWG: u32 = MRL * MDS;
+const MDS: u32 = 16u;  // value dims per workgroup (MRL x MDS = WGR threads)
 
 var<workgroup> Wm: array<f32, MRL>;
 var<workgroup> Wl: array<f32, MRL>;
-var<workgroup> Wa: array<f32, MWG>;
+var<workgroup> Wa: array<f32, WGR>;
 
 // Run s of the row at pb: (max, sum, acc[d]); past the runs: empty.
 fn run_at(pb: u32, s: u32, d: u32) -> vec3<f32> {
@@ -279,7 +258,7 @@ fn run_w(m: f32, mx: f32) -> f32 {
     return select(exp(m - mx), 0.0, m == NEG);
 }
 
-@compute @workgroup_size(MWG)
+@compute @workgroup_size(256)
 fn attn_merge(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
               @builtin(local_invocation_index) li: u32) {
     let dv = p.dims.w;
@@ -312,31 +291,9 @@ fn attn_merge(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     }
     Wa[li] = a;
     workgroupBarrier();
-#ifdef CODES
-    if (li < MDS) {  // dv % 32 == 0: every d < dv
-        let y = merged(li, rr);
-        o_st(rr.ob + d * p.in2.z, y);
-        Wq[li] = y;
-    }
-    workgroupBarrier();
-    if (li == 0u) {
-        var v: array<vec4<f32>, 8>;
-        for (var i = 0u; i < 8u; i++) {
-            v[i] = vec4<f32>(Wq[4u * i], Wq[4u * i + 1u], Wq[4u * i + 2u], Wq[4u * i + 3u]);
-        }
-        // block (h Dv + 32 ds) / 32 of the row of H = Hkv G heads
-        q8_block(p.hq.w, p.blk.y * p.blk.z * dv / 4u, ((rr.hk * p.blk.z + rr.g) * dv + rr.ds * MDS) / 32u, v);
-    }
-#else
     if (li >= MDS || d >= dv) {
         return;
     }
-    o_st(rr.ob + d * p.in2.z, merged(li, rr));
-#endif
-}
-
-// Value dim li of the workgroup's slice: the MRL run lanes merged.
-fn merged(li: u32, rr: RRow) -> f32 {
     var mx = NEG;
     for (var k = 0u; k < MRL; k++) {
         mx = max(mx, Wm[k]);
@@ -348,7 +305,7 @@ fn merged(li: u32, rr: RRow) -> f32 {
         sum = sum + Wl[k] * w;
         acc = acc + Wa[k * MDS + li] * w;
     }
-    return acc * out_scale(rr.hk, rr.g, mx, sum);
+    o_st(rr.ob + d * p.in2.z, acc * out_scale(rr.hk, rr.g, mx, sum));
 }
 #else
 // ---------------------------------------------------------------- attention

@@ -13,7 +13,6 @@
  *   m the max over visible s_ij and the sink; no visible key: 0.
  */
 #include "attention.h"
-#include "matvec.h" /* wg_xquant_to: the codes of the output projection's x */
 
 #include <math.h>
 #include <stdlib.h>
@@ -319,19 +318,13 @@ uint64_t wg_sc_attention(const wg_op_params *p, const wg_desc *const *in, int ni
     return wg_attn_scratch_bytes(q->shape[0], q->shape[1], q->shape[2], out->shape[3], decode ? (a > b ? a : b) : 1);
 }
 
-/* out2: graph fusion's xq tail (src/graph/fuse.c): u32 [T, wg_q8_row_words(Hq
- * Dv)] for the output projection, whose one-row product reads the 8-bit
- * codes of the [Hq Dv] output row instead of quantising it in each of its
- * workgroups: the decode merge pass writes them (attention.wgsl CODES),
- * else a pass of their own; other row counts leave them unwritten (the
- * product reads codes only for one row). */
 wgml_status wg_en_attention(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out,
                             wgml_tensor *out2)
 {
+    (void)out2;
     const wgml_tensor *mask = nin > 3 ? in[3] : NULL, *sinks = nin > 4 ? in[4] : NULL;
     if (p->attn.out_bshd != 0 && p->attn.out_bshd != 1)
         return wg_fail(WGML_ERR_INVALID_ARG, "wgml_attention: params: out_bshd must be 0 or 1");
-    bool one = out2 && p->attn.out_bshd && out->shape[0] * out->shape[1] == 1, wrote = false;
     if (!p->attn.out_bshd)
         return wg_attention_impl(in[0], in[1], in[2], mask, sinks, &p->attn, out);
     /* [B, Sq, Hq, Dv] written through its [B, Hq, Sq, Dv] view: a decode
@@ -343,9 +336,7 @@ wgml_status wg_en_attention(const wg_op_params *p, const wgml_tensor *const *in,
     a.out_bshd = 0; /* the view is [B, Hq, Sq, Dv] */
     wgml_status st = wgml_view_permute(out, (const int[]){0, 2, 1, 3}, &ov);
     if (st == WGML_OK)
-        st = wg_attention_codes(in[0], in[1], in[2], mask, sinks, &a, ov, one ? out2 : NULL, &wrote);
-    if (st == WGML_OK && one && !wrote)
-        st = wg_xquant_to(out, out2);
+        st = wg_attention_impl(in[0], in[1], in[2], mask, sinks, &a, ov);
     wgml_tensor_free(ov);
     return st;
 }

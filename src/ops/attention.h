@@ -78,13 +78,6 @@ int wg_attn_lpk(int64_t dk, int64_t dv);
 wgml_status wg_attention_impl(const wgml_tensor *q, const wgml_tensor *k, const wgml_tensor *v,
                               const wgml_tensor *mask, const wgml_tensor *sinks, const wgml_attn_params *p,
                               wgml_tensor *out);
-/* The same; with codes (graph fusion's xq tail: u32, wg_q8_row_words(Hq Dv)
- * words), one query row of B 1 whose [Hq, Dv] output is contiguous has its
- * 8-bit codes written by the subgroup decode's merge pass (attention.wgsl
- * CODES), and *wrote says so (else the caller makes them). */
-wgml_status wg_attention_codes(const wgml_tensor *q, const wgml_tensor *k, const wgml_tensor *v,
-                               const wgml_tensor *mask, const wgml_tensor *sinks, const wgml_attn_params *p,
-                               wgml_tensor *out, wgml_tensor *codes, bool *wrote);
 
 /* CPU reference on contiguous host arrays in double: q [b, hq, sq, d],
  * k [b, hkv, skv, d], v [b, hkv, skv, dv], mask already broadcast to

@@ -7,7 +7,6 @@
  * reduce pass.  Kernel: attention.wgsl.
  */
 #include "attention.h"
-#include "matvec.h" /* wg_q8_row_words: the codes' layout is the mat-vec path's */
 
 #include <math.h>
 #include <stdio.h>
@@ -58,8 +57,6 @@ typedef struct attn_job {
     int64_t nsp;          /* splits per dispatch (1 unless splitkv or dsg) */
     int64_t bq;           /* rows per workgroup */
     int64_t rds;          /* reduce pass: value dims per workgroup */
-    wg_binding codes;     /* reduce pass (CODES): the output row's codes */
-    int ncb;              /* reduce pass: bindings (4 with the codes) */
 } attn_job;
 
 static wg_binding bind(const wg_win *w, const int64_t iter[4], bool raw, bool vec16, uint32_t *off)
@@ -105,18 +102,17 @@ static wgml_status reduce_block(void *user, const wg_win *w, const int64_t iter[
     const attn_job *j = user;
     (void)origin;
     attn_params p = j->base;
-    wg_binding b[4];
+    wg_binding b[3];
     uint32_t off[3] = {0};
     for (int i = 0; i < 3; i++)
         b[i] = w[i].buf ? wg_win_bind(&w[i], iter, &off[i]) : b[0];
-    b[3] = j->codes;
     for (int i = 0; i < 4; i++)
         p.blk[i] = (uint32_t)iter[i];
     p.offs2[1] = off[0];
     p.offs2[0] = off[1];
     p.offs[3] = off[2];
     uint64_t nds = (uint64_t)(j->base.dims[3] + j->rds - 1) / (uint64_t)j->rds;
-    return wg_dispatch(j->ctx, j->k, b, j->ncb, &p, sizeof p, (uint32_t)((uint64_t)(iter[0] * iter[1] * iter[2] * iter[3]) * nds),
+    return wg_dispatch(j->ctx, j->k, b, 3, &p, sizeof p, (uint32_t)((uint64_t)(iter[0] * iter[1] * iter[2] * iter[3]) * nds),
                        1, 1);
 }
 
@@ -264,15 +260,6 @@ wgml_status wg_attention_impl(const wgml_tensor *q, const wgml_tensor *k, const 
                               const wgml_tensor *mask, const wgml_tensor *sinks, const wgml_attn_params *params,
                               wgml_tensor *out)
 {
-    bool wrote;
-    return wg_attention_codes(q, k, v, mask, sinks, params, out, NULL, &wrote);
-}
-
-wgml_status wg_attention_codes(const wgml_tensor *q, const wgml_tensor *k, const wgml_tensor *v,
-                               const wgml_tensor *mask, const wgml_tensor *sinks, const wgml_attn_params *params,
-                               wgml_tensor *out, wgml_tensor *codes, bool *wrote)
-{
-    *wrote = false;
     wgml_attn_params pa = {0};
     if (params)
         pa = *params;
@@ -574,46 +561,24 @@ wgml_status wg_attention_codes(const wgml_tensor *q, const wgml_tensor *k, const
 
     /* The reduce pass: partial runs -> out. */
     if (split && st == WGML_OK) {
-        wg_win w[3] = {win(part, wg_view4_of(part).offset, pst, (uint64_t)(R - 1), "partials"), {0},
-                       win(out, o.v[O_O].offset, st4[O_O], (uint64_t)((Dv - 1) * o.v[O_O].strides[3]), "out")};
-        if (sinks)
-            w[1] = win(sinks, wg_view4_of(sinks).offset, sst, 0, "sinks");
-        /* the codes of a decode row's [Hq, Dv] output (CODES: 32 value dims
-         * a merge workgroup; their block indices count from the row's first
-         * head, so one window) */
-        uint64_t crem = 0, rw = wg_q8_row_words(Hq * Dv);
-        wg_binding cb = {0};
-        bool cq = codes && var->sg && B == 1 && Sq == 1 && Dv % 32 == 0 && o.v[O_O].strides[3] == 1 &&
-                  info.max_invocations_per_workgroup >= 512 &&
-                  o.v[O_O].strides[1] == Dv && codes->dtype == WGML_U32 && wgml_tensor_nelem(codes) >= (int64_t)rw &&
-                  wg_win_fits(ctx, w, 3, iter, 1u << 30);
-        if (cq) {
-            cb = wg_bind_from(codes->st->buf, wg_view4_of(codes).offset * 4, rw * 4, &crem);
-            cq = cb.size >= crem + rw * 4;
-        }
-        const wgml_buffer *cbuf = cq ? codes->st->buf : NULL;
-        bool prw = part->st->buf == out->st->buf || part->st->buf == cbuf,
-             srw = sinks && (sinks->st->buf == out->st->buf || sinks->st->buf == cbuf);
-        snprintf(defs, sizeof defs, "REDUCE;PART_MODE=%s;S_DT=%s;S_MODE=%s;O_DT=%s;O_MODE=w%s", prw ? "rw" : "r",
-                 sinks ? "f32" : "f32", (sinks ? srw : prw) ? "rw" : "r", wg_dtype(out->dtype)->wgsl,
-                 cq ? ";CODES;XQ_MODE=w" : "");
+        bool prw = part->st->buf == out->st->buf, srw = sinks && sinks->st->buf == out->st->buf;
+        snprintf(defs, sizeof defs, "REDUCE;PART_MODE=%s;S_DT=%s;S_MODE=%s;O_DT=%s;O_MODE=w", prw ? "rw" : "r",
+                 sinks ? "f32" : "f32", (sinks ? srw : prw) ? "rw" : "r", wg_dtype(out->dtype)->wgsl);
         unsigned rro = (prw ? 0u : 1u) | ((sinks ? srw : prw) ? 0u : 2u);
-        job.codes = cb;
-        job.ncb = cq ? 4 : 3;
-        if (cq)
-            job.rds = 32; /* attn_merge's MDS with CODES */
-        if ((st = get_kernel(ctx, defs, job.ncb, rro, var->sg ? "attn_merge" : "attn_reduce", &job.k)) == WGML_OK) {
+        if ((st = get_kernel(ctx, defs, 3, rro, var->sg ? "attn_merge" : "attn_reduce", &job.k)) == WGML_OK) {
             attn_params *r = &job.base;
             memset(r->offs2, 0, sizeof r->offs2);
             r->offs2[3] = sinks ? F_SINKS : 0;
-            r->hq[3] = (uint32_t)(crem / 4);
             for (int i = 0; i < 4; i++) {
                 r->os[i] = (uint32_t)pst[i];
                 r->ms[i] = (uint32_t)st4[O_O][i];
             }
             r->in2[2] = (uint32_t)o.v[O_O].strides[3];
+            wg_win w[3] = {win(part, wg_view4_of(part).offset, pst, (uint64_t)(R - 1), "partials"), {0},
+                           win(out, o.v[O_O].offset, st4[O_O], (uint64_t)((Dv - 1) * o.v[O_O].strides[3]), "out")};
+            if (sinks)
+                w[1] = win(sinks, wg_view4_of(sinks).offset, sst, 0, "sinks");
             st = wg_win_split(ctx, w, 3, iter, 4, 1u << 30, "wgml_attention (reduce)", reduce_block, &job);
-            *wrote = cq && st == WGML_OK;
         }
     }
     wgml_tensor_free(part);

@@ -18,7 +18,6 @@
  *   out is a no-op.  act: none, relu, gelu (erf form), silu.
  */
 #include "gemm.h"
-#include "matvec.h"
 
 #include <math.h>
 #include <string.h>
@@ -151,12 +150,7 @@ wgml_status wg_ck_linear(const wg_op_params *p, const wg_desc *const *in, int ni
     out->ndim = x->ndim;
     memcpy(out->shape, x->shape, sizeof out->shape);
     out->shape[x->ndim - 1] = w->shape[0];
-    const wg_desc *xq = nin > 4 ? in[4] : NULL; /* x's 8-bit codes (graph fusion's xq tail) */
-    if (xq && (xq->dtype != WGML_U32 || wg_is_sym(x->shape[x->ndim - 1]) || x->shape[x->ndim - 1] % 32 ||
-               xq->shape[xq->ndim - 1] != (int64_t)wg_q8_row_words(x->shape[x->ndim - 1])))
-        FAIL(WGML_ERR_SHAPE, "%s: x's codes must be u32 [.., %llu] for k a fixed multiple of 32", op,
-             (unsigned long long)wg_q8_row_words(x->shape[x->ndim - 1]));
-    return ck_tail(op, p, in, nin < 4 ? nin : 4, out);
+    return ck_tail(op, p, in, nin, out);
 }
 
 /* ------------------------------------------------------------ scratch */
@@ -315,8 +309,7 @@ wgml_status wg_en_linear(const wg_op_params *p, const wgml_tensor *const *in, in
     for (int i = 0; i < x->ndim - 1; i++)
         rows *= x->shape[i];
     if (rows <= WG_MATVEC_MAX_ROWS) {
-        const wgml_tensor *xq = nin > 4 ? in[4] : NULL; /* x's codes (graph fusion: attention's) */
-        st = p->xq_in || xq ? wg_matvec_xqt(x, w, bias, c, &p->mm, xq, out) : wg_matvec(x, w, bias, c, &p->mm, out);
+        st = (p->xq_in ? wg_matvec_xqt : wg_matvec)(x, w, bias, c, &p->mm, out);
         if (st != WGML_ERR_UNSUPPORTED)
             return st;
     }

@@ -251,49 +251,36 @@ static wgml_status xquant(mv_job *j, const wgml_tensor *x, uint64_t xmin, uint64
     return wg_dispatch(ctx, k, b, 2, &p, sizeof p, g[0], g[1], g[2]);
 }
 
-wgml_status wg_xquant_to(const wgml_tensor *y, wgml_tensor *codes)
+wgml_status wg_xquant_tail(const wgml_tensor *y)
 {
     int64_t k = y->ndim ? y->shape[y->ndim - 1] : 0;
+    uint64_t rw = wg_q8_row_words(k), rem;
     wg_view4 v = wg_view4_of(y);
-    if (codes) { /* the whole of y, contiguous, as one row */
-        k = wgml_tensor_nelem(y);
-        if (!wgml_tensor_is_contiguous(y))
-            k = 0;
-    }
-    uint64_t rw = wg_q8_row_words(k), xrem, qrem;
-    if (y->dtype != WGML_F32 || k <= 0 || k % 32 || wgml_tensor_nelem(y) != k || v.strides[3] != 1 ||
-        (codes && (codes->dtype != WGML_U32 || wgml_tensor_nelem(codes) < (int64_t)rw ||
-                   !wgml_tensor_is_contiguous(codes))))
-        return wg_fail(WGML_ERR_INTERNAL, "x's codes: one f32 row of a multiple of 32 elements (and u32 room)");
-    /* the row, and its codes after it or in codes; a buffer both read and
-     * written is bound rw */
-    uint64_t xb = ((uint64_t)k + (codes ? 0 : rw)) * 4;
-    wg_binding bx = wg_bind_from(y->st->buf, v.offset * 4, xb, &xrem), bq = bx;
-    qrem = xrem + (uint64_t)k * 4;
-    if (codes)
-        bq = wg_bind_from(codes->st->buf, wg_view4_of(codes).offset * 4, rw * 4, &qrem);
-    if (bx.size < xrem + xb || bq.size < qrem + (codes ? rw * 4 : 0))
-        return wg_fail_window(y->ctx, xb, "x's codes");
-    bool one = !codes || codes->st->buf == y->st->buf;
+    if (y->dtype != WGML_F32 || k <= 0 || k % 32 || wgml_tensor_nelem(y) != k || v.strides[3] != 1)
+        return wg_fail(WGML_ERR_INTERNAL, "x's codes: one f32 row of a multiple of 32 elements");
+    /* the row and its codes, one binding (read and written: bound rw) */
+    wg_binding b = wg_bind_from(y->st->buf, v.offset * 4, ((uint64_t)k + rw) * 4, &rem);
+    if (b.size < rem + ((uint64_t)k + rw) * 4)
+        return wg_fail_window(y->ctx, ((uint64_t)k + rw) * 4, "x's codes");
     mv_params p;
     memset(&p, 0, sizeof p);
     p.k = (uint32_t)k;
     p.m = 1;
     p.xs = 1;
     for (int r = 0; r < 8; r++) {
-        p.xo[r] = (uint32_t)(xrem / 4);
-        p.oo[r] = (uint32_t)(qrem / 4);
+        p.xo[r] = (uint32_t)(rem / 4);
+        p.oo[r] = (uint32_t)(rem / 4 + (uint64_t)k);
     }
     bool v4 = p.xo[0] % 4 == 0;
     char defs[128];
-    snprintf(defs, sizeof defs, "XQUANT;M=1;RPW=1;WG=64;UPT=1;QK=32;BB=34;X_DT=f32;X_MODE=%s%s%s", one ? "rw" : "r",
-             v4 ? "4" : "", v4 ? ";XV4" : "");
-    wg_kernel_ref ref = {"matvec.wgsl", "xquant", defs, 2, one ? 0u : 1u << 1};
+    snprintf(defs, sizeof defs, "XQUANT;M=1;RPW=1;WG=64;UPT=1;QK=32;BB=34;X_DT=f32;X_MODE=rw%s%s", v4 ? "4" : "",
+             v4 ? ";XV4" : "");
+    wg_kernel_ref ref = {"matvec.wgsl", "xquant", defs, 2, 0u};
     wgml_kernel *kern;
     wgml_status st = wg_kernel_get(y->ctx, &ref, &kern);
     if (st != WGML_OK)
         return st;
-    wg_binding bb[2] = {bq, bx};
+    wg_binding bb[2] = {b, b};
     return wg_dispatch(y->ctx, kern, bb, 2, &p, sizeof p, (uint32_t)((k / 32 + 63) / 64), 1, 1);
 }
 
@@ -387,7 +374,7 @@ static wgml_status need(const char *op, const char *what, const wgml_tensor *t, 
  * product in one dispatch (the caller runs the linear, then the glu). */
 static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wgml_tensor *w, const wgml_tensor *bias,
                               const wgml_tensor *c, const wgml_matmul_params *pp, int glu, const mv_epi *epi,
-                              bool xqt, const wgml_tensor *xcq, wgml_tensor *out)
+                              bool xqt, wgml_tensor *out)
 {
     const char *op = "wgml_linear";
     wgml_matmul_params prm = pp ? *pp : (wgml_matmul_params){1.0f, 0.0f, WGML_ACT_NONE, WGML_PREC_F32};
@@ -495,12 +482,6 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
         j.preq = true;
         j.row[0][0] = 0;
         xw = win(x, xmin + (uint64_t)k, 0, 0, wg_q8_row_words(k) - 1, 4, "x");
-    } else if (xs && xcq && xcq->dtype == WGML_U32 && wgml_tensor_nelem(xcq) >= (int64_t)wg_q8_row_words(k)) {
-        /* ... or in a tensor of their own (attention's: attention.c) */
-        j.preq = true;
-        j.t[SX] = xcq;
-        j.row[0][0] = 0;
-        xw = win(xcq, wg_view4_of(xcq).offset, 0, 0, wg_q8_row_words(k) - 1, 4, "x");
     }
     if (q8) {
         /* x quantised once (or made and quantised: pre); the product reads
@@ -546,31 +527,31 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
 wgml_status wg_matvec(const wgml_tensor *x, const wgml_tensor *w, const wgml_tensor *bias, const wgml_tensor *c,
                       const wgml_matmul_params *p, wgml_tensor *out)
 {
-    return matvec_run(x, NULL, w, bias, c, p, -1, NULL, false, NULL, out);
+    return matvec_run(x, NULL, w, bias, c, p, -1, NULL, false, out);
 }
 
 wgml_status wg_matvec_xqt(const wgml_tensor *x, const wgml_tensor *w, const wgml_tensor *bias, const wgml_tensor *c,
-                          const wgml_matmul_params *p, const wgml_tensor *codes, wgml_tensor *out)
+                          const wgml_matmul_params *p, wgml_tensor *out)
 {
-    return matvec_run(x, NULL, w, bias, c, p, -1, NULL, !codes, codes, out);
+    return matvec_run(x, NULL, w, bias, c, p, -1, NULL, true, out);
 }
 
 wgml_status wg_matvec_glu(const wgml_tensor *x, const wgml_tensor *w, const wgml_matmul_params *p, int glu, bool xqt,
                           wgml_tensor *out)
 {
-    return matvec_run(x, NULL, w, NULL, NULL, p, glu, NULL, xqt, NULL, out);
+    return matvec_run(x, NULL, w, NULL, NULL, p, glu, NULL, xqt, out);
 }
 
 wgml_status wg_matvec_epi(const wgml_tensor *x, const wgml_tensor *w, const wgml_matmul_params *p, const mv_epi *e,
                           bool xqt, wgml_tensor *out)
 {
-    return matvec_run(x, NULL, w, NULL, NULL, p, -1, e, xqt, NULL, out);
+    return matvec_run(x, NULL, w, NULL, NULL, p, -1, e, xqt, out);
 }
 
 wgml_status wg_matvec_pre(const wgml_tensor *x, const wg_xpre *pre, const wgml_tensor *w, const wgml_tensor *bias,
                           const wgml_matmul_params *p, wgml_tensor *out)
 {
-    return matvec_run(x, pre, w, bias, NULL, p, -1, NULL, false, NULL, out);
+    return matvec_run(x, pre, w, bias, NULL, p, -1, NULL, false, out);
 }
 
 /* ------------------------------------------------------------ linear_id */

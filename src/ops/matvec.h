@@ -73,11 +73,9 @@ wgml_status wg_matvec_epi(const wgml_tensor *x, const wgml_tensor *w, const wgml
 static inline uint64_t wg_q8_row_words(int64_t k) { return ((uint64_t)k / 4 + (uint64_t)k / 16 + 3) / 4 * 4; }
 
 /* y (one f32 row of k, a multiple of 32) quantised into the
- * wg_q8_row_words(k) words right after it (codes NULL: an xq-tail norm's
- * codes where its one dispatch does not apply, norm.c wg_norm_xq), or
- * all of a contiguous y as one row into codes (u32: attention's output,
- * attention.c). */
-wgml_status wg_xquant_to(const wgml_tensor *y, wgml_tensor *codes);
+ * wg_q8_row_words(k) words right after it: an xq-tail norm's codes where
+ * its one dispatch does not apply (norm.c wg_norm_xq). */
+wgml_status wg_xquant_tail(const wgml_tensor *y);
 
 /* The first pass of the integer path with its x made there (pre): rows
  * rows of k quantised into a new scratch tensor *xq (p: the product's

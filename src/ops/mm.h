@@ -60,11 +60,10 @@ wgml_status wg_en_attention(const wg_op_params *p, const wgml_tensor *const *in,
  * operands (the caller then runs the GEMM). */
 wgml_status wg_matvec(const wgml_tensor *x, const wgml_tensor *w, const wgml_tensor *bias, const wgml_tensor *c,
                       const wgml_matmul_params *p, wgml_tensor *out);
-/* wg_matvec where x's codes follow its row (a norm's xq tail, norm.c) or
- * are in codes (attention's, attention.c): a one-row product on the
- * one-dispatch kernel reads them. */
+/* wg_matvec where x's codes follow its row (a norm's xq tail, norm.c): a
+ * one-row product on the one-dispatch kernel reads them. */
 wgml_status wg_matvec_xqt(const wgml_tensor *x, const wgml_tensor *w, const wgml_tensor *bias, const wgml_tensor *c,
-                          const wgml_matmul_params *p, const wgml_tensor *codes, wgml_tensor *out);
+                          const wgml_matmul_params *p, wgml_tensor *out);
 
 /* A linear whose x is made in the integer mat-vec path's first pass
  * (WG_OP_LINEAR_PRE, made by graph fusion of linear(rms_norm(...)) and

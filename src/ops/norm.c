@@ -25,7 +25,7 @@
  * each sample's [C, ...] block contiguously; others are copied through a
  * contiguous temporary.
  */
-#include "matvec.h" /* wg_q8_row_words, wg_xquant_to: the codes' layout is the mat-vec path's */
+#include "matvec.h" /* wg_q8_row_words, wg_xquant_tail: the codes' layout is the mat-vec path's */
 #include "rows.h"
 
 #include <math.h>
@@ -407,7 +407,7 @@ wgml_status wg_norm_xq(const wgml_tensor *x, const wgml_norm_params *p, wgml_ten
     if (st == WGML_ERR_UNSUPPORTED) { /* the norm, then x's codes in a pass of their own */
         st = norm_run(x, p, y, 0);
         if (st == WGML_OK && rows == 1)
-            st = wg_xquant_to(y, NULL);
+            st = wg_xquant_tail(y);
     }
     wgml_tensor_free(y);
     return st;

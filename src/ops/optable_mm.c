@@ -20,7 +20,7 @@
 #define ROWS(id, nm, lo, hi, ip, up, ck, sc, en) [id - WG_OP_MATMUL] = {nm, lo, hi, ip, up, ck, sc, en}
 static const wg_op_def table[] = {
     ROWS(WG_OP_MATMUL, "matmul", 2, 4, false, false, wg_ck_matmul, wg_sc_matmul, wg_en_matmul),
-    ROWS(WG_OP_LINEAR, "linear", 2, 5, false, false, wg_ck_linear, wg_sc_linear, wg_en_linear),
+    ROWS(WG_OP_LINEAR, "linear", 2, 4, false, false, wg_ck_linear, wg_sc_linear, wg_en_linear),
     ROWS(WG_OP_LINEAR_ID, "linear_id", 3, 3, false, false, wg_ck_linear_id, wg_sc_linear_id, wg_en_linear_id),
     ROWS(WG_OP_ATTENTION, "attention", 3, 5, false, false, wg_ck_attention, wg_sc_attention, wg_en_attention),
     ROWS(WG_OP_LINEAR_PRE, "linear_pre", 2, 5, false, false, wg_ck_linear_pre, wg_sc_linear_pre, wg_en_linear_pre),
