@@ -191,7 +191,7 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
     if (j->xs) {
         /* main_xs: at most wg_mv_xs_wgs() workgroups, each walking several row
          * groups with x quantised once (p.pad0: how many were dispatched) */
-        uint32_t cap = wg_mv_xs_wgs();
+        uint32_t cap = wg_mv_xs_wgs() * 256 / (uint32_t)j->var->wg; /* as many threads */
         groups = p.ngroups < cap ? p.ngroups : cap;
         p.pad0 = (uint32_t)groups;
     }

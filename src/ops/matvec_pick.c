@@ -54,6 +54,7 @@ static const mv_variant variants[] = {
     {"sgq_r1t256", 1, 256, true, 1, true, true, false}, {"sgq_r8t128", 8, 128, true, 1, true, true, false},
     {"sgx_r1", 1, 256, true, 1, true, true, true}, {"sgx_r2", 2, 256, true, 1, true, true, true},
     {"sgx_r4", 4, 256, true, 1, true, true, true}, {"sgx_r2t128", 2, 128, true, 1, true, true, true},
+    {"sgx_r2t512", 2, 512, true, 1, true, true, true},
 };
 #define NTABLE 18 /* variants the table picks from (and sgq_r4t256 for long rows) */
 
@@ -162,6 +163,14 @@ wgml_status wg_mv_pick(wgml_ctx *ctx, const char *op, int64_t n, int64_t k, cons
          * 128256x4096 5388 -> 5748. */
         if (q8 && sg && rows == 1 && wg_mv_xs_fits(ctx, k) && !(ty->dt == WGML_Q6_K && n >= 65536))
             *out = wg_mv_named("sgx_r2");
+        /* WGML_MV_XS_LONG=name,k (timing): that one-dispatch variant for rows of at least k */
+        const char *xl = getenv("WGML_MV_XS_LONG");
+        if (xl && (*out)->xs && strchr(xl, ',') && k >= atol(strchr(xl, ',') + 1)) {
+            char nm[24];
+            snprintf(nm, sizeof nm, "%.*s", (int)(strchr(xl, ',') - xl), xl);
+            if (wg_mv_named(nm) && wg_mv_named(nm)->xs)
+                *out = wg_mv_named(nm);
+        }
         /* Float weights (f16, bf16, f32), one row: the unit path, whose
          * lanes read consecutive 16-byte pieces, not the wide path's
          * 32-128-byte chunks a lane.  H200, 32 products (µs, f16 / bf16 /
