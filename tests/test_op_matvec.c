@@ -160,6 +160,7 @@ static void test_variants(void)
         {"wgq_r2", 4352}, {"wgq_r4", 4352}, {"sgq_r4u2", 8704}, {"sgq_r8", 2304}, {"sgq_r2u2", 4352},
         {"sgq_r4t128", 8704}, {"sgq_r4t256", 8704}, /* t256: the table's for k >= 8192 on GPUs (x within 64 KiB windows) */
         {"sgx_r2", 4352}, {"sgx_r1", 8704}, /* x quantised by each workgroup (matvec_xs.wgsl) */
+        {"sgx_r2t512", 8704},                /* 512 threads: a GPU's table for long rows of many rows */
     };
     wgml_device_info in;
     CHECK_OK(wgml_device_info_get(t_ctx, &in));
@@ -173,7 +174,7 @@ static void test_variants(void)
      * sgq_r1; sgq_r4 differs from both only in what sg_r4 / sgw_r4 test) */
     static const char *const ci_set[] = {"sg_r1", "sg_r2", "sg_r4", "wg_r1", "wg_r2",
                                          "wg_r4", "sgw_r1", "sgw_r4", "wgq_r4", "sgx_r2", "sgx_r1",
-                                         "sg_r4u4", "sg_r2u8"}; /* the last four: a GPU's table */
+                                         "sgx_r2t512", "sg_r4u4", "sg_r2u8"}; /* the last five: a GPU's table */
     char env[64];
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         if (names[i][0] == 's' && !(in.features & WGML_FEATURE_SUBGROUPS))

@@ -163,14 +163,17 @@ wgml_status wg_mv_pick(wgml_ctx *ctx, const char *op, int64_t n, int64_t k, cons
          * 128256x4096 5388 -> 5748. */
         if (q8 && sg && rows == 1 && wg_mv_xs_fits(ctx, k) && !(ty->dt == WGML_Q6_K && n >= 65536))
             *out = wg_mv_named("sgx_r2");
-        /* WGML_MV_XS_LONG=name,k (timing): that one-dispatch variant for rows of at least k */
-        const char *xl = getenv("WGML_MV_XS_LONG");
-        if (xl && (*out)->xs && strchr(xl, ',') && k >= atol(strchr(xl, ',') + 1)) {
-            char nm[24];
-            snprintf(nm, sizeof nm, "%.*s", (int)(strchr(xl, ',') - xl), xl);
-            if (wg_mv_named(nm) && wg_mv_named(nm)->xs)
-                *out = wg_mv_named(nm);
-        }
+        /* Long rows of many rows: 512 threads, 32 rows a workgroup, so half
+         * as many workgroups each quantise x (14336 values: 448 blocks, one
+         * round of threads) for twice the rows.  H200, tg128 (bench/NOTES.md):
+         * the 8B's down product (4096 x 14336: 128 workgroups) 329.1 ->
+         * 337.9 tokens/s; the 1B's (2048 x 8192: 64 workgroups, half the
+         * SMs idle) 1,001 -> 972, and every product of the 8B on 512
+         * threads 331.8: long rows of at least 4096 rows only. */
+        wgml_device_info di;
+        if (*out == wg_mv_named("sgx_r2") && n >= 4096 && ty->ch && k / ty->ch >= 128 &&
+            wgml_device_info_get(ctx, &di) == WGML_OK && di.max_invocations_per_workgroup >= 512)
+            *out = wg_mv_named("sgx_r2t512");
         /* Float weights (f16, bf16, f32), one row: the unit path, whose
          * lanes read consecutive 16-byte pieces, not the wide path's
          * 32-128-byte chunks a lane.  H200, 32 products (µs, f16 / bf16 /
