@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -334,6 +334,18 @@ for s in $sections; do
     s2tests) # this session's test programs: natively, without f16 and in 64 KiB windows
       tmodes "native nof16 window" test_op_matvec test_graph_prologue
       tmodes native test_llm_graph test_op_rope test_graph_api ;;
+    s3tests) # this session's test programs: natively, without f16 and in 64 KiB windows
+      tmodes "native nof16 window" test_op_matvec test_graph_prologue
+      tmodes native test_llm_graph test_op_attention test_op_rope test_graph_api ;;
+    sessab) # the session's start (.devbuild_old) against this build: tg128 pipelined, two rounds, 8B then 1B,
+      # and the greedy text of both
+      wait_gen
+      for m in 1b 8b; do for b in .devbuild_old $B; do
+        echo "$m greedy, $b: $($b/wgml generate -m /tmp/models/llama-$m-q4k.gguf -p 'The capital of France is' -n 64 --temp 0 2>/dev/null | md5sum)"
+      done; done
+      for round in 1 2; do for m in 8b 1b; do
+        echo "-- $m round $round: start $(B=.devbuild_old tg $m) | now $(tg $m)"
+      done; done ;;
     ropelean) # the fused q|k|v product with two bindings fewer and no error word (WGML_ROPE_LEAN=1, a timing
       # probe) against the default, tg128 pipelined, two rounds, 8B then 1B (2026-11-27 (2) call 9: no effect;
       # the probe is gone, kept as the record of that call)
