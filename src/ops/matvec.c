@@ -441,9 +441,6 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
     if ((st = wg_mv_pick(x->ctx, op, n, k, ty, rows, &var, &upt)) != WGML_OK)
         return st;
     bool xs = !pre && xs_takes(x->ctx, ty, var, rows, k, rowb, w->offset);
-    /* timing: products of 4096+ rows that quantise x themselves on 512 threads */
-    if (xs && !xqt && var == wg_mv_named("sgx_r2") && n >= 4096 && getenv("WGML_MV_T512Q"))
-        var = wg_mv_named("sgx_r2t512");
     if ((glu >= 0 || epi) && (!xs || n % 2 || bias || c || prm.act != WGML_ACT_NONE || var->rpw != 2))
         return WGML_ERR_UNSUPPORTED;
 
