@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab t512q (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab t512q vocabxq (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -312,12 +312,15 @@ for s in $sections; do
       for nk in 4096x4096 28672x4096 4096x14336; do
         echo "$nk base $(mvrow $nk q4_K) | t512 $(mvrow $nk q4_K WGML_FORCE=matvec=sgx_r2t512)"
       done ;;
-    t512q) # every one-row product of 4096+ rows that quantises x itself on 512 threads (WGML_MV_T512Q: the 8B's o
-      # product joins its down product), tg128 pipelined, two rounds
+    vocabxq) # the final norm's codes for the q6_K vocabulary product too (the one-dispatch kernel reading them)
+      # against WGML_MV_NOVOCABXQ (its first pass as before): greedy text, tg128 pipelined, two rounds, 8B then 1B
       wait_gen
-      for round in 1 2; do
-        echo "-- 8b round $round: base $(tg 8b) | t512q $(tg 8b WGML_MV_T512Q=1)"
-      done ;;
+      for m in 1b 8b; do for v in "$B/wgml" "env WGML_MV_NOVOCABXQ=1 $B/wgml"; do
+        echo "$m greedy, $v: $($v generate -m /tmp/models/llama-$m-q4k.gguf -p 'The capital of France is' -n 64 --temp 0 2>/dev/null | md5sum)"
+      done; done
+      for round in 1 2; do for m in 8b 1b; do
+        echo "-- $m round $round: before $(tg $m WGML_MV_NOVOCABXQ=1) | vocab xq $(tg $m)"
+      done; done ;;
     mvbig) # the 8B layer's big one-dispatch products (gate|up 28672x4096, down 4096x14336, q4_K; graph replay of
       # 32): one-dispatch variants x workgroup caps (WGML_MV_XS_WGS), against the table
       for nk in 28672x4096 4096x14336; do
