@@ -404,7 +404,7 @@ static void fuse_xq_tail(wgml_graph *g, size_t *uses)
             wg_is_sym(k) || k <= 0 || k % 32 || w->d.ndim != 2 || wg_is_sym(w->d.shape[0]) ||
             (x->p.norm.kind != WGML_LAYER_NORM && x->p.norm.kind != WGML_RMS_NORM &&
              x->p.norm.kind != WGML_L2_NORM) ||
-            !wg_matvec_xq_ok(g->ctx, w->d.dtype, w->d.shape[0], k))
+            !wg_matvec_xs(g->ctx, w->d.dtype, 1, w->d.shape[0], k))
             continue;
         const wg_desc *d[WG_OP_MAX_IN] = {0};
         for (int j = 0; j < x->nin; j++)

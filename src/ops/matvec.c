@@ -310,27 +310,6 @@ bool wg_matvec_xs(wgml_ctx *ctx, wgml_dtype w, int64_t rows, int64_t n, int64_t 
            xs_takes(ctx, ty, var, rows, k, 0, 0);
 }
 
-/* With x's codes handed over, a one-row product on the integer path's
- * two-pass form (a q6_K vocabulary product) takes the one-dispatch kernel
- * instead: there is no x to quantise in each workgroup, which is what it
- * lost there (matvec_pick.c). */
-static const mv_variant *preq_var(wgml_ctx *ctx, const mv_type *ty, const mv_variant *var, int64_t rows, int64_t k)
-{
-    if (var->q8 && !var->xs && var->sg && rows == 1 && ty->ch && wg_mv_xs_fits(ctx, k) && !wg_forced_variant("matvec",
-        (char[32]){0}, 32) && !getenv("WGML_MV_NOVOCABXQ"))
-        return wg_mv_named("sgx_r2");
-    return var;
-}
-
-bool wg_matvec_xq_ok(wgml_ctx *ctx, wgml_dtype w, int64_t n, int64_t k)
-{
-    const mv_type *ty = wg_mv_type(w);
-    const mv_variant *var;
-    int upt;
-    return ty && q8_ok(ty, 1, k, 0, 0) && wg_mv_pick(ctx, "wg_matvec_xs", n, k, ty, 1, &var, &upt) == WGML_OK &&
-           xs_takes(ctx, ty, preq_var(ctx, ty, var, 1, k), 1, k, 0, 0);
-}
-
 /* Window operand of a tensor at element offset `first` (esz-byte
  * elements), stepping st2 per weight row (dim 2) and st1 per expert
  * (dim 1), reading `tail` elements past its first. */
@@ -461,8 +440,6 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
     int upt = 1;
     if ((st = wg_mv_pick(x->ctx, op, n, k, ty, rows, &var, &upt)) != WGML_OK)
         return st;
-    if (xqt)
-        var = preq_var(x->ctx, ty, var, rows, k);
     bool xs = !pre && xs_takes(x->ctx, ty, var, rows, k, rowb, w->offset);
     if ((glu >= 0 || epi) && (!xs || n % 2 || bias || c || prm.act != WGML_ACT_NONE || var->rpw != 2))
         return WGML_ERR_UNSUPPORTED;

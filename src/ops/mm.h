@@ -138,9 +138,6 @@ bool wg_matvec_int8(wgml_ctx *ctx, wgml_dtype w, int64_t rows, int64_t n, int64_
 /* Whether that integer path quantises x inside the product's own
  * workgroups (matvec_xs.wgsl: no first pass). */
 bool wg_matvec_xs(wgml_ctx *ctx, wgml_dtype w, int64_t rows, int64_t n, int64_t k);
-/* Whether a one-row product of n x k weights reads x's codes when a
- * norm hands them over (the xq tail: the one-dispatch kernel then). */
-bool wg_matvec_xq_ok(wgml_ctx *ctx, wgml_dtype w, int64_t n, int64_t k);
 wg_op_table wg_attention_ops(void);
 
 #endif
