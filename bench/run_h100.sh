@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab t512q vocabxq (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -69,6 +69,8 @@ tmodes() {
   unset WGML_DISABLE WGML_FOLD_GRID WGML_MAX_BINDING
 }
 # One shape's mat-vec row (32 products, graph replay): mvrow NxK DTYPE [VAR=value ...]
+# the md5 of a build's 64 greedy tokens on a generated GGUF: greedy 8b [env K=V ...] BUILD/wgml
+greedy() { local m=$1; shift; echo "$m greedy, $*: $("$@" generate -m /tmp/models/llama-$m-q4k.gguf -p 'The capital of France is' -n 64 --temp 0 2>/dev/null | md5sum)"; }
 mvrow() { local nk=$1 dt=$2; shift 2; env "$@" $B/wgml bench matvec --nk $nk --dtype $dt 2>&1 | grep $dt | tail -n 1; }
 for s in $sections; do
   echo "=== $s ($(clocks))"
@@ -273,6 +275,7 @@ for s in $sections; do
       done; done ;;
     noq) # the bound on handing each product x already quantised: tg128 pipelined with the one-dispatch products of one
       # k skipping x's quantising (WGML_MV_NOQ=k: results wrong, time right), on top of the norms' codes; two rounds
+      # (2026-11-27 (3) calls 1 and 6; the probe is gone, kept as the record)
       wait_gen
       for round in 1 2; do
         echo "-- 8b round $round: base $(tg 8b) | noq k4096 (o) $(tg 8b WGML_MV_NOQ=4096) | noq k14336 (down) $(tg 8b WGML_MV_NOQ=14336)"
@@ -284,18 +287,17 @@ for s in $sections; do
       tmodes "native nof16 window" test_graph_prologue
       tmodes native test_llm_graph test_op_matvec test_op_attention
       wait_gen
-      for m in 1b 8b; do for v in "$B/wgml" "env WGML_GRAPH_FUSE=noxq $B/wgml"; do
-        echo "$m greedy, $v: $($v generate -m /tmp/models/llama-$m-q4k.gguf -p 'The capital of France is' -n 64 --temp 0 2>/dev/null | md5sum)"
-      done; done
+      for m in 1b 8b; do greedy $m $B/wgml; greedy $m env WGML_GRAPH_FUSE=noxq $B/wgml; done
       for round in 1 2; do for m in 8b 1b; do
         echo "-- $m round $round: old $(B=.devbuild_old tg $m) | noxq $(tg $m WGML_GRAPH_FUSE=noxq) | xq $(tg $m)"
       done; done
       echo "-- 8b profile"; WGML_PROFILE=1 $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 16 -n 32 -r 1 2>&1 | grep -vE "^\|" | head -n 14 ;;
     late) # x quantised a chunk at a time inside the one-dispatch product (WGML_MV_LATE) against the workgroup's
       # quantising pass and the norms' codes: tg128 pipelined, two rounds, 8B then 1B; then bench matvec's rows
+      # (2026-11-27 (3) call 5: 2-3x slower; the knob is gone, kept as the record)
       tmodes native test_graph_prologue
       wait_gen
-      for m in 1b 8b; do echo "$m greedy late: $(WGML_MV_LATE=1 $B/wgml generate -m /tmp/models/llama-$m-q4k.gguf -p 'The capital of France is' -n 64 --temp 0 2>/dev/null | md5sum)"; done
+      for m in 1b 8b; do greedy $m env WGML_MV_LATE=1 $B/wgml; done
       for round in 1 2; do for m in 8b 1b; do
         echo "-- $m round $round: noxq $(tg $m WGML_GRAPH_FUSE=noxq) | xq $(tg $m) | xq+late $(tg $m WGML_MV_LATE=1) | late $(tg $m WGML_GRAPH_FUSE=noxq WGML_MV_LATE=1)"
       done; done
@@ -304,6 +306,7 @@ for s in $sections; do
       done ;;
     xslong) # one-dispatch products on 512 threads (sgx_r2t512: half the workgroups, x quantised by half as many)
       # for rows of at least k (WGML_MV_XS_LONG=variant,k), tg128 pipelined, two rounds; bench matvec's rows
+      # (2026-11-27 (3) call 8: the table now takes it for the 8B's down product; the knob is gone)
       wait_gen
       for round in 1 2; do
         echo "-- 8b round $round: base $(tg 8b) | t512 k>=8192 (down) $(tg 8b WGML_MV_XS_LONG=sgx_r2t512,8192) | t512 all $(tg 8b WGML_MV_XS_LONG=sgx_r2t512,0)"
@@ -314,10 +317,9 @@ for s in $sections; do
       done ;;
     vocabxq) # the final norm's codes for the q6_K vocabulary product too (the one-dispatch kernel reading them)
       # against WGML_MV_NOVOCABXQ (its first pass as before): greedy text, tg128 pipelined, two rounds, 8B then 1B
+      # (2026-11-27 (3) call 11: no gain, reverted; kept as the record)
       wait_gen
-      for m in 1b 8b; do for v in "$B/wgml" "env WGML_MV_NOVOCABXQ=1 $B/wgml"; do
-        echo "$m greedy, $v: $($v generate -m /tmp/models/llama-$m-q4k.gguf -p 'The capital of France is' -n 64 --temp 0 2>/dev/null | md5sum)"
-      done; done
+      for m in 1b 8b; do greedy $m $B/wgml; greedy $m env WGML_MV_NOVOCABXQ=1 $B/wgml; done
       for round in 1 2; do for m in 8b 1b; do
         echo "-- $m round $round: before $(tg $m WGML_MV_NOVOCABXQ=1) | vocab xq $(tg $m)"
       done; done ;;
@@ -349,9 +351,7 @@ for s in $sections; do
     sessab) # the session's start (.devbuild_old) against this build: tg128 pipelined, two rounds, 8B then 1B,
       # and the greedy text of both
       wait_gen
-      for m in 1b 8b; do for b in .devbuild_old $B; do
-        echo "$m greedy, $b: $($b/wgml generate -m /tmp/models/llama-$m-q4k.gguf -p 'The capital of France is' -n 64 --temp 0 2>/dev/null | md5sum)"
-      done; done
+      for m in 1b 8b; do greedy $m .devbuild_old/wgml; greedy $m $B/wgml; done
       for round in 1 2; do for m in 8b 1b; do
         echo "-- $m round $round: start $(B=.devbuild_old tg $m) | now $(tg $m)"
       done; done ;;

@@ -66,7 +66,6 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     rope_setup(li);
 #endif
 #ifndef XS_PREQ
-#ifndef XS_NOQ
     let xr0 = p.xo[0].x;
     for (var blk = li; blk < p.k / 32u; blk += WG) {
         var v: array<vec4<f32>, 8>;
@@ -75,7 +74,6 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
         }
         q8_block(0u, p.k / 4u, blk, v);
     }
-#endif
 #endif
     workgroupBarrier();
     var slot = 0u;

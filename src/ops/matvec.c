@@ -144,9 +144,6 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
     if (j->preq)
         n += snprintf(defs + n, sizeof defs - (size_t)n, ";XS_PREQ;XQ_ACC=%s",
                       shares(j->t[SX], out) ? "read_write" : "read");
-    const char *noq = getenv("WGML_MV_NOQ"); /* timing probe: products of this k skip x's quantising */
-    if (j->xs && !j->preq && noq && (uint32_t)atoi(noq) == p.k)
-        n += snprintf(defs + n, sizeof defs - (size_t)n, ";XS_NOQ");
     if (j->glu >= 0)
         p.pad1 = (uint32_t)j->glu;
     int nb = 5;
