@@ -323,6 +323,12 @@ for s in $sections; do
       for round in 1 2; do for m in 8b 1b; do
         echo "-- $m round $round: before $(tg $m WGML_MV_NOVOCABXQ=1) | vocab xq $(tg $m)"
       done; done ;;
+    xf16) # what x's bytes cost the self-quantising products: x read as f16 (WGML_MV_XF16=k, a probe: half the bytes,
+      # results wrong) for the o (k 4096) and down (k 14336) products, tg128 pipelined, two rounds
+      wait_gen
+      for round in 1 2; do
+        echo "-- 8b round $round: base $(tg 8b) | o as f16 $(tg 8b WGML_MV_XF16=4096) | down as f16 $(tg 8b WGML_MV_XF16=14336)"
+      done ;;
     mvbig) # the 8B layer's big one-dispatch products (gate|up 28672x4096, down 4096x14336, q4_K; graph replay of
       # 32): one-dispatch variants x workgroup caps (WGML_MV_XS_WGS), against the table
       for nk in 28672x4096 4096x14336; do
