@@ -324,7 +324,8 @@ for s in $sections; do
         echo "-- $m round $round: before $(tg $m WGML_MV_NOVOCABXQ=1) | vocab xq $(tg $m)"
       done; done ;;
     xf16) # what x's bytes cost the self-quantising products: x read as f16 (WGML_MV_XF16=k, a probe: half the bytes,
-      # results wrong) for the o (k 4096) and down (k 14336) products, tg128 pipelined, two rounds
+      # results wrong) for the o (k 4096) and down (k 14336) products, tg128 pipelined, two rounds (2026-11-27 (3)
+      # call 12; the probe is gone, kept as the record)
       wait_gen
       for round in 1 2; do
         echo "-- 8b round $round: base $(tg 8b) | o as f16 $(tg 8b WGML_MV_XF16=4096) | down as f16 $(tg 8b WGML_MV_XF16=14336)"

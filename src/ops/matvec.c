@@ -132,9 +132,7 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
     int n = snprintf(defs, sizeof defs, "M=%d;RPW=%d;WG=%d;UPT=%d;QK=%u;BB=%u;%s;%s;X_DT=%s;X_MODE=%s%s;O_DT=%s;"
                      "O_MODE=w;W_ACC=%s%s%s%s", mk, j->var->rpw, j->var->wg, upt, j->ty->qk, j->ty->bb, j->ty->def,
                      j->ty->group,
-                     /* timing probe: x of this k read as f16 (half the bytes; results wrong) */
-                     j->xs && !j->preq && getenv("WGML_MV_XF16") && (uint32_t)atoi(getenv("WGML_MV_XF16")) == p.k
-                         ? "f16" : dt_name(j->t[SX]), xm, xv4 ? "4" : "", dt_name(out),
+                     dt_name(j->t[SX]), xm, xv4 ? "4" : "", dt_name(out),
                      shares(j->t[SW], out) ? "read_write" : "read", j->var->sg ? ";SG" : "",
                      xv4 ? ";XV4" : "", align4 ? ";ALIGN4" : "");
     if (wide)
