@@ -368,7 +368,9 @@ static wgml_status need(const char *op, const char *what, const wgml_tensor *t, 
 
 /* glu >= 0: out [..., n / 2] = glu of w's row pairs (XS_GLU), or
  * WGML_ERR_UNSUPPORTED with no message where main_xs does not take the
- * product in one dispatch (the caller runs the linear, then the glu). */
+ * product in one dispatch (the caller runs the linear, then the glu).
+ * xqt: x's 8-bit codes follow its row (graph fusion's xq tail); main_xs
+ * with one row reads them (XS_PREQ), every other path reads x itself. */
 static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wgml_tensor *w, const wgml_tensor *bias,
                               const wgml_tensor *c, const wgml_matmul_params *pp, int glu, const mv_epi *epi,
                               bool xqt, wgml_tensor *out)
