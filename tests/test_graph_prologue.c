@@ -1,8 +1,9 @@
 /* Graph fusion around a linear, the fused graph against the same graph
  * compiled with no_fuse: the rms_norm or glu that makes its x
  * (WG_OP_LINEAR_PRE, src/ops/matvec_pre.c; opt-in, WGML_GRAPH_FUSE=prologue,
- * set here for every case), and glu_pairs and rope_kv below (the glu of
- * its column pairs; its rope and KV-cache write), for
+ * set here for every case), and glu_pairs, rope_kv and xq_tail below (the
+ * glu of its column pairs; its rope and KV-cache write; a norm handing it
+ * x's 8-bit codes), for
  *   norm_res   y = linear(rms_norm(x + r) * g, W), the sum x + r also an
  *              output (the norm's sum_out, now the fused node's);
  *   norm       y = linear(rms_norm(x) * g, W);
