@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -329,6 +329,14 @@ for s in $sections; do
       wait_gen
       for round in 1 2; do
         echo "-- 8b round $round: base $(tg 8b) | o as f16 $(tg 8b WGML_MV_XF16=4096) | down as f16 $(tg 8b WGML_MV_XF16=14336)"
+      done ;;
+    mvvocab) # the q6_K vocabulary products (a 1B's 128256 x 2048, an 8B's 128256 x 4096; graph replay of 32): the
+      # table against forced integer-path variants
+      for nk in 128256x2048 128256x4096; do
+        echo "$nk table $(mvrow $nk q6_K)"
+        for v in sgq_r4 sgq_r8 sgq_r16 sgq_r4t256 sgq_r8t64 sgq_r8t128 sgq_r2t256 sgx_r2 sgx_r4 sgx_r2t512; do
+          echo "$nk $v $(mvrow $nk q6_K WGML_FORCE=matvec=$v)"
+        done
       done ;;
     mvbig) # the 8B layer's big one-dispatch products (gate|up 28672x4096, down 4096x14336, q4_K; graph replay of
       # 32): one-dispatch variants x workgroup caps (WGML_MV_XS_WGS), against the table
