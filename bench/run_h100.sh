@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -338,6 +338,13 @@ for s in $sections; do
           echo "$nk $v $(mvrow $nk q6_K WGML_FORCE=matvec=$v)"
         done
       done ;;
+    normprobe) # the bound on folding a decode's norms into their products' prologue: tg128 pipelined with the norms'
+      # dispatches dropped (WGML_SKIP_KERNELS=norm:), and with the q|k|v and gate|up products then normalising and
+      # quantising x themselves (WGML_MV_NORMPROBE: a probe, its g left out; results wrong), two rounds, 8B then 1B
+      wait_gen
+      for round in 1 2; do for m in 8b 1b; do
+        echo "-- $m round $round: base $(tg $m) | nonorm $(tg $m WGML_SKIP_KERNELS=norm:) | nonorm+prologue $(tg $m WGML_SKIP_KERNELS=norm: WGML_MV_NORMPROBE=1)"
+      done; done ;;
     mvbig) # the 8B layer's big one-dispatch products (gate|up 28672x4096, down 4096x14336, q4_K; graph replay of
       # 32): one-dispatch variants x workgroup caps (WGML_MV_XS_WGS), against the table
       for nk in 28672x4096 4096x14336; do
