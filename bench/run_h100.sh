@@ -341,6 +341,7 @@ for s in $sections; do
     normprobe) # the bound on folding a decode's norms into their products' prologue: tg128 pipelined with the norms'
       # dispatches dropped (WGML_SKIP_KERNELS=norm:), and with the q|k|v and gate|up products then normalising and
       # quantising x themselves (WGML_MV_NORMPROBE: a probe, its g left out; results wrong), two rounds, 8B then 1B
+      # (2026-11-27 (3) call 14; the probe is gone, kept as the record)
       wait_gen
       for round in 1 2; do for m in 8b 1b; do
         echo "-- $m round $round: base $(tg $m) | nonorm $(tg $m WGML_SKIP_KERNELS=norm:) | nonorm+prologue $(tg $m WGML_SKIP_KERNELS=norm: WGML_MV_NORMPROBE=1)"

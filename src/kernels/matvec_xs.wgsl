@@ -50,14 +50,6 @@ const RSETS: u32 = {{RSETS}}u;
 #endif
 
 var<workgroup> xslot: atomic<u32>;
-#ifdef XS_NORM
-// timing probe (WGML_MV_NORMPROBE): x = x * rsqrt(mean(x^2) + eps) made
-// here, one block a thread (k <= 32 WG), the sum of squares reduced through
-// subgroups and workgroup memory (two barriers more); the weight g is left
-// out (its 16 KB of reads)
-var<workgroup> nred: atomic<u32>;
-var<workgroup> sred: array<f32, 64>;
-#endif
 
 @compute @workgroup_size(WG)
 fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -73,37 +65,6 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
 #ifdef XS_ROPE
     rope_setup(li);
 #endif
-#ifdef XS_NORM
-    if (li == 0u) {
-        atomicStore(&nred, 0u);
-    }
-    workgroupBarrier();
-    let xn0 = p.xo[0].x;
-    var vb: array<vec4<f32>, 8>;
-    var ss = 0.0;
-    if (li < p.k / 32u) {
-        for (var i = 0u; i < 8u; i++) {
-            vb[i] = xv4(xn0, li * 32u + 4u * i);
-            ss += dot(vb[i], vb[i]);
-        }
-    }
-    ss = subgroupAdd(ss);
-    if (lane == 0u) {
-        sred[atomicAdd(&nred, 1u)] = ss;
-    }
-    workgroupBarrier();
-    var tot = 0.0;
-    for (var i = 0u; i < atomicLoad(&nred); i++) {
-        tot += sred[i];
-    }
-    let sc = inverseSqrt(tot / f32(p.k) + 1e-5);
-    if (li < p.k / 32u) {
-        for (var i = 0u; i < 8u; i++) {
-            vb[i] = vb[i] * sc;
-        }
-        q8_block(0u, p.k / 4u, li, vb);
-    }
-#else
 #ifndef XS_PREQ
     let xr0 = p.xo[0].x;
     for (var blk = li; blk < p.k / 32u; blk += WG) {
@@ -113,7 +74,6 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
         }
         q8_block(0u, p.k / 4u, blk, v);
     }
-#endif
 #endif
     workgroupBarrier();
     var slot = 0u;

@@ -74,7 +74,6 @@ typedef struct mv_job {
     bool xs;                   /* the integer path, x quantised by each workgroup (main_xs) */
     bool preq;                 /* with xs: x's codes follow its row (a norm's xq tail): t[SX]'s window
                                 * is the codes, nothing quantised (XS_PREQ) */
-    bool normprobe;            /* timing probe: XS_NORM */
     int glu;                   /* with xs: out = glu of row pairs, this wgml_glu_kind (XS_GLU); -1 none */
     const mv_epi *epi;         /* with xs: a fused op's epilogue (NULL: none) */
     uint64_t row[4][8];        /* x, out, bias, c: rows' first elements, less the window's offset */
@@ -145,8 +144,6 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
     if (j->preq)
         n += snprintf(defs + n, sizeof defs - (size_t)n, ";XS_PREQ;XQ_ACC=%s",
                       shares(j->t[SX], out) ? "read_write" : "read");
-    if (j->normprobe)
-        n += snprintf(defs + n, sizeof defs - (size_t)n, ";XS_NORM");
     if (j->glu >= 0)
         p.pad1 = (uint32_t)j->glu;
     int nb = 5;
@@ -446,8 +443,8 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
     if ((glu >= 0 || epi) && (!xs || n % 2 || bias || c || prm.act != WGML_ACT_NONE || var->rpw != 2))
         return WGML_ERR_UNSUPPORTED;
 
-    mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, bias, c, NULL}, (int)rows, false, false, false, false, -1,
-                NULL, {{0}}, {0}};
+    mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, bias, c, NULL}, (int)rows, false, false, false, -1, NULL,
+                {{0}}, {0}};
     uint64_t xspan, ospan, bspan = 0, cspan = 0, bmin = 0, cmin = 0;
     uint64_t xmin = row_starts(&xv, (int)rows, j.row[0], &xspan);
     uint64_t omin = row_starts(&ov, (int)rows, j.row[1], &ospan);
@@ -477,10 +474,6 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
     if (xs) {
         j.xs = true; /* x stays as it is: each workgroup quantises it */
         q8 = false;
-    }
-    if (xs && xqt && getenv("WGML_MV_NORMPROBE") && k <= 32 * var->wg) { /* timing only */
-        j.normprobe = true;
-        xqt = false;
     }
     if (xs && xqt && x->dtype == WGML_F32) {
         /* ... or its codes, right after its one row (an xq-tail norm's:
@@ -632,8 +625,8 @@ static wgml_status linear_id(const wgml_tensor *x, const wgml_tensor *w, const w
     int upt = 1;
     if ((st = wg_mv_pick(x->ctx, op, n, k, ty, 1, &var, &upt)) != WGML_OK)
         return st;
-    mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, NULL, NULL, ids}, 1, false, false, false, false, -1, NULL,
-                {{0}}, {0}};
+    mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, NULL, NULL, ids}, 1, false, false, false, -1, NULL, {{0}},
+                {0}};
     mv_params *p = &j.p;
     p->units = (uint32_t)((k + 7) / 8);
     p->k = (uint32_t)k;
