@@ -514,6 +514,82 @@ static void t_xq_tail(void)
     t_env("WGML_FORCE", NULL);
 }
 
+/* h = add(linear(x, W), r) (a decoder's residual stream after its o and
+ * down products), y = rms_norm(h) * g, both outputs: graph fusion makes
+ * the add the linear's c operand (beta 1, WGML_GRAPH_FUSE=noresid keeps it
+ * apart), so the norm reads one row and writes no sum; against no_fuse
+ * within 2^-20 (1 + |v|) (the sum is the same f32 add; the norm's
+ * reduction the same kernel), one dispatch fewer. */
+static void residual_case(wgml_dtype wdt, int64_t T)
+{
+    const int64_t NW = 64;
+    float *deq = NULL, *out[2][2];
+    wgml_tensor *w = quant_table(wdt, NW, K, &deq, NULL);
+    float *x = host_f32(T * K, -2, 2), *r = host_f32(T * NW, -2, 2), *gh = host_f32(NW, 0.5, 1.5);
+    wgml_graph_stats st[2];
+    char what[96];
+    snprintf(what, sizeof what, "residual %s T=%lld", wgml_dtype_name(wdt), (long long)T);
+    t_env("WGML_GRAPH_FUSE", NULL);
+    for (int f = 0; f < 2; f++) { /* fused, no_fuse */
+        wgml_graph *g = NULL;
+        wgml_node *wn, *xn, *rn, *gn, *lin, *h, *y;
+        CHECK_OK(wgml_graph_create(t_ctx, &g));
+        CHECK_OK(wgml_graph_tensor(g, "W", w, &wn));
+        CHECK_OK(wgml_graph_input(g, "x", WGML_F32, 2, (int64_t[]){T, K}, &xn));
+        CHECK_OK(wgml_graph_input(g, "r", WGML_F32, 2, (int64_t[]){T, NW}, &rn));
+        CHECK_OK(wgml_graph_input(g, "g", WGML_F32, 1, (int64_t[]){NW}, &gn));
+        CHECK_OK(wgml_g_linear(g, xn, wn, NULL, NULL, NULL, WGML_F32, &lin));
+        CHECK_OK(wgml_g_binary(g, WGML_ADD, rn, lin, &h));
+        CHECK_OK(wgml_g_norm(g, h, &(wgml_norm_params){.kind = WGML_RMS_NORM, .eps = 1e-5f}, gn, NULL, NULL, &y));
+        CHECK_OK(wgml_graph_output(g, h));
+        CHECK_OK(wgml_graph_output(g, y));
+        wgml_graph_options o = {.no_fuse = f == 1};
+        CHECK_OK(wgml_graph_compile(g, &o));
+        CHECK_OK(wgml_graph_write(g, xn, x, (uint64_t)(T * K) * 4));
+        CHECK_OK(wgml_graph_write(g, rn, r, (uint64_t)(T * NW) * 4));
+        CHECK_OK(wgml_graph_write(g, gn, gh, (uint64_t)NW * 4));
+        CHECK_OK(wgml_graph_run(g));
+        for (int o2 = 0; o2 < 2; o2++) {
+            out[f][o2] = malloc((size_t)(T * NW) * 4);
+            CHECK_OK(wgml_graph_read(g, o2 ? y : h, out[f][o2], (uint64_t)(T * NW) * 4));
+        }
+        CHECK_OK(wgml_graph_stats_get(g, &st[f]));
+        if (f == 0) { /* the sum is the linear's output, not a norm's second one */
+            char *txt = dump_both(g);
+            CHECK(txt && !strstr(txt, "written by node"), "%s: the norm still writes the sum", what);
+            free(txt);
+        }
+        wgml_graph_free(g);
+    }
+    t_env("WGML_GRAPH_FUSE", "prologue");
+    int bad = 0;
+    for (int o2 = 0; o2 < 2; o2++)
+        for (int64_t i = 0; i < T * NW; i++)
+            if (!(fabs((double)out[0][o2][i] - out[1][o2][i]) <= 0x1p-20 * (1 + fabs(out[1][o2][i]))) && bad++ < 4)
+                printf("    %s: %s[%lld] fused %.9g unfused %.9g\n", what, o2 ? "y" : "h", (long long)i,
+                       out[0][o2][i], out[1][o2][i]);
+    CHECK(bad == 0, "%s: %d outputs differ", what, bad);
+    CHECK(st[0].dispatches + 1 == st[1].dispatches, "%s: %llu dispatches fused, %llu unfused", what,
+          (unsigned long long)st[0].dispatches, (unsigned long long)st[1].dispatches);
+    for (int f = 0; f < 2; f++)
+        free(out[f][0]), free(out[f][1]);
+    free(x), free(r), free(gh), free(deq);
+    wgml_tensor_free(w);
+}
+
+static void t_residual(void)
+{
+    residual_case(WGML_Q4_K, 1); /* the table's product */
+    residual_case(WGML_Q8_0, 3);
+    wgml_device_info in;
+    CHECK_OK(wgml_device_info_get(t_ctx, &in));
+    if (!(in.features & WGML_FEATURE_SUBGROUPS))
+        return;
+    t_env("WGML_FORCE", "matvec=sgx_r2"); /* the one-dispatch product's c */
+    residual_case(WGML_Q4_K, 1);
+    t_env("WGML_FORCE", NULL);
+}
+
 static void t_table(void) { cases(false); }
 static void t_integer(void) { cases(true); }
 
@@ -529,6 +605,7 @@ int main(int argc, char **argv)
         {"glu_pairs", t_glu_pairs},
         {"rope_kv", t_rope_kv},
         {"xq_tail", t_xq_tail},
+        {"residual", t_residual},
     };
     int rc = t_run(list, sizeof list / sizeof *list, argc > 1 ? argv[1] : NULL);
     wgml_ctx_destroy(t_ctx);

@@ -190,7 +190,7 @@ static void take_product(wgml_graph *g, wgml_node *c, wgml_node *m, size_t *uses
     fold(g, m, c, uses);
 }
 
-static void fuse_matmul_epilogue(wgml_graph *g, size_t *uses)
+static void fuse_matmul_epilogue(wgml_graph *g, size_t *uses, bool residual)
 {
     for (size_t i = 0; i < g->n; i++) {
         wgml_node *c = g->nodes[i];
@@ -204,6 +204,19 @@ static void fuse_matmul_epilogue(wgml_graph *g, size_t *uses)
                 bool row = b->d.ndim >= 1 && b->d.shape[b->d.ndim - 1] == c->d.shape[c->d.ndim - 1];
                 for (int k = 0; row && k < b->d.ndim - 1; k++)
                     row = b->d.shape[k] == 1;
+                if (!row && residual && live_op(m, WG_OP_LINEAR) && m->p.mm.beta == 0.0f &&
+                    !(m->nin > 3 && m->in[3]) && same_desc(&b->d, &c->d) && b->d.dtype == WGML_F32) {
+                    /* a residual add of the product's own shape: its c (beta 1) */
+                    uses[b->id]--;
+                    take_product(g, c, m, uses);
+                    for (int k = c->nin; k < 4; k++)
+                        c->in[k] = NULL;
+                    c->nin = 4;
+                    c->in[3] = b;
+                    c->p.mm.beta = 1.0f;
+                    uses[b->id]++;
+                    break;
+                }
                 if (!row)
                     continue;
                 uses[b->id]--; /* re-added by take_product as the bias input */
@@ -437,7 +450,9 @@ size_t wg_graph_fuse(wgml_graph *g)
                 uses[g->nodes[i]->in[j]->id]++;
     /* Softmax first: its SCALE is not a chain's to take. */
     fuse_softmax(g, uses);
-    fuse_matmul_epilogue(g, uses); /* before chains: an activation is the product's to take */
+    /* before chains (an activation is the product's to take) and the
+     * residual norm (a residual add is the linear's to take: its c) */
+    fuse_matmul_epilogue(g, uses, !(e && strstr(e, "noresid")));
     fuse_residual_norm(g, uses);
     if (!(e && strstr(e, "noglupair")))
         fuse_linear_glu(g, uses);
