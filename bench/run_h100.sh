@@ -71,6 +71,15 @@ tmodes() {
 # One shape's mat-vec row (32 products, graph replay): mvrow NxK DTYPE [VAR=value ...]
 # the md5 of a build's 64 greedy tokens on a generated GGUF: greedy 8b [env K=V ...] BUILD/wgml
 greedy() { local m=$1; shift; echo "$m greedy, $*: $("$@" generate -m /tmp/models/llama-$m-q4k.gguf -p 'The capital of France is' -n 64 --temp 0 2>/dev/null | md5sum)"; }
+# a graph fusion against its WGML_GRAPH_FUSE knob (waits for llmgen): the greedy text of both, then tg128
+# pipelined, two rounds, 8B then 1B: fuseab KNOB
+fuseab() {
+  wait_gen
+  for m in 1b 8b; do greedy $m $B/wgml; greedy $m env WGML_GRAPH_FUSE=$1 $B/wgml; done
+  for round in 1 2; do for m in 8b 1b; do
+    echo "-- $m round $round: $1 $(tg $m WGML_GRAPH_FUSE=$1) | fused $(tg $m)"
+  done; done
+}
 mvrow() { local nk=$1 dt=$2; shift 2; env "$@" $B/wgml bench matvec --nk $nk --dtype $dt 2>&1 | grep $dt | tail -n 1; }
 for s in $sections; do
   echo "=== $s ($(clocks))"
@@ -350,11 +359,7 @@ for s in $sections; do
       # against WGML_GRAPH_FUSE=noresid: the graph tests, greedy text, tg128 pipelined, two rounds, 8B then 1B
       tmodes "native nof16 window" test_graph_prologue
       tmodes native test_llm_graph test_graph test_graph_api
-      wait_gen
-      for m in 1b 8b; do greedy $m $B/wgml; greedy $m env WGML_GRAPH_FUSE=noresid $B/wgml; done
-      for round in 1 2; do for m in 8b 1b; do
-        echo "-- $m round $round: noresid $(tg $m WGML_GRAPH_FUSE=noresid) | resid $(tg $m)"
-      done; done ;;
+      fuseab noresid ;;
     mvbig) # the 8B layer's big one-dispatch products (gate|up 28672x4096, down 4096x14336, q4_K; graph replay of
       # 32): one-dispatch variants x workgroup caps (WGML_MV_XS_WGS), against the table
       for nk in 28672x4096 4096x14336; do
