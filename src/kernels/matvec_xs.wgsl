@@ -70,10 +70,14 @@ fn norm_x(li: u32, lane: u32) {
     let xr0 = p.xo[0].x;
     let nb = p.k / 32u;
     var vb: array<vec4<f32>, 8>;
+    var gb: array<vec4<f32>, 8>;  // g loaded with x: one memory round trip
     var ss = 0.0;
     if (li < nb) {
         for (var i = 0u; i < 8u; i++) {
             vb[i] = xv4(xr0, li * 32u + 4u * i);
+            gb[i] = gn_ld4((p.xst_t + li * 32u) / 4u + i);
+        }
+        for (var i = 0u; i < 8u; i++) {
             ss += dot(vb[i], vb[i]);
         }
     }
@@ -90,8 +94,7 @@ fn norm_x(li: u32, lane: u32) {
     let sc = inverseSqrt(tot / f32(p.k) + bitcast<f32>(p.xst_u));
     if (li < nb) {
         for (var i = 0u; i < 8u; i++) {
-            let e = p.xst_t + li * 32u + 4u * i;
-            vb[i] = vb[i] * sc * vec4<f32>(gn_ld(e), gn_ld(e + 1u), gn_ld(e + 2u), gn_ld(e + 3u));
+            vb[i] = vb[i] * sc * gb[i];
         }
         q8_block(0u, p.k / 4u, li, vb);
     }

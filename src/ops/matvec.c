@@ -167,8 +167,10 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
             return wg_fail_window(j->ctx, k4, "%s: the norm's weight", j->op);
         p.xst_t = (uint32_t)(grem / 4);
         memcpy(&p.xst_u, &j->xn->eps, 4);
+        if (p.xst_t % 4) /* vector loads of g */
+            return WGML_ERR_UNSUPPORTED;
         n += snprintf(defs + n, sizeof defs - (size_t)n, ";XS_NORM;GN_DT=f32;GN_MODE=%s",
-                      shares(j->xn->g, out) ? "rw" : "r");
+                      shares(j->xn->g, out) ? "rw4" : "r4");
     }
     ro |= shares(j->t[SW], out) ? 0u : 1u << 0;
     ro |= shares(j->t[SX], out) ? 0u : 1u << 1;
