@@ -360,7 +360,8 @@ for s in $sections; do
       tmodes "native nof16 window" test_graph_prologue
       tmodes native test_llm_graph test_graph test_graph_api
       fuseab noresid ;;
-    normfold) # the ffn norm folded into the gate|up product's prologue (XS_NORM) against WGML_GRAPH_FUSE=nonormfold:
+    normfold) # (2026-11-27 (3) calls 16-17: 8B -15%, 1B -5%; reverted, kept as the record)
+      # the ffn norm folded into the gate|up product's prologue (XS_NORM) against WGML_GRAPH_FUSE=nonormfold:
       # the graph tests natively and in CI's modes, the greedy text (not bit-exact: the sum of squares in another
       # order), tg128 pipelined, two rounds, 8B then 1B
       tmodes "native nof16 window" test_graph_prologue

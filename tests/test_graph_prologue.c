@@ -590,98 +590,6 @@ static void t_residual(void)
     t_env("WGML_FORCE", NULL);
 }
 
-/* glu pairs of linear(rms_norm(x) * g, W) (a decoder's ffn norm and
- * gate|up): graph fusion folds the norm into the product (linear_glu's
- * xnorm), whose one-row one-dispatch form makes x in its prologue
- * (XS_NORM).  Against WGML_GRAPH_FUSE=nonormfold (the norm a dispatch
- * writing x's codes): the prologue sums the squares in another order, so
- * a code may move where a value sits within an ulp of a rounding boundary;
- * each such code moves y by d_x |w| <= (max|x| / 127) max|w|, and with the
- * glu's product of two rows the bound of run_case (4 flips) applies to
- * the gate and up sums alike: with d = 4 (max|x| / 127) max|w| and the
- * sums g, u of the double reference, |dy| <= d (1.1 |u| + |g| + d + 1)
- * (silu's slope is below 1.1) plus 2^-20 (1 + |y|) for the f32 sums. */
-static void norm_fold_case(wgml_dtype wdt, int64_t T, int fewer)
-{
-    const int64_t M = 37;
-    float *deq = NULL, *y[2];
-    wgml_tensor *w = quant_table(wdt, 2 * M, K, &deq, NULL);
-    float *x = host_f32(T * K, -2, 2), *gh = host_f32(K, 0.5, 1.5);
-    wgml_graph_stats st[2];
-    char what[96];
-    snprintf(what, sizeof what, "norm fold %s T=%lld", wgml_dtype_name(wdt), (long long)T);
-    for (int f = 0; f < 2; f++) {
-        t_env("WGML_GRAPH_FUSE", f ? "nonormfold" : NULL);
-        wgml_graph *g = NULL;
-        wgml_node *wn, *xn, *gn, *h, *gu, *gv, *uv, *out;
-        CHECK_OK(wgml_graph_create(t_ctx, &g));
-        CHECK_OK(wgml_graph_tensor(g, "W", w, &wn));
-        CHECK_OK(wgml_graph_input(g, "x", WGML_F32, 2, (int64_t[]){T, K}, &xn));
-        CHECK_OK(wgml_graph_input(g, "g", WGML_F32, 1, (int64_t[]){K}, &gn));
-        CHECK_OK(wgml_g_norm(g, xn, &(wgml_norm_params){.kind = WGML_RMS_NORM, .eps = 1e-5f}, gn, NULL, NULL, &h));
-        CHECK_OK(wgml_g_linear(g, h, wn, NULL, NULL, NULL, WGML_F32, &gu));
-        CHECK_OK(wgml_g_slice(g, gu, 1, 0, 2 * M, 2, &gv));
-        CHECK_OK(wgml_g_slice(g, gu, 1, 1, 2 * M, 2, &uv));
-        CHECK_OK(wgml_g_glu(g, WGML_SWIGLU, gv, uv, 0, &out));
-        CHECK_OK(wgml_graph_output(g, out));
-        CHECK_OK(wgml_graph_compile(g, NULL));
-        CHECK_OK(wgml_graph_write(g, xn, x, (uint64_t)(T * K) * 4));
-        CHECK_OK(wgml_graph_write(g, gn, gh, (uint64_t)K * 4));
-        CHECK_OK(wgml_graph_run(g));
-        y[f] = malloc((size_t)(T * M) * 4);
-        CHECK_OK(wgml_graph_read(g, out, y[f], (uint64_t)(T * M) * 4));
-        CHECK_OK(wgml_graph_stats_get(g, &st[f]));
-        wgml_graph_free(g);
-    }
-    t_env("WGML_GRAPH_FUSE", "prologue");
-    /* the bound from the data: x's normalised values and the gate and up
-     * sums in double (W dequantised) */
-    double wmax = 0;
-    for (int64_t i = 0; i < 2 * M * K; i++)
-        wmax = fmax(wmax, fabs(deq[i]));
-    int bad = 0;
-    for (int64_t t = 0; t < T; t++) {
-        double ss = 0, xn[256], xmax = 0;
-        for (int64_t i = 0; i < K; i++)
-            ss += (double)x[t * K + i] * x[t * K + i];
-        for (int64_t i = 0; i < K; i++) {
-            xn[i] = x[t * K + i] / sqrt(ss / (double)K + 1e-5) * gh[i];
-            xmax = fmax(xmax, fabs(xn[i]));
-        }
-        double dx = 4 * (xmax / 127) * wmax; /* four codes moved by one */
-        for (int64_t m = 0; m < M; m++) {
-            double sg = 0, su = 0;
-            for (int64_t i = 0; i < K; i++) {
-                sg += deq[(2 * m) * K + i] * xn[i];
-                su += deq[(2 * m + 1) * K + i] * xn[i];
-            }
-            int64_t i = t * M + m;
-            double tol = dx * (1.1 * fabs(su) + fabs(sg) + dx + 1) + 0x1p-20 * (1 + fabs(y[1][i]));
-            if (!(fabs((double)y[0][i] - y[1][i]) <= tol) && bad++ < 4)
-                printf("    %s: y[%lld] folded %.9g not %.9g (tol %.3g)\n", what, (long long)i, y[0][i], y[1][i],
-                       tol);
-        }
-    }
-    CHECK(bad == 0, "%s: %d outputs differ", what, bad);
-    CHECK(st[0].dispatches + (uint64_t)fewer == st[1].dispatches, "%s: %llu dispatches folded, %llu not (want %d "
-          "fewer)", what, (unsigned long long)st[0].dispatches, (unsigned long long)st[1].dispatches, fewer);
-    free(y[0]), free(y[1]), free(x), free(gh), free(deq);
-    wgml_tensor_free(w);
-}
-
-static void t_norm_fold(void)
-{
-    wgml_device_info in;
-    CHECK_OK(wgml_device_info_get(t_ctx, &in));
-    if (!(in.features & WGML_FEATURE_SUBGROUPS))
-        return;
-    t_env("WGML_FORCE", "matvec=sgx_r2");
-    norm_fold_case(WGML_Q4_K, 1, 1); /* the norm in the prologue: its dispatch gone */
-    norm_fold_case(WGML_Q8_0, 1, 1);
-    norm_fold_case(WGML_Q4_K, 3, 0); /* three rows: the norm in scratch, then the products */
-    t_env("WGML_FORCE", NULL);
-}
-
 static void t_table(void) { cases(false); }
 static void t_integer(void) { cases(true); }
 
@@ -698,7 +606,6 @@ int main(int argc, char **argv)
         {"rope_kv", t_rope_kv},
         {"xq_tail", t_xq_tail},
         {"residual", t_residual},
-        {"norm_fold", t_norm_fold},
     };
     int rc = t_run(list, sizeof list / sizeof *list, argc > 1 ? argv[1] : NULL);
     wgml_ctx_destroy(t_ctx);

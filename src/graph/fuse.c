@@ -436,37 +436,6 @@ static void fuse_xq_tail(wgml_graph *g, size_t *uses)
     }
 }
 
-/* linear_glu(rms_norm(h) * g, w) (a decoder's ffn norm; its residual add
- * taken by the product before: fuse_matmul_epilogue), when the one-row
- * product would take the one-dispatch kernel: the norm folds into the
- * product, whose prologue makes x (src/ops/linear_glu.c, XS_NORM), so the
- * decode runs no norm dispatch there (WGML_GRAPH_FUSE=nonormfold keeps
- * the norm, then with its codes: fuse_xq_tail). */
-static void fuse_norm_fold(wgml_graph *g, size_t *uses)
-{
-    for (size_t i = 0; i < g->n; i++) {
-        wgml_node *c = g->nodes[i], *nm = c->in[0];
-        if (!live_op(c, WG_OP_LINEAR_GLU) || c->p.xnorm || c->nin != 2 || !live_op(nm, WG_OP_NORM) ||
-            nm->p.norm.kind != WGML_RMS_NORM || nm->nin < 2 || !nm->in[1] || (nm->nin > 2 && nm->in[2]) ||
-            (nm->nin > 3 && nm->in[3]) || nm->sum_out || uses[nm->id] != 1 || nm->output || nm->p.xq_tail)
-            continue;
-        wgml_node *h = nm->in[0], *w = nm->in[1];
-        int64_t k = nm->d.ndim ? nm->d.shape[nm->d.ndim - 1] : 0;
-        if (nm->d.dtype != WGML_F32 || h->d.dtype != WGML_F32 || w->d.dtype != WGML_F32 || w->d.ndim != 1 ||
-            wg_is_sym(k) || k <= 0 || k % 32 || k / 32 > 256 || w->d.shape[0] != k ||
-            !wg_matvec_xs(g->ctx, c->in[1]->d.dtype, 1, c->in[1]->d.shape[0], k))
-            continue;
-        c->in[0] = h;
-        c->in[2] = w;
-        c->nin = 3;
-        c->p.xnorm = true;
-        c->p.norm = nm->p.norm;
-        uses[h->id]++, uses[w->id]++;
-        uses[nm->id]--;
-        fold(g, nm, c, uses);
-    }
-}
-
 size_t wg_graph_fuse(wgml_graph *g)
 {
     const char *e = getenv("WGML_GRAPH_FUSE");
@@ -489,8 +458,6 @@ size_t wg_graph_fuse(wgml_graph *g)
         fuse_linear_glu(g, uses);
     if (!(e && strstr(e, "norope")))
         fuse_linear_rope_kv(g, uses);
-    if (!(e && strstr(e, "nonormfold")))
-        fuse_norm_fold(g, uses);
     /* Opt-in (WGML_GRAPH_FUSE=prologue; normpro / glupro: one kind): on an
      * H200 the 8B decode ran 230.7 tokens/s with both kinds, 240.1 / 240.6
      * with one, 242.9 with neither (bench/NOTES.md): the fused first

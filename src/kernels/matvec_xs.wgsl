@@ -50,56 +50,6 @@ const RSETS: u32 = {{RSETS}}u;
 #endif
 
 var<workgroup> xslot: atomic<u32>;
-#ifdef XS_NORM
-// XS_NORM (graph fusion's norm fold, src/ops/linear_glu.c): x = rms_norm(h)
-// * g made here from the one row h (bound as x) and g (bias's binding):
-// one 32-element block a thread (k <= 32 WG), the sum of squares through
-// subgroupAdd and one slot a subgroup, then each block scaled and
-// quantised: the decode runs no norm dispatch before the product (H200
-// probe: the 1B +10%, the 8B +3%; bench/NOTES.md 2026-11-27 (3)).
-// p.xst_t: g's first element; p.xst_u: eps's bits.
-#tensor gn 4 GN_DT GN_MODE
-var<workgroup> nred: atomic<u32>;
-var<workgroup> sred: array<f32, 256>;
-
-fn norm_x(li: u32, lane: u32) {
-    if (li == 0u) {
-        atomicStore(&nred, 0u);
-    }
-    workgroupBarrier();
-    let xr0 = p.xo[0].x;
-    let nb = p.k / 32u;
-    var vb: array<vec4<f32>, 8>;
-    var gb: array<vec4<f32>, 8>;  // g loaded with x: one memory round trip
-    var ss = 0.0;
-    if (li < nb) {
-        for (var i = 0u; i < 8u; i++) {
-            vb[i] = xv4(xr0, li * 32u + 4u * i);
-            gb[i] = gn_ld4((p.xst_t + li * 32u) / 4u + i);
-        }
-        for (var i = 0u; i < 8u; i++) {
-            ss += dot(vb[i], vb[i]);
-        }
-    }
-    ss = subgroupAdd(ss);
-    if (lane == 0u) {
-        sred[atomicAdd(&nred, 1u)] = ss;
-    }
-    workgroupBarrier();
-    var tot = 0.0;
-    let np = atomicLoad(&nred);
-    for (var i = 0u; i < np; i++) {
-        tot += sred[i];
-    }
-    let sc = inverseSqrt(tot / f32(p.k) + bitcast<f32>(p.xst_u));
-    if (li < nb) {
-        for (var i = 0u; i < 8u; i++) {
-            vb[i] = vb[i] * sc * gb[i];
-        }
-        q8_block(0u, p.k / 4u, li, vb);
-    }
-}
-#endif
 
 @compute @workgroup_size(WG)
 fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -115,9 +65,6 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
 #ifdef XS_ROPE
     rope_setup(li);
 #endif
-#ifdef XS_NORM
-    norm_x(li, lane);
-#else
 #ifndef XS_PREQ
     let xr0 = p.xo[0].x;
     for (var blk = li; blk < p.k / 32u; blk += WG) {
@@ -127,7 +74,6 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
         }
         q8_block(0u, p.k / 4u, blk, v);
     }
-#endif
 #endif
     workgroupBarrier();
     var slot = 0u;

@@ -11,14 +11,7 @@
  * binding) the encode runs the linear into declared scratch and the glu
  * op over its even and odd columns: the unfused graph's values.
  *
- * xnorm (graph fusion's norm fold, src/graph/fuse.c): input 0 is h and x
- * is rms_norm(h) * g (input 2, [k] f32; eps in norm.eps), the decoder's
- * ffn norm: the one-row one-dispatch product makes x in its prologue
- * (matvec_xs.wgsl XS_NORM), so the decode runs no norm dispatch; elsewhere
- * the norm op makes x in declared scratch first.
- *
- * Inputs: x (or h), w, g (xnorm).  Params: sub (the glu kind), mm and
- * dtype (the linear's), xq_in, xnorm and norm.
+ * Inputs: x, w.  Params: sub (the glu kind), mm and dtype (the linear's).
  */
 #include "mm.h"
 
@@ -40,11 +33,6 @@ static wgml_status y_desc(const wg_op_params *p, const wg_desc *const *in, int n
 
 wgml_status wg_ck_linear_glu(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out)
 {
-    const wg_desc *g = nin > 2 ? in[2] : NULL;
-    if (p->xnorm && (!g || g->dtype != WGML_F32 || g->ndim != 1 || g->shape[0] != in[0]->shape[in[0]->ndim - 1] ||
-                     in[0]->dtype != WGML_F32))
-        return wg_fail(WGML_ERR_INVALID_ARG, "wgml_linear (fused with its glu and norm): an f32 x and an f32 [k] "
-                       "norm weight");
     wgml_status st = y_desc(p, in, nin, out);
     if (st == WGML_OK)
         out->shape[out->ndim - 1] /= 2;
@@ -58,15 +46,9 @@ uint64_t wg_sc_linear_glu(const wg_op_params *p, const wg_desc *const *in, int n
         return 0;
     const wg_desc *li[4] = {in[0], in[1], NULL, NULL};
     (void)out;
-    /* x (the norm's, where the prologue does not make it) and its own
-     * request, then y (where the one-dispatch product does not take it)
-     * and the linear's own request */
-    uint64_t nx = 0;
-    if (p->xnorm) {
-        const wg_desc *ni[1] = {in[0]};
-        nx = wg_align_up(wg_desc_bytes(in[0]), 256) + wg_sc_norm(p, ni, 1, in[0]);
-    }
-    return nx + wg_align_up(wg_desc_bytes(&y), 256) + wg_sc_linear(p, li, 4, &y);
+    /* y (where the one-dispatch product does not take it), then the
+     * linear's own request */
+    return wg_align_up(wg_desc_bytes(&y), 256) + wg_sc_linear(p, li, 4, &y);
 }
 
 wgml_status wg_en_linear_glu(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out,
@@ -80,32 +62,9 @@ wgml_status wg_en_linear_glu(const wg_op_params *p, const wgml_tensor *const *in
     if (st != WGML_OK)
         return st;
     int64_t k = x->shape[x->ndim - 1], rows = k ? wgml_tensor_nelem(x) / k : 0;
-    if (p->xnorm) {
-        const wgml_tensor *g = nin > 2 ? in[2] : NULL;
-        wg_xnorm xn = {g, p->norm.eps};
-        st = WGML_ERR_UNSUPPORTED;
-        if (rows == 1 && p->mm.beta == 0.0f) /* the norm in the product's prologue */
-            st = wg_matvec_glu(x, w, &p->mm, p->sub, false, &xn, out);
-        if (st != WGML_ERR_UNSUPPORTED)
-            return st;
-        /* x = rms_norm(h) * g in scratch, then the product on it */
-        wgml_tensor *xs = NULL;
-        if ((st = wg_scratch_tensor_raw(x->ctx, WGML_F32, x->ndim, x->shape, &xs)) != WGML_OK)
-            return st;
-        wgml_norm_params np = {.kind = WGML_RMS_NORM, .eps = p->norm.eps, .weight = g};
-        wg_op_params q = *p;
-        q.xnorm = false;
-        q.xq_in = false;
-        st = wg_norm_impl(x, &np, xs);
-        const wgml_tensor *li[2] = {xs, w};
-        if (st == WGML_OK)
-            st = wg_en_linear_glu(&q, li, 2, out, NULL);
-        wgml_tensor_free(xs);
-        return st;
-    }
     st = WGML_ERR_UNSUPPORTED;
     if (rows <= WG_MATVEC_MAX_ROWS && p->mm.beta == 0.0f)
-        st = wg_matvec_glu(x, w, &p->mm, p->sub, p->xq_in, NULL, out);
+        st = wg_matvec_glu(x, w, &p->mm, p->sub, p->xq_in, out);
     if (st != WGML_ERR_UNSUPPORTED)
         return st;
     /* the linear into scratch, then the glu over its even and odd columns */

@@ -74,7 +74,6 @@ typedef struct mv_job {
     bool xs;                   /* the integer path, x quantised by each workgroup (main_xs) */
     bool preq;                 /* with xs: x's codes follow its row (a norm's xq tail): t[SX]'s window
                                 * is the codes, nothing quantised (XS_PREQ) */
-    const wg_xnorm *xn;        /* with xs: x is h, the product's x rms_norm(h) * g made first (XS_NORM) */
     int glu;                   /* with xs: out = glu of row pairs, this wgml_glu_kind (XS_GLU); -1 none */
     const mv_epi *epi;         /* with xs: a fused op's epilogue (NULL: none) */
     uint64_t row[4][8];        /* x, out, bias, c: rows' first elements, less the window's offset */
@@ -160,18 +159,6 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
     if (j->q8)
         n += snprintf(defs + n, sizeof defs - (size_t)n, ";XQ_ACC=%s", shares(j->t[SX], out) ? "read_write" : "read");
     unsigned ro = 1u << 4;
-    if (j->xn) { /* g in bias's binding (a glu product has no bias) */
-        uint64_t grem, k4 = (uint64_t)p.k * 4;
-        b[3] = wg_bind_from(j->xn->g->st->buf, wg_view4_of(j->xn->g).offset * 4, k4, &grem);
-        if (b[3].size < grem + k4)
-            return wg_fail_window(j->ctx, k4, "%s: the norm's weight", j->op);
-        p.xst_t = (uint32_t)(grem / 4);
-        memcpy(&p.xst_u, &j->xn->eps, 4);
-        if (p.xst_t % 4) /* vector loads of g */
-            return WGML_ERR_UNSUPPORTED;
-        n += snprintf(defs + n, sizeof defs - (size_t)n, ";XS_NORM;GN_DT=f32;GN_MODE=%s",
-                      shares(j->xn->g, out) ? "rw4" : "r4");
-    }
     ro |= shares(j->t[SW], out) ? 0u : 1u << 0;
     ro |= shares(j->t[SX], out) ? 0u : 1u << 1;
     if (j->t[SB])
@@ -184,8 +171,6 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
         n += snprintf(defs + n, sizeof defs - (size_t)n, ";IDS;IDS_ACC=%s", shares(j->t[SI], out) ? "read_write" : "read");
     const wgml_tensor *s3 = j->t[SI] ? j->t[SI] : j->t[SB];
     ro |= shares(s3, out) ? 0u : 1u << 3;
-    if (j->xn && shares(j->xn->g, out))
-        ro &= ~(1u << 3);
     if (shares(j->t[SC], out) && !j->t[SI])
         ro &= ~(1u << 4);
     if (j->epi)
@@ -388,7 +373,7 @@ static wgml_status need(const char *op, const char *what, const wgml_tensor *t, 
  * with one row reads them (XS_PREQ), every other path reads x itself. */
 static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wgml_tensor *w, const wgml_tensor *bias,
                               const wgml_tensor *c, const wgml_matmul_params *pp, int glu, const mv_epi *epi,
-                              bool xqt, const wg_xnorm *xn, wgml_tensor *out)
+                              bool xqt, wgml_tensor *out)
 {
     const char *op = "wgml_linear";
     wgml_matmul_params prm = pp ? *pp : (wgml_matmul_params){1.0f, 0.0f, WGML_ACT_NONE, WGML_PREC_F32};
@@ -458,8 +443,8 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
     if ((glu >= 0 || epi) && (!xs || n % 2 || bias || c || prm.act != WGML_ACT_NONE || var->rpw != 2))
         return WGML_ERR_UNSUPPORTED;
 
-    mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, bias, c, NULL}, (int)rows, false, false, false, NULL, -1,
-                NULL, {{0}}, {0}};
+    mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, bias, c, NULL}, (int)rows, false, false, false, -1, NULL,
+                {{0}}, {0}};
     uint64_t xspan, ospan, bspan = 0, cspan = 0, bmin = 0, cmin = 0;
     uint64_t xmin = row_starts(&xv, (int)rows, j.row[0], &xspan);
     uint64_t omin = row_starts(&ov, (int)rows, j.row[1], &ospan);
@@ -489,12 +474,6 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
     if (xs) {
         j.xs = true; /* x stays as it is: each workgroup quantises it */
         q8 = false;
-    }
-    if (xn) { /* the norm in the prologue: one block a thread of one f32 row */
-        if (!xs || xqt || glu < 0 || x->dtype != WGML_F32 || k % 32 || k / 32 > var->wg || !xn->g ||
-            xn->g->dtype != WGML_F32 || wgml_tensor_nelem(xn->g) != k || !wgml_tensor_is_contiguous(xn->g))
-            return WGML_ERR_UNSUPPORTED;
-        j.xn = xn;
     }
     if (xs && xqt && x->dtype == WGML_F32) {
         /* ... or its codes, right after its one row (an xq-tail norm's:
@@ -547,31 +526,31 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
 wgml_status wg_matvec(const wgml_tensor *x, const wgml_tensor *w, const wgml_tensor *bias, const wgml_tensor *c,
                       const wgml_matmul_params *p, wgml_tensor *out)
 {
-    return matvec_run(x, NULL, w, bias, c, p, -1, NULL, false, NULL, out);
+    return matvec_run(x, NULL, w, bias, c, p, -1, NULL, false, out);
 }
 
 wgml_status wg_matvec_xqt(const wgml_tensor *x, const wgml_tensor *w, const wgml_tensor *bias, const wgml_tensor *c,
                           const wgml_matmul_params *p, wgml_tensor *out)
 {
-    return matvec_run(x, NULL, w, bias, c, p, -1, NULL, true, NULL, out);
+    return matvec_run(x, NULL, w, bias, c, p, -1, NULL, true, out);
 }
 
 wgml_status wg_matvec_glu(const wgml_tensor *x, const wgml_tensor *w, const wgml_matmul_params *p, int glu, bool xqt,
-                          const wg_xnorm *xn, wgml_tensor *out)
+                          wgml_tensor *out)
 {
-    return matvec_run(x, NULL, w, NULL, NULL, p, glu, NULL, xqt, xn, out);
+    return matvec_run(x, NULL, w, NULL, NULL, p, glu, NULL, xqt, out);
 }
 
 wgml_status wg_matvec_epi(const wgml_tensor *x, const wgml_tensor *w, const wgml_matmul_params *p, const mv_epi *e,
                           bool xqt, wgml_tensor *out)
 {
-    return matvec_run(x, NULL, w, NULL, NULL, p, -1, e, xqt, NULL, out);
+    return matvec_run(x, NULL, w, NULL, NULL, p, -1, e, xqt, out);
 }
 
 wgml_status wg_matvec_pre(const wgml_tensor *x, const wg_xpre *pre, const wgml_tensor *w, const wgml_tensor *bias,
                           const wgml_matmul_params *p, wgml_tensor *out)
 {
-    return matvec_run(x, pre, w, bias, NULL, p, -1, NULL, false, NULL, out);
+    return matvec_run(x, pre, w, bias, NULL, p, -1, NULL, false, out);
 }
 
 /* ------------------------------------------------------------ linear_id */
@@ -646,8 +625,8 @@ static wgml_status linear_id(const wgml_tensor *x, const wgml_tensor *w, const w
     int upt = 1;
     if ((st = wg_mv_pick(x->ctx, op, n, k, ty, 1, &var, &upt)) != WGML_OK)
         return st;
-    mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, NULL, NULL, ids}, 1, false, false, false, NULL, -1, NULL,
-                {{0}}, {0}};
+    mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, NULL, NULL, ids}, 1, false, false, false, -1, NULL, {{0}},
+                {0}};
     mv_params *p = &j.p;
     p->units = (uint32_t)((k + 7) / 8);
     p->k = (uint32_t)k;

@@ -83,15 +83,9 @@ typedef struct wg_xpre {
  * message, where that kernel does not take it (the caller runs the linear
  * and the glu).  xqt: x's codes follow its row (a norm's xq tail,
  * norm.c); a one-row product on that kernel reads them instead of
- * quantising x.  xn: x is h and the product's x is rms_norm(h) * xn->g,
- * made in the kernel's prologue (XS_NORM: one row, k <= 32 x the
- * workgroup's threads; else WGML_ERR_UNSUPPORTED). */
-typedef struct wg_xnorm {
-    const wgml_tensor *g; /* [k] f32 */
-    float eps;
-} wg_xnorm;
+ * quantising x. */
 wgml_status wg_matvec_glu(const wgml_tensor *x, const wgml_tensor *w, const wgml_matmul_params *p, int glu, bool xqt,
-                          const wg_xnorm *xn, wgml_tensor *out);
+                          wgml_tensor *out);
 /* wg_matvec with x made by pre (x: a tensor of x's shape, for the row
  * layout only; never read or written): WGML_ERR_UNSUPPORTED, no message,
  * where the integer path does not take these operands (the caller makes

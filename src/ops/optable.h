@@ -73,9 +73,6 @@ typedef struct wg_op_params {
      * LINEAR_GLU or LINEAR_ROPE_KV whose x is the [.., :k] view of such an
      * output, so its one-row product reads the codes. */
     bool xq_tail, xq_in;
-    /* Graph fusion's norm fold (src/ops/linear_glu.c): a LINEAR_GLU whose
-     * input 0 is h and whose x is rms_norm(h) * input 2 (eps: norm.eps). */
-    bool xnorm;
     int chain_n;        /* WG_OP_EW_CHAIN: ops applied in order */
     int chain_op[WG_CHAIN_MAX];
     float chain_p[WG_CHAIN_MAX][2];
