@@ -213,6 +213,24 @@ static bool xs_takes(wgml_ctx *ctx, const mv_type *ty, const mv_variant *var, in
     return var->xs && rows == 1 && q8_ok(ty, rows, k, rowb, w_offset) && wg_mv_xs_fits(ctx, k);
 }
 
+/* The XQUANT pass over p->m rows of p->k (p's xo and oo set): b[0] the
+ * codes, b[1] x of wgsl type xdt; one: both in one buffer (bound rw). */
+static wgml_status xquant_run(wgml_ctx *ctx, const wg_binding b[2], const mv_params *p, const char *xdt, bool one,
+                              bool v4)
+{
+    char defs[160];
+    snprintf(defs, sizeof defs, "XQUANT;M=1;RPW=1;WG=64;UPT=1;QK=32;BB=34;X_DT=%s;X_MODE=%s%s%s", xdt,
+             one ? "rw" : "r", v4 ? "4" : "", v4 ? ";XV4" : "");
+    wg_kernel_ref ref = {"matvec.wgsl", "xquant", defs, 2, one ? 0u : 1u << 1};
+    wgml_kernel *k;
+    wgml_status st = wg_kernel_get(ctx, &ref, &k);
+    if (st != WGML_OK)
+        return st;
+    uint32_t g[3];
+    wg_split_grid(65535, ((uint64_t)p->k / 32 * (uint64_t)p->m + 63) / 64, g);
+    return wg_dispatch(ctx, k, b, 2, p, sizeof *p, g[0], g[1], g[2]);
+}
+
 /* The first pass: x's rows (j->row[0], less xmin; xext elements from xmin
  * reach the last one read) quantised into scratch *xq. */
 static wgml_status xquant(mv_job *j, const wgml_tensor *x, uint64_t xmin, uint64_t xext, wgml_tensor **xq)
@@ -235,17 +253,7 @@ static wgml_status xquant(mv_job *j, const wgml_tensor *x, uint64_t xmin, uint64
     }
     /* a graph's arena may hold x and the scratch in one buffer: one
      * buffer is bound writable or not at all in a dispatch */
-    bool one = x->st->buf == (*xq)->st->buf;
-    char defs[160];
-    snprintf(defs, sizeof defs, "XQUANT;M=1;RPW=1;WG=64;UPT=1;QK=32;BB=34;X_DT=%s;X_MODE=%s%s%s", dt_name(x),
-             one ? "rw" : "r", v4 ? "4" : "", v4 ? ";XV4" : "");
-    wg_kernel_ref ref = {"matvec.wgsl", "xquant", defs, 2, one ? 0u : 1u << 1};
-    wgml_kernel *k;
-    if ((st = wg_kernel_get(ctx, &ref, &k)) != WGML_OK)
-        return st;
-    uint32_t g[3];
-    wg_split_grid(65535, ((uint64_t)p.k / 32 * (uint64_t)j->m + 63) / 64, g);
-    return wg_dispatch(ctx, k, b, 2, &p, sizeof p, g[0], g[1], g[2]);
+    return xquant_run(ctx, b, &p, dt_name(x), x->st->buf == (*xq)->st->buf, v4);
 }
 
 wgml_status wg_xquant_tail(const wgml_tensor *y)
@@ -268,17 +276,8 @@ wgml_status wg_xquant_tail(const wgml_tensor *y)
         p.xo[r] = (uint32_t)(rem / 4);
         p.oo[r] = (uint32_t)(rem / 4 + (uint64_t)k);
     }
-    bool v4 = p.xo[0] % 4 == 0;
-    char defs[128];
-    snprintf(defs, sizeof defs, "XQUANT;M=1;RPW=1;WG=64;UPT=1;QK=32;BB=34;X_DT=f32;X_MODE=rw%s%s", v4 ? "4" : "",
-             v4 ? ";XV4" : "");
-    wg_kernel_ref ref = {"matvec.wgsl", "xquant", defs, 2, 0u};
-    wgml_kernel *kern;
-    wgml_status st = wg_kernel_get(y->ctx, &ref, &kern);
-    if (st != WGML_OK)
-        return st;
     wg_binding bb[2] = {b, b};
-    return wg_dispatch(y->ctx, kern, bb, 2, &p, sizeof p, (uint32_t)((k / 32 + 63) / 64), 1, 1);
+    return xquant_run(y->ctx, bb, &p, "f32", true, p.xo[0] % 4 == 0);
 }
 
 uint64_t wg_matvec_q8_scratch(wgml_dtype w, int64_t rows, int64_t k)
