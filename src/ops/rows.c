@@ -159,8 +159,15 @@ static wgml_status rows_run(wgml_ctx *ctx, const char *file, const char *entry, 
      * rows in flight per SM, which is what short rows are bound by. */
     int wg = wg_len <= 1024 ? 64 : 256;
     int rv = rows_vec_count(ctx, ops, nops, iter, wg, defines);
-    if (defines && strstr(defines, "Q8OUT") && !rv)
-        return WGML_ERR_UNSUPPORTED; /* norm.c's codes: the vector path's only; the caller falls back */
+    if (defines && strstr(defines, "Q8OUT")) {
+        /* norm.c's codes: the vector path's only, its row kept in workgroup
+         * memory (R x WG vectors, beside the reduction's 3 x WG floats);
+         * elsewhere the caller falls back */
+        wgml_device_info in;
+        if (!rv || wgml_device_info_get(ctx, &in) != WGML_OK ||
+            (uint64_t)rv * (uint64_t)wg * 16 + 3 * (uint64_t)wg * 4 + 16 > in.max_workgroup_storage)
+            return WGML_ERR_UNSUPPORTED;
+    }
     char defs[640];
     size_t u = 0;
     if (rv) /* first, so profiles and kernel names show the path */

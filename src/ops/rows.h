@@ -48,8 +48,9 @@ wg_row_operand wg_row_operand_of(const wgml_tensor *t, const int64_t shape4[4], 
  * must be absent ones); qslot WG_ROWS_PIECES: the kernel reduces nothing
  * along a row, so each piece of the row that fits runs as a launch of its
  * own; qslot -1: such rows fail with WGML_ERR_LIMIT.  Q8OUT in `defines`
- * (norm.c's codes after its row) needs the vector path and rows that fit
- * one window: elsewhere WGML_ERR_UNSUPPORTED, no message, nothing run. */
+ * (norm.c's codes after its row) needs the vector path, rows that fit one
+ * window and workgroup memory for the row: elsewhere
+ * WGML_ERR_UNSUPPORTED, no message, nothing run. */
 #define WG_ROWS_PIECES (-2)
 wgml_status wg_rows_launch(wgml_ctx *ctx, const char *file, const char *entry, const char *defines,
                            wg_row_operand *ops, int nops, const int64_t iter[4], const float fp[4],
