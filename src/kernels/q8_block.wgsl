@@ -6,15 +6,8 @@
 // in byte i), then a (d, sum) f32 pair a block at o + kw + 2b.  The
 // includer defines fn xq_put(i: u32, v: u32), the word store: matvec_xq.wgsl
 // (its storage or, under XS, workgroup memory) and norm.wgsl (Q8OUT: a
-// norm writing its one row's codes after the row); q8_of makes them.
-// A block's codes (byte i of word w[j]: element 4j + i), d and sum.
-struct Q8B {
-    w: array<u32, 8>,
-    d: f32,
-    s: f32,
-}
-
-fn q8_of(v: array<vec4<f32>, 8>) -> Q8B {
+// norm writing its one row's codes after the row).
+fn q8_block(o: u32, kw: u32, blk: u32, v: array<vec4<f32>, 8>) {
     var amax = 0.0;
     var bad = false;
     for (var i = 0u; i < 8u; i++) {
@@ -24,23 +17,14 @@ fn q8_of(v: array<vec4<f32>, 8>) -> Q8B {
         bad = bad || any((bitcast<vec4<u32>>(v[i]) & vec4<u32>(0x7f800000u)) == vec4<u32>(0x7f800000u));
     }
     let id = select(0.0, 127.0 / amax, amax > 0.0 && !bad);
-    var r: Q8B;
     var cs = vec4<i32>(0);
     for (var i = 0u; i < 8u; i++) {
         let q = vec4<i32>(round(v[i] * id));
         cs += q;
-        r.w[i] = pack4xI8(q);
+        xq_put(o + 8u * blk + i, pack4xI8(q));
     }
-    r.d = select(amax / 127.0, bitcast<f32>(0x7fc00000u), bad);
-    r.s = r.d * f32(cs.x + cs.y + cs.z + cs.w);
-    return r;
-}
-
-fn q8_block(o: u32, kw: u32, blk: u32, v: array<vec4<f32>, 8>) {
-    let q = q8_of(v);
-    for (var i = 0u; i < 8u; i++) {
-        xq_put(o + 8u * blk + i, q.w[i]);
-    }
-    xq_put(o + kw + 2u * blk, bitcast<u32>(q.d));
-    xq_put(o + kw + 2u * blk + 1u, bitcast<u32>(q.s));
+    let d = select(amax / 127.0, bitcast<f32>(0x7fc00000u), bad);
+    let s = d * f32(cs.x + cs.y + cs.z + cs.w);
+    xq_put(o + kw + 2u * blk, bitcast<u32>(d));
+    xq_put(o + kw + 2u * blk + 1u, bitcast<u32>(s));
 }
