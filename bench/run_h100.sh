@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -837,6 +837,54 @@ for s in $sections; do
       $B/wgml bench graph chain wide block
       $B/wgml bench graph chain wide block --json
       python3 bench/torch_graph.py 2>&1 | tail -n 4 ;;
+    qsm) # dsg's q and rows read from workgroup memory each tile (QSM, the default) against held in registers
+      # (WGML_ATTN_QREG=1): decode attention (graph replay) alternating, two rounds; keys a tile 1 / 4 with QSM;
+      # the decoder block at KV 4096; the NVIDIA caches of both (cache-q0 / cache-q1: bench/sass.py here);
+      # test_op_attention natively, without f16 and in 64 KiB windows
+      for r in 1 2; do for q in 1 0; do
+        echo "-- QREG=$q: $(WGML_ATTN_QREG=$q $B/wgml bench attn --decode --json 2>/dev/null | python3 -c "import json,sys; d=json.load(sys.stdin); print(' '.join('skv %d: graph %.1f us (%.0f GB/s), batch %.1f us;' % (r['skv'], r['graph_us'], r['graph_gb_s'], r['batch_us']) for r in d['results']))")"
+      done; done
+      for kpt in 1 4; do
+        echo "-- QSM KPT=$kpt: $(WGML_ATTN_KPT=$kpt $B/wgml bench attn --decode --json 2>/dev/null | python3 -c "import json,sys; d=json.load(sys.stdin); print(' '.join('skv %d: graph %.1f us;' % (r['skv'], r['graph_us']) for r in d['results']))")"
+      done
+      for q in 1 0 1 0; do echo "-- decoder QREG=$q: $(WGML_ATTN_QREG=$q $B/wgml bench graph decoder 2>&1 | grep -iE 'decode|bound' | head -n 2 | tr '\n' ' ')"; done
+      for q in 1 0; do
+        rm -rf /tmp/sass-q$q
+        WGML_CACHE_DIR=/tmp/sass-q$q WGML_ATTN_QREG=$q $B/wgml bench attn --decode --skv 8192 > /dev/null 2>&1
+        cp -r /tmp/sass-q$q $OUTDIR/cache-q$q
+      done
+      tmodes "native nof16 window" test_op_attention ;;
+    dsgscan) # dsg's waves: chunks a row (the grid: 8 KV heads x chunks workgroups) for dsg and dsg_np, q in
+      # registers (QREG=1) and from workgroup memory (QREG=0); then the NVIDIA caches of each (cache-VAR-qN)
+      for v in dsg dsg_np; do for q in 1 0; do for c in ${DSGC:-32 40 48 64}; do
+        echo "-- $v QREG=$q CHUNKS=$c: $(WGML_FORCE=attn=$v WGML_ATTN_QREG=$q WGML_ATTN_CHUNKS=$c $B/wgml bench attn --decode --json 2>/dev/null | python3 -c "import json,sys; d=json.load(sys.stdin); print(' '.join('%d: %.1f;' % (r['skv'], r['graph_us']) for r in d['results']))")"
+      done; done; done
+      for v in dsg dsg_np; do for q in 1 0; do
+        rm -rf /tmp/sass-x; WGML_CACHE_DIR=/tmp/sass-x WGML_FORCE=attn=$v WGML_ATTN_QREG=$q $B/wgml bench attn --decode --skv 8192 > /dev/null 2>&1
+        cp -r /tmp/sass-x $OUTDIR/cache-$v-q$q
+      done; done ;;
+    dsgt) # dsg's chunks a row from the target of 32K threads (256 workgroups) against the old 64K (CHUNKS=64 for
+      # these shapes), and q from workgroup memory (QSM) against registers (QREG=1): decode attention (graph) and
+      # the decoder block at KV 4096 and 16384, three rounds alternating
+      for r in 1 2 3; do for e in "X=1" "WGML_ATTN_CHUNKS=64" "WGML_ATTN_QREG=1"; do
+        echo "-- $e: $(env $e $B/wgml bench attn --decode --json 2>/dev/null | python3 -c "import json,sys; d=json.load(sys.stdin); print(' '.join('%d: %.1f;' % (r['skv'], r['graph_us']) for r in d['results']))") $(for kv in 4096 16384; do env $e $B/wgml bench graph decoder --kv $kv 2>/dev/null | grep -oE 'KV [0-9]+|back to back [0-9.]+' | tr '\n' ' '; done)"
+      done; done ;;
+    dsgc) # dsg's chunks a row forced (CHUNKS, default 48 64 96 128): decode attention (graph) and the decoder block at
+      # KV 4096 and 16384, two rounds
+      for r in 1 2; do for c in ${CHUNKS:-48 64 96 128}; do
+        echo "-- CHUNKS=$c: $(WGML_ATTN_CHUNKS=$c $B/wgml bench attn --decode --json 2>/dev/null | python3 -c "import json,sys; d=json.load(sys.stdin); print(' '.join('%d: %.1f;' % (r['skv'], r['graph_us']) for r in d['results']))") $(for kv in 4096 16384; do WGML_ATTN_CHUNKS=$c $B/wgml bench graph decoder --kv $kv 2>/dev/null | grep -oE 'KV [0-9]+|back to back [0-9.]+ ' | tr '\n' ' '; done)"
+      done; done ;;
+    dsgab) # A/B of the previous build (.devbuild_old) and this one: decode attention (graph) and the decoder block at
+      # KV 4096 and 16384, two rounds alternating; tg128 of the generated GGUFs (llmgen first) and at -d 4096 (8B);
+      # test_op_attention, test_llm_graph and test_graph_prologue natively, without f16 and in 64 KiB windows
+      for r in 1 2; do for b in .devbuild_old $B; do
+        echo "-- $b: $($b/wgml bench attn --decode --json 2>/dev/null | python3 -c "import json,sys; d=json.load(sys.stdin); print(' '.join('%d: %.1f;' % (r['skv'], r['graph_us']) for r in d['results']))") $(for kv in 4096 16384; do $b/wgml bench graph decoder --kv $kv 2>/dev/null | grep -oE 'KV [0-9]+|back to back [0-9.]+' | tr '\n' ' '; done)"
+      done; done
+      tmodes "native nof16 window" test_op_attention test_llm_graph test_graph_prologue
+      llmab "-p 16 -n 128 -r 3" tg128
+      for b in .devbuild_old $B; do
+        echo "$b 8b -d 4096: $($b/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 16 -n 128 -r 2 -d 4096 2>&1 | grep tg128 | cut -d'|' -f5,6 | tr '\n' ' ')"
+      done ;;
     decoder) # issue 9: an 8B decoder block's decode step (q4_K) against the copy bound, KV 4096, 512, 16384
       for kv in "" "--kv 512" "--kv 16384"; do
         $B/wgml bench graph decoder $kv 2>> $OUTDIR/decoder.err

@@ -83,21 +83,25 @@ fn pf() -> bool {
 }
 
 #include "attention_sg.wgsl"
-#ifdef ROLLED
-var<workgroup> Qs: array<f32, 32u * LPK>;      // CPU drivers: q [dim][row]
+#ifdef QSM
+var<workgroup> Qs: array<vec4<f32>, 8u * LPK>;  // q [dim % 8][dim / 8] x rows (QSM: see q_cols)
 #endif
-var<workgroup> Ri: array<u32, 20>;             // [field][row]: ok, i, mask element of key 0, slope, q
+var<workgroup> Ri: array<vec4<u32>, 5>;         // [field] x rows: ok, i, mask element of key 0, slope, q
 var<workgroup> Mw: array<vec4<f32>, NKG>;      // key groups' max per row
 var<workgroup> Lw: array<vec4<f32>, NKG>;      // and sum
-var<workgroup> Aw: array<vec4<f32>, 8u * WG>;  // acc [dim % 8][key group][dim / 8] x rows
+var<workgroup> Aw: array<vec4<f32>, 4u * WG>;  // acc, half a lane's dims: [dim % 4][key group][dim / 8] x rows
 
 // The block's rows (up to 4, one per vector lane) and what scoring needs
 // of each: valid, absolute query index, mask element of key 0, ALiBi
 // slope.  Thread r < 4 stages row r's in Ri (with its q's first element)
-// before the first barrier, and on CPU drivers the threads stage q in Qs
-// (per thread, four rows of them took lavapipe seconds more to compile);
-// GPUs load each lane's q octets into registers after it, with the first
-// tile's K and V (one memory round trip for both, not two).
+// before the first barrier.  With QSM (CPU drivers, and GPUs unless
+// WGML_ATTN_QREG=1) the threads also stage q in Qs, and each tile reads
+// q and the rows from workgroup memory: held in registers through the key
+// loop they took 48 of dsg's 172 on the H200 (2 workgroups of 128 an SM,
+// too few K/V bytes in flight; bench/NOTES.md 2026-11-27 (4)).  On CPU
+// drivers q per thread (four rows of q_row) took lavapipe seconds more to
+// compile.  Without QSM each lane loads its q octets into registers after
+// the barrier, with the first tile's K and V.
 struct Rows4 {
     ok: vec4<bool>,
     ia: vec4<u32>,
@@ -106,29 +110,35 @@ struct Rows4 {
 }
 
 fn ri4(f: u32) -> vec4<u32> {
-    return vec4<u32>(Ri[4u * f], Ri[4u * f + 1u], Ri[4u * f + 2u], Ri[4u * f + 3u]);
+    return Ri[f];
 }
 
-#ifdef ROLLED
-// q of dims d .. d + 3 as the columns (rows in vector lanes) of a mat4x4.
-fn q_cols(d: u32) -> mat4x4<f32> {
-    let i = 4u * d;
-    return mat4x4<f32>(Qs[i], Qs[i + 1u], Qs[i + 2u], Qs[i + 3u], Qs[i + 4u], Qs[i + 5u], Qs[i + 6u], Qs[i + 7u],
-                       Qs[i + 8u], Qs[i + 9u], Qs[i + 10u], Qs[i + 11u], Qs[i + 12u], Qs[i + 13u], Qs[i + 14u],
-                       Qs[i + 15u]);
+// The block's rows as score4 reads them: with QSM from workgroup memory
+// at each use (not 16 registers held through the key loop).
+fn rows4() -> Rows4 {
+    return Rows4(ri4(0u) != vec4<u32>(0u), ri4(1u), ri4(2u), bitcast<vec4<f32>>(ri4(3u)));
+}
+
+#ifdef QSM
+// q of dims 8 ol + c .. 8 ol + c + 3 as the columns (rows in vector
+// lanes) of a mat4x4.  Qs is [dim % 8][dim / 8] so that a key group's
+// lanes read 16 consecutive vectors: as [dim] their 128-byte stride put
+// all 16 in the same banks (16-way conflicts, 2x slower, H200 call 1).
+fn q_cols(ol: u32, c: u32) -> mat4x4<f32> {
+    return mat4x4<f32>(Qs[c * LPK + ol], Qs[(c + 1u) * LPK + ol], Qs[(c + 2u) * LPK + ol], Qs[(c + 3u) * LPK + ol]);
 }
 #endif
 
 fn stage_rows(b: u32, hk: u32, rb: u32, li: u32) {
     if (li < 4u) {
         let rw = row_of(rb, li);
-        Ri[li] = select(0u, 1u, li < BQ && rw.ok);
-        Ri[4u + li] = p.org.w + rw.i;
-        Ri[8u + li] = b * p.ms.x + hk * p.ms.y + rw.g * p.ms.z + rw.i * p.ms.w;
-        Ri[12u + li] = bitcast<u32>(row_slope(hk, rw));
-        Ri[16u + li] = p.offs.x + b * p.qs.x + hk * p.qs.y + rw.g * p.qs.z + rw.i * p.qs.w;
+        Ri[0][li] = select(0u, 1u, li < BQ && rw.ok);
+        Ri[1][li] = p.org.w + rw.i;
+        Ri[2][li] = b * p.ms.x + hk * p.ms.y + rw.g * p.ms.z + rw.i * p.ms.w;
+        Ri[3][li] = bitcast<u32>(row_slope(hk, rw));
+        Ri[4][li] = p.offs.x + b * p.qs.x + hk * p.qs.y + rw.g * p.qs.z + rw.i * p.qs.w;
     }
-#ifdef ROLLED
+#ifdef QSM
     for (var e = li; e < 32u * LPK; e += WG) {
         let r = e % 4u;
         let d = e / 4u;
@@ -137,7 +147,7 @@ fn stage_rows(b: u32, hk: u32, rb: u32, li: u32) {
         if (r < BQ && rw.ok && d < d_k()) {
             x = f32(q_ld(p.offs.x + b * p.qs.x + hk * p.qs.y + rw.g * p.qs.z + rw.i * p.qs.w + d * p.in1.x));
         }
-        Qs[e] = x;
+        Qs[(d % 8u) * LPK + d / 8u][r] = x;
     }
 #endif
 }
@@ -498,11 +508,8 @@ fn attn_dsg(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
     let Dv = d_v();
     let ol = lane % LPK;
     let d0 = ol * 8u;
-    let rs = Rows4(ri4(0u) != vec4<u32>(0u), ri4(1u), ri4(2u), bitcast<vec4<f32>>(ri4(3u)));
-#ifdef ROLLED
-    let qa = q_cols(d0);
-    let qb = q_cols(d0 + 4u);
-#else
+    let rs = rows4();
+#ifndef QSM
     // q as columns of dims over rows: the transposes of rows over dims
     let qo = ri4(4u);
     let q0 = q_row(qo.x, rs.ok.x, d0);
@@ -529,62 +536,78 @@ fn attn_dsg(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
             cur = nxt;
         }
         if (kt >= kbeg + lag) {
+#ifdef QSM
+            // q and the rows read here, each tile (QSM says why)
+            tile_step(&st, q_cols(ol, 0u), q_cols(ol, 4u), rows4(), cur, kt - lag + kg, kend);
+#else
             tile_step(&st, qa, qb, rs, cur, kt - lag + kg, kend);
+#endif
         }
         if (pf()) {
             cur = nxt;
         }
     }
 
-    // Merge the key groups: their (max, sum) to Mw / Lw and acc to Aw (a
-    // warp's stores: consecutive vec4s); then thread li serves row li % 4
+    // Merge the key groups: their (max, sum) to Mw / Lw and acc to Aw, in
+    // two halves (dims 0-3 of each lane's octet, then 4-7: Aw is 8 KB at
+    // WG 128, not 16, which let fewer workgroups share an SM); a warp's
+    // stores are consecutive vec4s.  Thread li serves row li % 4
     // (row_merge, once a thread) and the dims d = 8 ol + x for n = li / 4,
-    // li / 4 + WG / 4, ... (ol = n % LPK, x = n / LPK: a warp's loads of Aw
-    // are 32 consecutive words).  The carried values are read before the
-    // last barrier and the row's new (max, sum) written after it.
+    // li / 4 + WG / 4, ... of each half (ol = n % LPK, x = 4 h + n / LPK:
+    // a warp's loads of Aw are 32 consecutive words).  The carried values
+    // are read before the last barrier and the row's new (max, sum)
+    // written after it.
     if (ol == 0u) {
         Mw[kg] = st.m;
         Lw[kg] = st.l;
     }
     let ai = kg * LPK + ol;
-    Aw[ai] = st.a[0];
-    Aw[WG + ai] = st.a[1];
-    Aw[2u * WG + ai] = st.a[2];
-    Aw[3u * WG + ai] = st.a[3];
-    Aw[4u * WG + ai] = st.b[0];
-    Aw[5u * WG + ai] = st.b[1];
-    Aw[6u * WG + ai] = st.b[2];
-    Aw[7u * WG + ai] = st.b[3];
-    workgroupBarrier();
     let r = li % 4u;
     let rw = row_of(rb, r);
     let live = r < BQ && rw.ok;
     var run = vec4<f32>(0.0);
-    if (live) {
-        run = row_merge(b, hk, rw, sp, r);
-        for (var n = li / 4u; n < 8u * LPK; n += WG / 4u) {
-            let d = 8u * (n % LPK) + n / LPK;
-            if (d >= Dv) {
-                continue;
+    for (var h = 0u; h < 2u; h++) {
+        if (h == 0u) {
+            Aw[ai] = st.a[0];
+            Aw[WG + ai] = st.a[1];
+            Aw[2u * WG + ai] = st.a[2];
+            Aw[3u * WG + ai] = st.a[3];
+        } else {
+            Aw[ai] = st.b[0];
+            Aw[WG + ai] = st.b[1];
+            Aw[2u * WG + ai] = st.b[2];
+            Aw[3u * WG + ai] = st.b[3];
+        }
+        workgroupBarrier();
+        if (live) {
+            if (h == 0u) {
+                run = row_merge(b, hk, rw, sp, r);
             }
-            let a0 = (n / LPK) * WG + n % LPK;
-            var v = 0.0;
-            for (var g = 0u; g < NKG; g++) {
-                let mg = Mw[g][r];
-                v = v + select(exp(mg - run.x), 0.0, mg == NEG) * Aw[a0 + g * LPK][r];
-            }
-            if (flag(F_SPLIT)) {
-                let pb = run_of(b, hk, rw, sp) + 2u + d;
-                if (flag(F_CARRY)) {
-                    v = v + o_ld(pb) * run.z;
+            for (var n = li / 4u; n < 4u * LPK; n += WG / 4u) {
+                let d = 8u * (n % LPK) + 4u * h + n / LPK;
+                if (d >= Dv) {
+                    continue;
                 }
-                o_st(pb, v);
-            } else {
-                o_st(p.offs2.y + b * p.os.x + hk * p.os.y + rw.g * p.os.z + rw.i * p.os.w + d * p.in2.z, v * run.w);
+                let a0 = (n / LPK) * WG + n % LPK;
+                var v = 0.0;
+                for (var g = 0u; g < NKG; g++) {
+                    let mg = Mw[g][r];
+                    v = v + select(exp(mg - run.x), 0.0, mg == NEG) * Aw[a0 + g * LPK][r];
+                }
+                if (flag(F_SPLIT)) {
+                    let pb = run_of(b, hk, rw, sp) + 2u + d;
+                    if (flag(F_CARRY)) {
+                        v = v + o_ld(pb) * run.z;
+                    }
+                    o_st(pb, v);
+                } else {
+                    o_st(p.offs2.y + b * p.os.x + hk * p.os.y + rw.g * p.os.z + rw.i * p.os.w + d * p.in2.z,
+                         v * run.w);
+                }
             }
         }
+        workgroupBarrier();
     }
-    workgroupBarrier();
     if (live && li < 4u && flag(F_SPLIT)) {
         let pb = run_of(b, hk, rw, sp);
         o_st(pb, run.x);

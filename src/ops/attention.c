@@ -103,10 +103,10 @@ int wg_attn_lpk(int64_t dk, int64_t dv)
 
 uint64_t wg_attn_smem(const wg_attn_variant *v, int64_t dk, int64_t dv)
 {
-    if (v->sg) { /* attention_dsg.wgsl: Aw (8 vec4 a thread), Mw and Lw (a vec4 a key group), Ri, slots, and
-                  * on CPU drivers Qs (32 floats a lane of a key) */
+    if (v->sg) { /* attention_dsg.wgsl: Aw (4 vec4 a thread), Mw and Lw (a vec4 a key group), Ri, slots, and
+                  * Qs (32 floats a lane of a key) */
         uint64_t lpk = (uint64_t)wg_attn_lpk(dk, dv);
-        return 16u * (8u * (uint64_t)v->tn + 2u * ((uint64_t)v->tn / lpk)) + 80u + 4u + 128u * lpk;
+        return 16u * (4u * (uint64_t)v->tn + 2u * ((uint64_t)v->tn / lpk)) + 80u + 4u + 128u * lpk;
     }
     if (v->split) /* at its smallest tile: one key a thread */
         return wg_attn_dec_smem(v->bq, 1, v->tn).bytes;

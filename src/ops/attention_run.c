@@ -36,13 +36,17 @@ _Static_assert(sizeof(attn_params) <= WG_PARAMS_MAX, "attention params exceed th
  * full.  Decode at 8192 keys x 8 KV heads: 128 chunks of 64 keys. */
 #define SPLIT_TARGET_GROUPS 1024
 
-/* Threads a dsg dispatch aims at: 64K = 512 workgroups of 128, ~16 warps
- * on each of an H100's 132 SMs (3-4 workgroups of ~110-150 registers fit
- * one), enough loads in flight to stream (an SM needs ~35 KB in flight at
- * 2.95 TB/s and ~1.5 us loaded latency: 12 warps x 32 lanes x 4 keys x 32
- * bytes = 49 KB).  Fewer where the keys run out first: chunks take at
- * least one tile and WG_ATTN_DSG_MIN_CHUNK keys (8B decode at KV 768: 24
- * chunks of 32 keys, 192 workgroups, a single DRAM round trip each). */
+/* Threads a dsg dispatch aims at: 64K = 512 workgroups of 128, 3-4 on
+ * each SM of an H100 / H200 (132 SMs; dsg holds ~134 registers a thread
+ * and ~10.6 KB of workgroup memory).  A workgroup's keys run as a
+ * dependent chain of ~1 µs a tile (2 keys a key group), so time is about
+ * waves x tiles a workgroup, and more workgroups at once is what helps:
+ * on the H200 (8B shape, 8 KV heads) 64 chunks a row ran 32768 keys in
+ * 59-61 µs against 66-67 with 32 chunks, and the decoder block at KV
+ * 16384 in 148-155 µs against 165-167 (bench/NOTES.md 2026-11-27 (4),
+ * call 5).  Fewer where the keys run out first: chunks take at least one
+ * tile and WG_ATTN_DSG_MIN_CHUNK keys (8B decode at KV 768: 24 chunks of
+ * 32 keys, 192 workgroups, a single DRAM round trip each). */
 #define DSG_TARGET_THREADS 65536
 
 enum { O_Q, O_K, O_V, O_M, O_S, O_O, NOPS };
@@ -391,13 +395,17 @@ wgml_status wg_attention_impl(const wgml_tensor *q, const wgml_tensor *k, const 
              * flags as uniforms every octet load sat in a branch of its
              * own on GPUs (H200 SASS, bench/NOTES.md 2026-11-26 (7)). */
             bool kv = vec_ok(k, &o.v[O_K], D), vv = vec_ok(v, &o.v[O_V], Dv);
+            /* QSM: q and the rows read from workgroup memory in each tile,
+             * not held in registers (attention_dsg.wgsl says why);
+             * WGML_ATTN_QREG=1 holds them (timing, GPUs) */
+            bool qsm = facts.cpu || env_int("WGML_ATTN_QREG") != 1;
             u = (size_t)snprintf(defs, sizeof defs, "DECODE;DSG;KRAW;VRAW;BQ=%lld;WG=%d;LPK=%lld;KPT=%lld;KPT2=%d;"
-                                 "KPT4=%d;DK=%lld;DV=%lld;K_KIND=%s;V_KIND=%s;PF=%s;KVEC=%s;VVEC=%s;%s", (long long)bq,
+                                 "KPT4=%d;DK=%lld;DV=%lld;K_KIND=%s;V_KIND=%s;PF=%s;KVEC=%s;VVEC=%s;%s%s", (long long)bq,
                                  var->tn, (long long)dp.lpk, (long long)dp.kpt, dp.kpt >= 2, dp.kpt >= 4,
                                  (long long)dk, (long long)dvp, kk, vk,
                                  facts.cpu ? "flag(F_PF)" : var->rq ? "true" : "false",
                                  facts.cpu ? "flag(F_KVEC)" : kv ? "true" : "false",
-                                 facts.cpu ? "flag(F_VVEC)" : vv ? "true" : "false",
+                                 facts.cpu ? "flag(F_VVEC)" : vv ? "true" : "false", qsm ? "QSM;" : "",
                                  exact ? "DEXACT;" : facts.cpu ? "ROLLED;" : "");
         } else {
             wg_attn_dec_mem dm = wg_attn_dec_smem(bq, kpt, var->tn);
