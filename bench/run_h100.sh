@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -884,7 +884,13 @@ for s in $sections; do
       llmab "-p 16 -n 128 -r 3" tg128
       for b in .devbuild_old $B; do
         echo "$b 8b -d 4096: $($b/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 16 -n 128 -r 2 -d 4096 2>&1 | grep tg128 | cut -d'|' -f5,6 | tr '\n' ' ')"
-      done ;;
+      done
+      rm -rf /tmp/sass-x; WGML_CACHE_DIR=/tmp/sass-x $B/wgml bench attn --decode --skv 8192 > /dev/null 2>&1
+      cp -r /tmp/sass-x $OUTDIR/cache-dsg ;;
+    dsgk) # dsg / dsg_np x keys a tile (1 2 4) at the table's chunks: decode attention (graph), two rounds
+      for r in 1 2; do for v in dsg dsg_np; do for k in 1 2 4; do
+        echo "-- $v KPT=$k: $(WGML_FORCE=attn=$v WGML_ATTN_KPT=$k $B/wgml bench attn --decode --json 2>/dev/null | python3 -c "import json,sys; d=json.load(sys.stdin); print(' '.join('%d: %.1f;' % (r['skv'], r['graph_us']) for r in d['results']))") $(WGML_FORCE=attn=$v WGML_ATTN_KPT=$k $B/wgml bench graph decoder --kv 4096 2>/dev/null | grep -oE 'back to back [0-9.]+' | head -n 1)"
+      done; done; done ;;
     decoder) # issue 9: an 8B decoder block's decode step (q4_K) against the copy bound, KV 4096, 512, 16384
       for kv in "" "--kv 512" "--kv 16384"; do
         $B/wgml bench graph decoder $kv 2>> $OUTDIR/decoder.err

@@ -38,11 +38,13 @@
 // load covers 2 whole 256-byte rows).  Per key, each lane forms its 8-dim
 // partial dot for the 4 rows as two mat4x4 x vec4 products (rows in
 // vector lanes), then log2(LPK) subgroupShuffleXor steps sum them (every
-// lane ends with the same bits: each step adds the same two values),
-// scores and runs the online softmax in registers; the tile's KPT keys
-// share one max and one rescale.  No barrier, no workgroup memory and no
-// array in the key loop: state is two mat4x4 (acc: 8 dims x 4 rows), m
-// and l (vec4), q (two mat4x4), the tile's octets (named fields).  dsg
+// lane ends with the same bits: each step adds the same two values);
+// lane ol scores row ol % 4 and runs its online softmax in registers
+// (the tile's KPT keys share one max and one rescale), and 4 shuffles
+// hand each lane the 4 rows' p.  No barrier and no array in the key
+// loop: state is two mat4x4 (acc: 8 dims x 4 rows), the row's m and l, q
+// (two mat4x4, or read from workgroup memory: QSM), the tile's octets
+// (named fields).  dsg
 // loads the next tile before computing this one (pf(); estimated ~150
 // registers at 4 keys), dsg_np after it (~110).  At the end the WG / LPK
 // key groups merge through workgroup memory (3 barriers in all) and
@@ -91,32 +93,19 @@ var<workgroup> Mw: array<vec4<f32>, NKG>;      // key groups' max per row
 var<workgroup> Lw: array<vec4<f32>, NKG>;      // and sum
 var<workgroup> Aw: array<vec4<f32>, 4u * WG>;  // acc, half a lane's dims: [dim % 4][key group][dim / 8] x rows
 
-// The block's rows (up to 4, one per vector lane) and what scoring needs
-// of each: valid, absolute query index, mask element of key 0, ALiBi
-// slope.  Thread r < 4 stages row r's in Ri (with its q's first element)
-// before the first barrier.  With QSM (CPU drivers, and GPUs unless
-// WGML_ATTN_QREG=1) the threads also stage q in Qs, and each tile reads
-// q and the rows from workgroup memory: held in registers through the key
-// loop they took 48 of dsg's 172 on the H200 (2 workgroups of 128 an SM,
-// too few K/V bytes in flight; bench/NOTES.md 2026-11-27 (4)).  On CPU
-// drivers q per thread (four rows of q_row) took lavapipe seconds more to
-// compile.  Without QSM each lane loads its q octets into registers after
-// the barrier, with the first tile's K and V.
-struct Rows4 {
-    ok: vec4<bool>,
-    ia: vec4<u32>,
-    mb: vec4<u32>,
-    slope: vec4<f32>,
-}
-
+// The block's rows (up to 4) and what scoring needs of each (Ri: valid,
+// absolute query index, mask element of key 0, ALiBi slope, q's first
+// element): thread r < 4 stages row r's before the first barrier, and
+// score1 reads its row's from workgroup memory.  With QSM (CPU drivers,
+// and GPUs unless WGML_ATTN_QREG=1) the threads also stage q in Qs, and
+// each tile reads q from workgroup memory: q and the rows held in
+// registers through the key loop took 48 of dsg's 172 on the H200 (with
+// the 16 KB merge buffer, 2 workgroups of 128 an SM; bench/NOTES.md
+// 2026-11-27 (4)).  On CPU drivers q per thread (four rows of q_row) took
+// lavapipe seconds more to compile.  Without QSM each lane loads its q
+// octets into registers after the barrier, with the first tile's K and V.
 fn ri4(f: u32) -> vec4<u32> {
     return Ri[f];
-}
-
-// The block's rows as score4 reads them: with QSM from workgroup memory
-// at each use (not 16 registers held through the key loop).
-fn rows4() -> Rows4 {
-    return Rows4(ri4(0u) != vec4<u32>(0u), ri4(1u), ri4(2u), bitcast<vec4<f32>>(ri4(3u)));
 }
 
 #ifdef QSM
@@ -371,91 +360,120 @@ fn mask_val(e: u32, k: bool) -> f32 {
     return select(mv, NEG, is_ninf(mv));
 }
 
-// score_of for the 4 rows at once (dispatch-local key j; mv1: its KV.mv).
-fn score4(qk: vec4<f32>, rs: Rows4, j: u32, kend: u32, mv1: f32) -> vec4<f32> {
+// score_of for row r of the block (this lane's: lane % 4), dispatch-local
+// key j (mv1: its KV.mv).  One row a lane, not the 4 rows as a vec4 in
+// each of the key group's lanes: the score and softmax were ~100 of a
+// lane's ~300 instructions a key, repeated by all LPK lanes of the key.
+fn score1(qk: f32, r: u32, j: u32, kend: u32, mv1: f32) -> f32 {
     var s = qk * p.fp.x;
     if (flag(F_SOFTCAP)) {
-        s = p.fp.y * tanh4(s / p.fp.y);
+        s = p.fp.y * tanh_(s / p.fp.y);
     }
-    let jq = p.offs2.z + j + p.ip.x;     // visible: j0 + j + Sq <= i + Skv (causal)
-    let ik = rs.ia + vec4<u32>(p.ip.y);  //          j0 + j + Sq + W > i + Skv (window)
-    var keep = rs.ok & vec4<bool>(j < kend);
+    let jq = p.offs2.z + j + p.ip.x;  // visible: j0 + j + Sq <= i + Skv (causal)
+    let ik = Ri[1][r] + p.ip.y;        //          j0 + j + Sq + W > i + Skv (window)
+    var keep = Ri[0][r] != 0u && j < kend;
     if (flag(F_CAUSAL)) {
-        keep = keep & (vec4<u32>(jq) <= ik);
+        keep = keep && jq <= ik;
     }
     if (flag(F_WINDOW)) {
-        keep = keep & (vec4<u32>(jq + p.ip.z) > ik);
+        keep = keep && jq + p.ip.z > ik;
     }
     if (flag(F_MASK)) {
-        let me = rs.mb + vec4<u32>(j * p.in2.y);
-        var mv = vec4<f32>(mv1);  // F_MROW: row 0's element serves all
+        var mv = mv1;  // F_MROW: row 0's element serves all
         if (!flag(F_MROW)) {
-            for (var r = 0u; r < 4u; r++) {
-                let m = at4(r);
-                let e = dot(select(vec4<u32>(0u), me, m), vec4<u32>(1u));  // me[r]
-                mv = select(mv, vec4<f32>(mask_val(e, any(keep & m))), m);
-            }
+            mv = mask_val(Ri[2][r] + j * p.in2.y, keep);
         }
-        keep = keep & (mv != vec4<f32>(NEG));
-        s = s + rs.slope * mv;
+        keep = keep && mv != NEG;
+        s = s + bitcast<f32>(Ri[3][r]) * mv;
     }
-    return select(vec4<f32>(NEG), s, keep);
+    return select(NEG, s, keep);
 }
 
-// A key group's online softmax state: per row max and sum, acc of this
-// lane's 8 dims (columns: a dims 0..3, b 4..7; vector lanes: rows).
+// Component r of v (select, not v[r]: README hazards).
+fn comp4(v: vec4<f32>, r: u32) -> f32 {
+    return select(select(v.x, v.y, r == 1u), select(v.z, v.w, r == 3u), r >= 2u);
+}
+
+// x of lanes base .. base + 3 (rows 0..3 of a key group) in vector lanes.
+fn gather4(x: f32, base: u32) -> vec4<f32> {
+    return vec4<f32>(subgroupShuffle(x, base), subgroupShuffle(x, base + 1u), subgroupShuffle(x, base + 2u),
+                     subgroupShuffle(x, base + 3u));
+}
+
+// A key group's online softmax state: max and sum of this lane's row
+// (lane % 4), acc of this lane's 8 dims for all 4 rows (columns: a dims
+// 0..3, b 4..7; vector lanes: rows).
 struct St {
-    m: vec4<f32>,
-    l: vec4<f32>,
+    m: f32,
+    l: f32,
     a: mat4x4<f32>,
     b: mat4x4<f32>,
 }
 
-fn rescale(st: ptr<function, St>, mt: vec4<f32>) {
-    let al = exp((*st).m - mt);  // NEG - NEG: 1 on an empty acc
-    let a = (*st).a;
-    let c = (*st).b;
-    (*st).l = (*st).l * al;
-    (*st).a = mat4x4<f32>(a[0] * al, a[1] * al, a[2] * al, a[3] * al);
-    (*st).b = mat4x4<f32>(c[0] * al, c[1] * al, c[2] * al, c[3] * al);
-    (*st).m = mt;
+// p (of this lane's row) of a score under the max mt.
+fn pexp(s: f32, mt: f32) -> f32 {
+    return select(exp(s - mt), 0.0, s == NEG);
 }
 
-fn add_key(st: ptr<function, St>, s: vec4<f32>, vr: Raw) {
-    let pp = select(exp(s - (*st).m), vec4<f32>(0.0), s == vec4<f32>(NEG));
+// acc += p * v, p of the 4 rows.
+fn add_pv(st: ptr<function, St>, pp: vec4<f32>, vr: Raw) {
     let vo = oct_f32(v_kind(), vr);
     let a = (*st).a;
     let c = (*st).b;
-    (*st).l = (*st).l + pp;
     (*st).a = mat4x4<f32>(fma(pp, vec4<f32>(vo.a.x), a[0]), fma(pp, vec4<f32>(vo.a.y), a[1]),
                           fma(pp, vec4<f32>(vo.a.z), a[2]), fma(pp, vec4<f32>(vo.a.w), a[3]));
     (*st).b = mat4x4<f32>(fma(pp, vec4<f32>(vo.b.x), c[0]), fma(pp, vec4<f32>(vo.b.y), c[1]),
                           fma(pp, vec4<f32>(vo.b.z), c[2]), fma(pp, vec4<f32>(vo.b.w), c[3]));
 }
 
-// One tile of a key group: its keys' scores, one max and rescale, then
-// p * v.  j: the group's first key.
-fn tile_step(st: ptr<function, St>, qa: mat4x4<f32>, qb: mat4x4<f32>, rs: Rows4, t: Tile, j: u32, kend: u32) {
+// One tile of a key group: each lane scores its row r of the tile's keys,
+// takes one max and rescale for them and their p; lanes base .. base + 3
+// hand the 4 rows' rescale and p to every lane for p * v.  acc is
+// rescaled only where a row's max grew (the factor is then not 1: once a
+// long run's max settles, most tiles skip the 32 multiplies).  j: the
+// group's first key.
+fn tile_step(st: ptr<function, St>, qa: mat4x4<f32>, qb: mat4x4<f32>, t: Tile, j: u32, kend: u32, r: u32,
+             base: u32) {
     let d = tile_dots(qa, qb, t);
-    let s0 = score4(d.d0, rs, j, kend, t.c0.mv);
+    let s0 = score1(comp4(d.d0, r), r, j, kend, t.c0.mv);
     var mt = max((*st).m, s0);
 #if KPT2
-    let s1 = score4(d.d1, rs, j + NKG, kend, t.c1.mv);
+    let s1 = score1(comp4(d.d1, r), r, j + NKG, kend, t.c1.mv);
     mt = max(mt, s1);
 #endif
 #if KPT4
-    let s2 = score4(d.d2, rs, j + 2u * NKG, kend, t.c2.mv);
-    let s3 = score4(d.d3, rs, j + 3u * NKG, kend, t.c3.mv);
+    let s2 = score1(comp4(d.d2, r), r, j + 2u * NKG, kend, t.c2.mv);
+    let s3 = score1(comp4(d.d3, r), r, j + 3u * NKG, kend, t.c3.mv);
     mt = max(mt, max(s2, s3));
 #endif
-    rescale(st, mt);
-    add_key(st, s0, t.c0.v);
+    let al = exp((*st).m - mt);  // NEG - NEG: 1 on an empty acc
+    let p0 = pexp(s0, mt);
+    var ps = p0;
 #if KPT2
-    add_key(st, s1, t.c1.v);
+    let p1 = pexp(s1, mt);
+    ps = ps + p1;
 #endif
 #if KPT4
-    add_key(st, s2, t.c2.v);
-    add_key(st, s3, t.c3.v);
+    let p2 = pexp(s2, mt);
+    let p3 = pexp(s3, mt);
+    ps = ps + p2 + p3;
+#endif
+    (*st).l = (*st).l * al + ps;
+    (*st).m = mt;
+    let alv = gather4(al, base);
+    if (any(alv != vec4<f32>(1.0))) {
+        let a = (*st).a;
+        let c = (*st).b;
+        (*st).a = mat4x4<f32>(a[0] * alv, a[1] * alv, a[2] * alv, a[3] * alv);
+        (*st).b = mat4x4<f32>(c[0] * alv, c[1] * alv, c[2] * alv, c[3] * alv);
+    }
+    add_pv(st, gather4(p0, base), t.c0.v);
+#if KPT2
+    add_pv(st, gather4(p1, base), t.c1.v);
+#endif
+#if KPT4
+    add_pv(st, gather4(p2, base), t.c2.v);
+    add_pv(st, gather4(p3, base), t.c3.v);
 #endif
 }
 
@@ -508,14 +526,16 @@ fn attn_dsg(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
     let Dv = d_v();
     let ol = lane % LPK;
     let d0 = ol * 8u;
-    let rs = rows4();
+    let r4 = lane % 4u;      // this lane's row in the softmax (score1)
+    let b4 = lane - r4;      // the lane holding row 0 of its key group
 #ifndef QSM
     // q as columns of dims over rows: the transposes of rows over dims
     let qo = ri4(4u);
-    let q0 = q_row(qo.x, rs.ok.x, d0);
-    let q1 = q_row(qo.y, rs.ok.y, d0);
-    let q2 = q_row(qo.z, rs.ok.z, d0);
-    let q3 = q_row(qo.w, rs.ok.w, d0);
+    let ok = ri4(0u) != vec4<u32>(0u);
+    let q0 = q_row(qo.x, ok.x, d0);
+    let q1 = q_row(qo.y, ok.y, d0);
+    let q2 = q_row(qo.z, ok.z, d0);
+    let q3 = q_row(qo.w, ok.w, d0);
     let qa = transpose(mat4x4<f32>(q0.a, q1.a, q2.a, q3.a));
     let qb = transpose(mat4x4<f32>(q0.b, q1.b, q2.b, q3.b));
 #endif
@@ -523,8 +543,8 @@ fn attn_dsg(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
     let kbeg = kr.x;
     let kend = kr.y;
     let ln = Lane(b * p.kv.x + hk * p.kv.y + d0 * p.in1.z, b * p.kv.z + hk * p.kv.w + d0 * p.in2.x,
-                  select(0u, min(8u, D - d0), d0 < D), select(0u, min(8u, Dv - d0), d0 < Dv), rs.mb.x);
-    var st = St(vec4<f32>(NEG), vec4<f32>(0.0), mat4x4<f32>(), mat4x4<f32>());
+                  select(0u, min(8u, D - d0), d0 < D), select(0u, min(8u, Dv - d0), d0 < Dv), Ri[2].x);
+    var st = St(NEG, 0.0, mat4x4<f32>(), mat4x4<f32>());
     // One load site and one compute site (lavapipe compiles each copy):
     // with pf() tile kt is loaded and the one before computed (an
     // iteration past the keys), else tile kt is loaded and computed.
@@ -537,10 +557,10 @@ fn attn_dsg(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
         }
         if (kt >= kbeg + lag) {
 #ifdef QSM
-            // q and the rows read here, each tile (QSM says why)
-            tile_step(&st, q_cols(ol, 0u), q_cols(ol, 4u), rows4(), cur, kt - lag + kg, kend);
+            // q read here, each tile (QSM says why)
+            tile_step(&st, q_cols(ol, 0u), q_cols(ol, 4u), cur, kt - lag + kg, kend, r4, b4);
 #else
-            tile_step(&st, qa, qb, rs, cur, kt - lag + kg, kend);
+            tile_step(&st, qa, qb, cur, kt - lag + kg, kend, r4, b4);
 #endif
         }
         if (pf()) {
@@ -557,9 +577,11 @@ fn attn_dsg(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
     // a warp's loads of Aw are 32 consecutive words).  The carried values
     // are read before the last barrier and the row's new (max, sum)
     // written after it.
+    let m4 = gather4(st.m, b4);
+    let l4 = gather4(st.l, b4);
     if (ol == 0u) {
-        Mw[kg] = st.m;
-        Lw[kg] = st.l;
+        Mw[kg] = m4;
+        Lw[kg] = l4;
     }
     let ai = kg * LPK + ol;
     let r = li % 4u;
