@@ -303,47 +303,60 @@ fn key_part(qa: mat4x4<f32>, qb: mat4x4<f32>, kr: Raw) -> vec4<f32> {
     return qa * ko.a + qb * ko.b;
 }
 
-// The tile's partial dots (one vec4 of rows a key), summed over the key
-// group's LPK lanes: log2(LPK) xor steps, written out and all keys in
-// each step.  A loop over the steps stayed a loop in NVIDIA's code (H200
-// SASS, bench/sass.py): 4 SHFL, 4 FADD, 4 MOV and the loop's control a
-// step, one key at a time, each step waiting for its shuffles (~60
-// instructions a key of ~170).
+// The tile's dots of this lane's row r (lane % 4), summed over the key
+// group's LPK lanes: a reduce-scatter in each quad of lanes (xor 2 keeps
+// 2 of the 4 rows' partials, xor 1 one: lane r of a quad ends with row
+// r's sum over the quad), then log2(LPK / 4) xor steps across the quads,
+// written out and all keys in each step.  Summing the 4 rows' vec4 in
+// every lane took 4 shuffles and adds a step (16 + 16 a key at LPK 16;
+// now 5 + 5).  A loop over the steps stayed a loop in NVIDIA's code (H200
+// SASS, bench/sass.py).  Lanes of one row add the same two values at each
+// step, so they hold the same bits.
 struct Dots {
-    d0: vec4<f32>,
-    d1: vec4<f32>,
-    d2: vec4<f32>,
-    d3: vec4<f32>,
+    x0: f32,
+    x1: f32,
+    x2: f32,
+    x3: f32,
 }
 
-fn xor_step(t: ptr<function, Dots>, o: u32) {
+// Rows 0-1 (lo) or 2-3 (hi) of v summed with the partner's (lane ^ 2).
+fn half2(v: vec4<f32>, hi: bool) -> vec2<f32> {
+    return select(v.xy, v.zw, hi) + subgroupShuffleXor(select(v.zw, v.xy, hi), 2u);
+}
+
+// Row 0 (even lane) or 1 (odd) of v summed with the partner's (lane ^ 1).
+fn half1(v: vec2<f32>, odd: bool) -> f32 {
+    return select(v.x, v.y, odd) + subgroupShuffleXor(select(v.y, v.x, odd), 1u);
+}
+
+fn quad_step(t: ptr<function, Dots>, o: u32) {
     if (LPK > o) {
-        (*t).d0 = (*t).d0 + subgroupShuffleXor((*t).d0, o);
+        (*t).x0 = (*t).x0 + subgroupShuffleXor((*t).x0, o);
 #if KPT2
-        (*t).d1 = (*t).d1 + subgroupShuffleXor((*t).d1, o);
+        (*t).x1 = (*t).x1 + subgroupShuffleXor((*t).x1, o);
 #endif
 #if KPT4
-        (*t).d2 = (*t).d2 + subgroupShuffleXor((*t).d2, o);
-        (*t).d3 = (*t).d3 + subgroupShuffleXor((*t).d3, o);
+        (*t).x2 = (*t).x2 + subgroupShuffleXor((*t).x2, o);
+        (*t).x3 = (*t).x3 + subgroupShuffleXor((*t).x3, o);
 #endif
     }
 }
 
-fn tile_dots(qa: mat4x4<f32>, qb: mat4x4<f32>, t: Tile) -> Dots {
+fn tile_dots(qa: mat4x4<f32>, qb: mat4x4<f32>, t: Tile, r: u32) -> Dots {
+    let hi = (r & 2u) != 0u;
+    let odd = (r & 1u) != 0u;
     var d = Dots();
-    d.d0 = key_part(qa, qb, t.c0.k);
+    d.x0 = half1(half2(key_part(qa, qb, t.c0.k), hi), odd);
 #if KPT2
-    d.d1 = key_part(qa, qb, t.c1.k);
+    d.x1 = half1(half2(key_part(qa, qb, t.c1.k), hi), odd);
 #endif
 #if KPT4
-    d.d2 = key_part(qa, qb, t.c2.k);
-    d.d3 = key_part(qa, qb, t.c3.k);
+    d.x2 = half1(half2(key_part(qa, qb, t.c2.k), hi), odd);
+    d.x3 = half1(half2(key_part(qa, qb, t.c3.k), hi), odd);
 #endif
-    xor_step(&d, 16u);
-    xor_step(&d, 8u);
-    xor_step(&d, 4u);
-    xor_step(&d, 2u);
-    xor_step(&d, 1u);
+    quad_step(&d, 16u);
+    quad_step(&d, 8u);
+    quad_step(&d, 4u);
     return d;
 }
 
@@ -389,11 +402,6 @@ fn score1(qk: f32, r: u32, j: u32, kend: u32, mv1: f32) -> f32 {
     return select(NEG, s, keep);
 }
 
-// Component r of v (select, not v[r]: README hazards).
-fn comp4(v: vec4<f32>, r: u32) -> f32 {
-    return select(select(v.x, v.y, r == 1u), select(v.z, v.w, r == 3u), r >= 2u);
-}
-
 // x of lanes base .. base + 3 (rows 0..3 of a key group) in vector lanes.
 fn gather4(x: f32, base: u32) -> vec4<f32> {
     return vec4<f32>(subgroupShuffle(x, base), subgroupShuffle(x, base + 1u), subgroupShuffle(x, base + 2u),
@@ -434,16 +442,16 @@ fn add_pv(st: ptr<function, St>, pp: vec4<f32>, vr: Raw) {
 // group's first key.
 fn tile_step(st: ptr<function, St>, qa: mat4x4<f32>, qb: mat4x4<f32>, t: Tile, j: u32, kend: u32, r: u32,
              base: u32) {
-    let d = tile_dots(qa, qb, t);
-    let s0 = score1(comp4(d.d0, r), r, j, kend, t.c0.mv);
+    let d = tile_dots(qa, qb, t, r);
+    let s0 = score1(d.x0, r, j, kend, t.c0.mv);
     var mt = max((*st).m, s0);
 #if KPT2
-    let s1 = score1(comp4(d.d1, r), r, j + NKG, kend, t.c1.mv);
+    let s1 = score1(d.x1, r, j + NKG, kend, t.c1.mv);
     mt = max(mt, s1);
 #endif
 #if KPT4
-    let s2 = score1(comp4(d.d2, r), r, j + 2u * NKG, kend, t.c2.mv);
-    let s3 = score1(comp4(d.d3, r), r, j + 3u * NKG, kend, t.c3.mv);
+    let s2 = score1(d.x2, r, j + 2u * NKG, kend, t.c2.mv);
+    let s3 = score1(d.x3, r, j + 3u * NKG, kend, t.c3.mv);
     mt = max(mt, max(s2, s3));
 #endif
     let al = exp((*st).m - mt);  // NEG - NEG: 1 on an empty acc
