@@ -176,11 +176,11 @@ for s in $sections; do
         echo "-- matvec ${v:-table} --eager"
         WGML_FORCE=${v:+matvec=$v} $B/wgml bench matvec --eager 2>&1 | tail -n 6
       done ;;
-    llm) # wgml bench llm next to llama-bench on the same files
+    llm) # wgml bench llm next to llama-bench on the same files (LLMDS="0 512": the context depths)
       [ -f /tmp/llmbuild.pid ] && { while kill -0 "$(cat /tmp/llmbuild.pid)" 2>/dev/null; do sleep 2; done; tail -n 8 $OUTDIR/llmbuild.log; }
-      bash bench/peers/llamacpp_bench.sh "$PWD/.llamacpp" bench
+      LLMD=$(echo ${LLMDS:-0 512} | tr ' ' ',') bash bench/peers/llamacpp_bench.sh "$PWD/.llamacpp" bench
       for m in /tmp/models/llama-1b-q4k.gguf /tmp/models/llama-8b-q4k.gguf; do
-        for d in 0 512; do $B/wgml bench llm -m $m -p 512 -n 128 -d $d -r 3 2>&1 | tail -n 3; done
+        for d in ${LLMDS:-0 512}; do $B/wgml bench llm -m $m -p 512 -n 128 -d $d -r 3 2>&1 | tail -n 3; done
       done ;;
     llmgen) # only the random-weight GGUFs (no llama.cpp build), in the background; wllm waits
       python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/gguf-*.whl 2>&1 | tail -n 2

@@ -50,9 +50,14 @@
 // key groups merge through workgroup memory (3 barriers in all) and
 // write the chunk's run (max, sum, acc[Dv]), or with one chunk the
 // normalised output itself (no merge pass).  Per key and lane, D 128:
-// 2 loads, 16 f16 conversions, 32 FMA (dot), 16 shuffles + adds, ~20 for
-// the score and ~1.25 exp a row, 32 FMA (p.v): ~170 instructions, ~85 a
-// key per warp (2 keys a warp instruction).
+// 2 loads, 16 f16 conversions, 32 FMA (dot), 5 shuffles + adds, ~15 for
+// the row's score and exp, 4 shuffles for the rows' p, 32 FMA (p.v).
+// What bounds it (H200, bench/NOTES.md 2026-11-27 (4)): each workgroup's
+// key loop is a dependent chain of ~1 µs a tile, so the time goes with
+// how many workgroups share an SM (119 registers and ~10.6 KB: 4; with
+// 172 and 18.8 KB, 2)
+// and with the instructions of a tile (the row split and the reduce-
+// scatter cut them ~25%: 32768 keys 74-86 -> 51-53 µs, 8192 33 -> 24).
 // Grid (attention_run.c): chunks fill ~64K threads (~16 warps an SM on
 // 132 SMs), at least 32 keys and at most 64 a row:
 //   8B at KV 768: 24 chunks of one 32-key tile = 192 workgroups in one

@@ -395,9 +395,9 @@ wgml_status wg_attention_impl(const wgml_tensor *q, const wgml_tensor *k, const 
              * flags as uniforms every octet load sat in a branch of its
              * own on GPUs (H200 SASS, bench/NOTES.md 2026-11-26 (7)). */
             bool kv = vec_ok(k, &o.v[O_K], D), vv = vec_ok(v, &o.v[O_V], Dv);
-            /* QSM: q and the rows read from workgroup memory in each tile,
-             * not held in registers (attention_dsg.wgsl says why);
-             * WGML_ATTN_QREG=1 holds them (timing, GPUs) */
+            /* QSM: q read from workgroup memory in each tile, not held in
+             * registers (attention_dsg.wgsl says why); WGML_ATTN_QREG=1
+             * holds it (timing, GPUs) */
             bool qsm = facts.cpu || env_int("WGML_ATTN_QREG") != 1;
             u = (size_t)snprintf(defs, sizeof defs, "DECODE;DSG;KRAW;VRAW;BQ=%lld;WG=%d;LPK=%lld;KPT=%lld;KPT2=%d;"
                                  "KPT4=%d;DK=%lld;DV=%lld;K_KIND=%s;V_KIND=%s;PF=%s;KVEC=%s;VVEC=%s;%s%s", (long long)bq,
