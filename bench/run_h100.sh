@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk qwen (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -891,6 +891,19 @@ for s in $sections; do
       for r in 1 2; do for v in dsg dsg_np; do for k in 1 2 4; do
         echo "-- $v KPT=$k: $(WGML_FORCE=attn=$v WGML_ATTN_KPT=$k $B/wgml bench attn --decode --json 2>/dev/null | python3 -c "import json,sys; d=json.load(sys.stdin); print(' '.join('%d: %.1f;' % (r['skv'], r['graph_us']) for r in d['results']))") $(WGML_FORCE=attn=$v WGML_ATTN_KPT=$k $B/wgml bench graph decoder --kv 4096 2>/dev/null | grep -oE 'back to back [0-9.]+' | head -n 1)"
       done; done; done ;;
+    qwen) # a Qwen2.5-1.5B-shaped random qwen2 GGUF (NEOX rope, q/k/v biases): tg128 with its q and k rows paired
+      # (the default: the q|k|v product's rope epilogue) against WGML_LLM_NEOX_PAIRS=0, two rounds alternating
+      python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/gguf-*.whl 2>&1 | tail -n 2
+      mkdir -p /tmp/models
+      PYTHONPATH=/tmp/site python3 bench/peers/gen_gguf.py /tmp/models/qwen2-1.5b-q4k.gguf qwen2-1.5b > $OUTDIR/qgen.log 2>&1
+      tail -n 1 $OUTDIR/qgen.log
+      for r in 1 2; do for e in "WGML_LLM_NEOX_PAIRS=0" "X=1"; do
+        echo "$e: $(env $e $B/wgml bench llm -m /tmp/models/qwen2-1.5b-q4k.gguf -p 16 -n 128 -r 3 2>&1 | grep tg128 | cut -d'|' -f5,6)"
+      done; done
+      for e in "WGML_LLM_NEOX_PAIRS=0" "X=1"; do
+        echo "$e greedy: $(env $e $B/wgml generate -m /tmp/models/qwen2-1.5b-q4k.gguf -p 'w1 w2 w3' -n 32 --temp 0 2>/dev/null | md5sum)"
+      done
+      for t in test_llm_graph test_graph_prologue; do echo "$t: $($B/tests/$t 2>&1 | tail -n 1)"; done ;;
     decoder) # issue 9: an 8B decoder block's decode step (q4_K) against the copy bound, KV 4096, 512, 16384
       for kv in "" "--kv 512" "--kv 16384"; do
         $B/wgml bench graph decoder $kv 2>> $OUTDIR/decoder.err

@@ -268,6 +268,7 @@ typedef struct rk_case {
     int n_dims, rot;      /* rot: n_heads_rot (0 every head) */
     bool ff, yarn, bad;   /* freq_factors; YaRN; idx past the cache */
     bool norm;            /* x = rms_norm(x) * g first: its codes after its row (xq tail) */
+    bool bias;            /* the linear has a bias (qwen2's q|k|v): added in the epilogue unless ff */
 } rk_case;
 
 static void rope_kv_case(const rk_case *c, bool sgx)
@@ -275,13 +276,18 @@ static void rope_kv_case(const rk_case *c, bool sgx)
     const int64_t T = c->T, NR = RK_NH * RK_D, W = 2 * RK_HKV * RK_D;
     float *deq = NULL;
     wgml_tensor *w = quant_table(c->wdt, NR, K, &deq, NULL), *ff = NULL;
-    float *x = host_f32(T * K, -2, 2), *gh = host_f32(K, 0.5, 1.5), ffh[RK_D / 2];
+    float *x = host_f32(T * K, -2, 2), *gh = host_f32(K, 0.5, 1.5), *bh = host_f32(NR, -3, 3), ffh[RK_D / 2];
     int32_t pos[3] = {37, 38, 1000}, idx[3] = {c->bad ? RK_ROWS : 5, 1, 8};
     for (int i = 0; i < RK_D / 2; i++)
         ffh[i] = (float)t_uniform(1, 4);
     if (c->ff) {
         CHECK_OK(wgml_tensor_new(t_ctx, WGML_F32, 1, (int64_t[]){RK_D / 2}, &ff));
         CHECK_OK(wgml_tensor_upload(ff, ffh, sizeof ffh));
+    }
+    wgml_tensor *bt = NULL;
+    if (c->bias) {
+        CHECK_OK(wgml_tensor_new(t_ctx, WGML_F32, 1, (int64_t[]){NR}, &bt));
+        CHECK_OK(wgml_tensor_upload(bt, bh, (uint64_t)NR * 4));
     }
     wgml_tensor *cache[2], *c32 = NULL;
     float *q[2], *cv[2];
@@ -292,12 +298,14 @@ static void rope_kv_case(const rk_case *c, bool sgx)
         CHECK_OK(wgml_tensor_new(t_ctx, c->cdt, 2, (int64_t[]){RK_ROWS, W}, &cache[f]));
         CHECK_OK(wgml_fill(cache[f], -30000.0)); /* exact in f16, far from any value written */
         wgml_graph *g = NULL;
-        wgml_node *wn, *xn, *pn, *in, *fn = NULL, *cn, *y, *r, *qv, *qo, *kv, *cw;
+        wgml_node *wn, *xn, *pn, *in, *fn = NULL, *bn = NULL, *cn, *y, *r, *qv, *qo, *kv, *cw;
         CHECK_OK(wgml_graph_create(t_ctx, &g));
         CHECK_OK(wgml_graph_tensor(g, "W", w, &wn));
         CHECK_OK(wgml_graph_tensor(g, "cache", cache[f], &cn));
         if (ff)
             CHECK_OK(wgml_graph_tensor(g, "ff", ff, &fn));
+        if (bt)
+            CHECK_OK(wgml_graph_tensor(g, "bias", bt, &bn));
         CHECK_OK(wgml_graph_input(g, "x", WGML_F32, 2, (int64_t[]){T, K}, &xn));
         CHECK_OK(wgml_graph_input(g, "pos", WGML_I32, 1, (int64_t[]){T}, &pn));
         CHECK_OK(wgml_graph_input(g, "idx", WGML_I32, 1, (int64_t[]){T}, &in));
@@ -306,7 +314,7 @@ static void rope_kv_case(const rk_case *c, bool sgx)
             CHECK_OK(wgml_graph_input(g, "g", WGML_F32, 1, (int64_t[]){K}, &gn));
             CHECK_OK(wgml_g_norm(g, xn, &(wgml_norm_params){.kind = WGML_RMS_NORM, .eps = 1e-5f}, gn, NULL, NULL, &h));
         }
-        CHECK_OK(wgml_g_linear(g, h, wn, NULL, NULL, NULL, WGML_F32, &y));
+        CHECK_OK(wgml_g_linear(g, h, wn, bn, NULL, NULL, WGML_F32, &y));
         CHECK_OK(wgml_g_reshape(g, y, 3, (int64_t[]){T, RK_NH, RK_D}, &y));
         wgml_rope_params rp = {.mode = c->mode, .n_dims = c->n_dims, .freq_base = 10000, .n_heads_rot = c->rot,
                                .ext_factor = c->yarn ? 1.0f : 0.0f, .freq_scale = c->yarn ? 0.25f : 1.0f,
@@ -351,9 +359,10 @@ static void rope_kv_case(const rk_case *c, bool sgx)
         wgml_graph_free(g);
     }
     char what[128];
-    snprintf(what, sizeof what, "rope kv %s cache %s T=%lld %s n_dims %d rot %d%s%s%s%s", wgml_dtype_name(c->wdt),
+    snprintf(what, sizeof what, "rope kv %s cache %s T=%lld %s n_dims %d rot %d%s%s%s%s%s", wgml_dtype_name(c->wdt),
              wgml_dtype_name(c->cdt), (long long)T, c->mode == WGML_ROPE_NORMAL ? "normal" : "neox", c->n_dims,
-             c->rot, c->ff ? " ff" : "", c->yarn ? " yarn" : "", c->bad ? " bad idx" : "", sgx ? " (sgx_r2)" : "");
+             c->rot, c->ff ? " ff" : "", c->bias ? " bias" : "", c->yarn ? " yarn" : "", c->bad ? " bad idx" : "",
+             sgx ? " (sgx_r2)" : "");
     int bad = 0;
     for (int64_t i = 0; i < T * RK_H * RK_D; i++)
         if (!(fabs((double)q[0][i] - q[1][i]) <= 0x1p-20 * (1 + fabs(q[1][i]))) && bad++ < 4)
@@ -371,7 +380,7 @@ static void rope_kv_case(const rk_case *c, bool sgx)
     CHECK(st[0].fused_nodes > st[1].fused_nodes, "%s: nothing fused", what);
     /* one dispatch for product, rope and write (then the q reader) where
      * the one-dispatch product takes it; else the unfused dispatches */
-    bool one = T == 1 && c->mode == WGML_ROPE_NORMAL && wg_matvec_xs(t_ctx, c->wdt, 1, NR, K);
+    bool one = T == 1 && c->mode == WGML_ROPE_NORMAL && !(c->bias && c->ff) && wg_matvec_xs(t_ctx, c->wdt, 1, NR, K);
     CHECK(one ? st[0].dispatches == 2u + c->norm : st[0].dispatches == st[1].dispatches,
           "%s: %llu dispatches fused, %llu unfused", what, (unsigned long long)st[0].dispatches,
           (unsigned long long)st[1].dispatches);
@@ -381,7 +390,8 @@ static void rope_kv_case(const rk_case *c, bool sgx)
     }
     wgml_tensor_free(c32);
     wgml_tensor_free(ff);
-    free(x), free(gh), free(deq);
+    wgml_tensor_free(bt);
+    free(x), free(gh), free(bh), free(deq);
     wgml_tensor_free(w);
 }
 
@@ -389,8 +399,9 @@ static void t_rope_kv(void)
 {
     /* the table (a CPU adapter's unit path: every case falls back) */
     const rk_case tab[] = {
-        {WGML_Q4_K, WGML_F16, 1, WGML_ROPE_NORMAL, RK_D, RK_H + RK_HKV, false, false, false, false},
-        {WGML_Q4_K, WGML_F32, 3, WGML_ROPE_NEOX, 8, 0, true, false, false, false},
+        {WGML_Q4_K, WGML_F16, 1, WGML_ROPE_NORMAL, RK_D, RK_H + RK_HKV, false, false, false, false, false},
+        {WGML_Q4_K, WGML_F32, 3, WGML_ROPE_NEOX, 8, 0, true, false, false, false, false},
+        {WGML_Q4_K, WGML_F16, 1, WGML_ROPE_NORMAL, RK_D, RK_H + RK_HKV, false, false, false, false, true},
     };
     for (size_t i = 0; i < sizeof tab / sizeof *tab; i++)
         rope_kv_case(&tab[i], false);
@@ -401,17 +412,22 @@ static void t_rope_kv(void)
     t_env("WGML_FORCE", "matvec=sgx_r2");
     const rk_case one[] = {
         /* partial rotary dims, v heads passing through, freq_factors, f16 cache */
-        {WGML_Q4_K, WGML_F16, 1, WGML_ROPE_NORMAL, 10, RK_H + RK_HKV, true, false, false, false},
+        {WGML_Q4_K, WGML_F16, 1, WGML_ROPE_NORMAL, 10, RK_H + RK_HKV, true, false, false, false, false},
         /* every head rotated, YaRN, f32 cache */
-        {WGML_Q8_0, WGML_F32, 1, WGML_ROPE_NORMAL, RK_D, 0, false, true, false, false},
-        {WGML_Q4_K, WGML_F16, 1, WGML_ROPE_NORMAL, 10, RK_H + RK_HKV, true, false, true, false},
+        {WGML_Q8_0, WGML_F32, 1, WGML_ROPE_NORMAL, RK_D, 0, false, true, false, false, false},
+        {WGML_Q4_K, WGML_F16, 1, WGML_ROPE_NORMAL, 10, RK_H + RK_HKV, true, false, true, false, false},
         /* NEOX pairs and two rows: the unfused ops */
-        {WGML_Q4_K, WGML_F16, 1, WGML_ROPE_NEOX, RK_D, RK_H + RK_HKV, false, false, false, false},
-        {WGML_Q4_K, WGML_F16, 2, WGML_ROPE_NORMAL, RK_D, RK_H + RK_HKV, false, false, false, false},
+        {WGML_Q4_K, WGML_F16, 1, WGML_ROPE_NEOX, RK_D, RK_H + RK_HKV, false, false, false, false, false},
+        {WGML_Q4_K, WGML_F16, 2, WGML_ROPE_NORMAL, RK_D, RK_H + RK_HKV, false, false, false, false, false},
         /* x made by a norm, which writes its codes (the xq tail): one row
          * reads them, two rows (the unfused ops) x's strided view */
-        {WGML_Q4_K, WGML_F16, 1, WGML_ROPE_NORMAL, RK_D, RK_H + RK_HKV, false, false, false, true},
-        {WGML_Q4_K, WGML_F16, 2, WGML_ROPE_NORMAL, RK_D, RK_H + RK_HKV, false, false, false, true},
+        {WGML_Q4_K, WGML_F16, 1, WGML_ROPE_NORMAL, RK_D, RK_H + RK_HKV, false, false, false, true, false},
+        {WGML_Q4_K, WGML_F16, 2, WGML_ROPE_NORMAL, RK_D, RK_H + RK_HKV, false, false, false, true, false},
+        /* the linear's bias (qwen2's q|k|v): added in the epilogue before
+         * the rotation; with freq_factors (their binding) the unfused ops */
+        {WGML_Q4_K, WGML_F16, 1, WGML_ROPE_NORMAL, 10, RK_H + RK_HKV, false, false, false, false, true},
+        {WGML_Q8_0, WGML_F32, 1, WGML_ROPE_NORMAL, RK_D, 0, true, false, false, false, true},
+        {WGML_Q4_K, WGML_F16, 1, WGML_ROPE_NORMAL, RK_D, RK_H + RK_HKV, false, false, false, true, true},
     };
     for (size_t i = 0; i < sizeof one / sizeof *one; i++)
         rope_kv_case(&one[i], true);

@@ -262,10 +262,12 @@ static void run_arch_q(llm_arch arch, bool fuse, bool q8)
         }
         *y = (llm_layer){w.attn_norm[l].t, w.wq[l].t, w.wk[l].t, w.wv[l].t, w.wo[l].t, w.bq[l].t, w.bk[l].t,
                          w.bv[l].t, w.qn[l].t, w.kn[l].t, w.pan[l].t, w.pfn[l].t, w.fn[l].t, w.wg[l].t,
-                         w.wu[l].t, w.wd[l].t, NULL, NULL, NULL, NULL, NULL, NULL, false};
+                         w.wu[l].t, w.wd[l].t, NULL, NULL, NULL, NULL, NULL, NULL, false, false};
         if (fuse) { /* q|k|v (and qwen2's biases) and gate|up as one product each */
-            CHECK_OK(llm_layer_fuse(t_ctx, y));
+            CHECK_OK(llm_layer_fuse(t_ctx, &hp, y));
             CHECK(y->wqkv && y->wgu && (arch != LLM_QWEN2 || y->bqkv), "layer %d not fused", l);
+            /* qwen2 (NEOX, no q/k norms): q and k rows paired for NORMAL pairs */
+            CHECK(y->qk_pairs == (arch == LLM_QWEN2), "layer %d: qk_pairs %d", l, y->qk_pairs);
         }
         if (fuse && !y->q_norm && !y->k_norm) { /* as the loader does: one k|v cache, one rope, one write */
             CHECK_OK(wgml_tensor_new(t_ctx, WGML_F16, 2, (int64_t[]){CTX, 2 * HKV * D}, &y->kv_cache));
@@ -290,6 +292,7 @@ static void run_arch_q(llm_arch arch, bool fuse, bool q8)
         llm_graph_free(&all);
     }
     llm_graph one;
+    uint64_t one_disp = 0;
     st = llm_graph_build(&m, 8, false, &greedy, &one);
     CHECK_OK(st);
     static double last[STEPS + 1][V]; /* the reference's logits of each step's last row */
@@ -343,6 +346,9 @@ static void run_arch_q(llm_arch arch, bool fuse, bool q8)
                   (fed[s] == want_tok || fabs(last[s][fed[s]] - last[s][want_tok]) < tie_of(last[s])),
                   "fed step %d: token %d, stepwise %d", s, fed[s], want_tok);
         }
+        wgml_graph_stats gs;
+        CHECK_OK(wgml_graph_stats_get(one.g, &gs)); /* of a one-token step */
+        one_disp = gs.dispatches;
         llm_graph_free(&one);
     }
     /* q8: the same steps with the q|k|v product's rope and cache write kept
@@ -364,6 +370,12 @@ static void run_arch_q(llm_arch arch, bool fuse, bool q8)
             n = 1;
         }
         CHECK(bad == 0, "q8: %d logits differ between the fused and unfused decode", bad);
+        /* and the fused step ran no rope and no cache write: 2 dispatches
+         * fewer a layer (qwen2's through its paired q and k rows) */
+        wgml_graph_stats gs;
+        CHECK_OK(wgml_graph_stats_get(un.g, &gs));
+        CHECK(one_disp + 2 * L == gs.dispatches, "q8: %llu dispatches a fused step, %llu unfused",
+              (unsigned long long)one_disp, (unsigned long long)gs.dispatches);
         llm_graph_free(&un);
         t_env("WGML_GRAPH_FUSE", NULL);
     }
@@ -385,7 +397,7 @@ static void run_arch_q(llm_arch arch, bool fuse, bool q8)
 
 static void run_arch(llm_arch arch, bool fuse) { run_arch_q(arch, fuse, false); }
 
-static void llama_q8_sgx(void)
+static void q8_sgx(llm_arch arch)
 {
     wgml_device_info in;
     CHECK_OK(wgml_device_info_get(t_ctx, &in));
@@ -393,10 +405,15 @@ static void llama_q8_sgx(void)
         return;
     t_env("WGML_FORCE", "matvec=sgx_r2");
     tol = 3e-2;
-    run_arch_q(LLM_LLAMA, true, true);
+    run_arch_q(arch, true, true);
     tol = 2e-3;
     t_env("WGML_FORCE", NULL);
 }
+static void llama_q8_sgx(void) { q8_sgx(LLM_LLAMA); }
+/* qwen2: its NEOX q and k rows paired at fusion (qk_pairs) and its q|k|v
+ * bias, so the decode's rope, bias and cache write run in the product's
+ * epilogue, against the reference's NEOX rope of the rows as they were */
+static void qwen2_q8_sgx(void) { q8_sgx(LLM_QWEN2); }
 
 static void llama(void) { run_arch(LLM_LLAMA, false); }
 static void qwen2(void) { run_arch(LLM_QWEN2, false); }
@@ -421,7 +438,7 @@ static void gate_up_layout(void)
         memset(&ly, 0, sizeof ly);
         ly.w_gate = quant_table(WGML_Q4_0, R, k, &dg, &rg);
         ly.w_up = quant_table(WGML_Q4_0, R, k, &du, &ru);
-        CHECK_OK(llm_layer_fuse(t_ctx, &ly));
+        CHECK_OK(llm_layer_fuse(t_ctx, &(llm_hparams){0}, &ly));
         CHECK(ly.wgu && ly.gu_stacked == (c == 1), "k %lld: wgu %p, stacked %d", (long long)k, (void *)ly.wgu,
               ly.gu_stacked);
         uint64_t rowb = (uint64_t)k / 32 * 18;
@@ -441,9 +458,61 @@ static void gate_up_layout(void)
     }
 }
 
+/* llm_layer_fuse's q|k|v for a NEOX model without q/k norms: q's and k's
+ * rows paired in each head (row i of the first n_rot to 2i, i + n_rot / 2
+ * to 2i + 1, the rest in place), v's as they were; q4_0 rows of 54 bytes
+ * (not on 4 bytes: no step copy) paired a row at a time.
+ * WGML_LLM_NEOX_PAIRS=0 keeps them unpaired. */
+static void qk_pairs_layout(void)
+{
+    const int64_t nh = 2, nkv = 1, hd = 8, rot = 6; /* partial rotary: rows 6, 7 of a head stay */
+    static const int64_t ks[2] = {128, 96};       /* q4_0 rows of 72 and 54 bytes */
+    llm_hparams hp = {.n_head = (int)nh, .n_head_kv = (int)nkv, .head_dim = (int)hd, .n_rot = (int)rot,
+                      .rope_mode = WGML_ROPE_NEOX};
+    for (int c = 0; c < 3; c++) {
+        const int64_t k = ks[c == 1], nq = nh * hd, nk = nkv * hd;
+        t_env("WGML_LLM_NEOX_PAIRS", c == 2 ? "0" : NULL);
+        uint8_t *raw[3] = {NULL, NULL, NULL};
+        float *dq[3] = {NULL, NULL, NULL};
+        llm_layer ly;
+        memset(&ly, 0, sizeof ly);
+        ly.wq = quant_table(WGML_Q4_0, nq, k, &dq[0], &raw[0]);
+        ly.wk = quant_table(WGML_Q4_0, nk, k, &dq[1], &raw[1]);
+        ly.wv = quant_table(WGML_Q4_0, nk, k, &dq[2], &raw[2]);
+        CHECK_OK(llm_layer_fuse(t_ctx, &hp, &ly));
+        bool paired = c < 2;
+        CHECK(ly.wqkv && ly.qk_pairs == paired, "k %lld case %d: wqkv %p, qk_pairs %d", (long long)k, c,
+              (void *)ly.wqkv, ly.qk_pairs);
+        uint64_t rowb = (uint64_t)k / 32 * 18;
+        int64_t rows = nq + 2 * nk;
+        uint8_t *got = malloc((size_t)rows * rowb);
+        if (ly.wqkv) {
+            CHECK_OK(wgml_tensor_download(ly.wqkv, got, (uint64_t)rows * rowb));
+            int bad = 0;
+            for (int64_t r = 0; r < rows; r++) {
+                int part = r < nq ? 0 : r < nq + nk ? 1 : 2;
+                int64_t j = r - (part == 0 ? 0 : part == 1 ? nq : nq + nk), src = j;
+                if (paired && part < 2) { /* head h, row d of it */
+                    int64_t h = j / hd, d = j % hd;
+                    src = h * hd + (d >= rot ? d : d % 2 ? rot / 2 + d / 2 : d / 2);
+                }
+                bad += memcmp(got + (uint64_t)r * rowb, raw[part] + (uint64_t)src * rowb, rowb) != 0;
+            }
+            CHECK(bad == 0, "k %lld case %d: %d of %lld q|k|v rows misplaced", (long long)k, c, bad, (long long)rows);
+        }
+        free(got);
+        for (int i = 0; i < 3; i++)
+            free(raw[i]), free(dq[i]);
+        wgml_tensor_free(ly.wqkv), wgml_tensor_free(ly.wgu);
+        wgml_tensor_free(ly.wq), wgml_tensor_free(ly.wk), wgml_tensor_free(ly.wv);
+    }
+    t_env("WGML_LLM_NEOX_PAIRS", NULL);
+}
+
 static const t_case cases[] = {{"llama", llama},           {"qwen2", qwen2},           {"qwen3", qwen3},
                                {"gemma3", gemma3},         {"llama fused", llama_fused}, {"qwen2 fused", qwen2_fused},
                                {"qwen3 fused", qwen3_fused}, {"gemma3 fused", gemma3_fused},
-                               {"llama fused q8_0 sgx_r2", llama_q8_sgx}, {"gate_up_layout", gate_up_layout}};
+                               {"llama fused q8_0 sgx_r2", llama_q8_sgx}, {"qwen2 fused q8_0 sgx_r2", qwen2_q8_sgx},
+                               {"gate_up_layout", gate_up_layout}, {"qk_pairs_layout", qk_pairs_layout}};
 
 int main(int argc, char **argv) { return graph_main(argc, argv, cases, sizeof cases / sizeof *cases); }

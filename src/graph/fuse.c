@@ -21,7 +21,7 @@
  *                   becomes one WG_OP_LINEAR_GLU (a model's interleaved
  *                   gate|up: the one-row product writes the glu itself;
  *                   WGML_GRAPH_FUSE=noglupair keeps them apart);
- *   linear rope kv set_rows(cache, idx, rope(linear(x, w))[:, h0:h1])
+ *   linear rope kv set_rows(cache, idx, rope(linear(x, w[, bias]))[:, h0:h1])
  *                   becomes one WG_OP_LINEAR_ROPE_KV (a decoder's q|k|v:
  *                   the one-row product rotates its pairs and writes the
  *                   cache itself, the rope's node written by it;
@@ -336,7 +336,7 @@ static bool sole_view(const wgml_node *v, int vk, size_t *uses)
 }
 
 /* set_rows(cache, idx, reshape(r[:, h0:h1])) with r = rope(reshape(y))
- * of y = linear(x, w) [T, N] (a decoder's roped q|k|v product, its k|v
+ * of y = linear(x, w, bias) [T, N] (a decoder's roped q|k|v product, its k|v
  * heads written into the KV cache): one WG_OP_LINEAR_ROPE_KV, which is
  * the set_rows node and writes r too (r produced_by it), so the one-row
  * product rotates the pairs and writes the cache itself
@@ -357,8 +357,7 @@ static void fuse_linear_rope_kv(wgml_graph *g, size_t *uses)
             continue;
         wgml_node *v1 = r->in[0], *y = v1->in[0];
         if (!live_op(y, WG_OP_LINEAR) || y->output || uses[y->id] != 1 || y->d.ndim != 2 || y->d.dtype != WGML_F32 ||
-            (y->nin > 2 && y->in[2]) || (y->nin > 3 && y->in[3]) || y->p.mm.act != WGML_ACT_NONE ||
-            y->p.mm.beta != 0.0f)
+            (y->nin > 3 && y->in[3]) || y->p.mm.act != WGML_ACT_NONE || y->p.mm.beta != 0.0f)
             continue;
         int64_t D = r->d.shape[2], h0 = v2->p.k, h1 = v2->p.a[0];
         if (wg_is_sym(D) || wg_is_sym(h1) || wg_is_sym(y->d.shape[1]) || v3->d.ndim != 2 ||
@@ -366,6 +365,7 @@ static void fuse_linear_rope_kv(wgml_graph *g, size_t *uses)
             y->d.shape[1] != r->d.shape[1] * D)
             continue;
         wgml_node *x = y->in[0], *w = y->in[1], *pos = r->in[1], *ff = r->nin > 2 ? r->in[2] : NULL;
+        wgml_node *bias = y->nin > 2 ? y->in[2] : NULL;
         wg_op_params np = y->p;
         np.rope = r->p.rope;
         np.k = D;
@@ -373,11 +373,13 @@ static void fuse_linear_rope_kv(wgml_graph *g, size_t *uses)
         np.a[1] = h1;
         s->op = WG_OP_LINEAR_ROPE_KV;
         s->p = np;
-        s->in[2] = x, s->in[3] = w, s->in[4] = pos, s->in[5] = ff;
-        s->nin = ff ? 6 : 5;
+        s->in[2] = x, s->in[3] = w, s->in[4] = pos, s->in[5] = ff, s->in[6] = bias;
+        s->nin = bias ? 7 : ff ? 6 : 5;
         uses[x->id]++, uses[w->id]++, uses[pos->id]++;
         if (ff)
             uses[ff->id]++;
+        if (bias)
+            uses[bias->id]++;
         uses[v3->id]--;
         fold(g, v3, s, uses);
         fold(g, v2, s, uses);

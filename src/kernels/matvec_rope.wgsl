@@ -15,14 +15,16 @@
 // returns WGML_ERR_INDEX naming wgml_set_rows).
 //
 // Parameters, in the product's bias / c / chk words (a product with this
-// epilogue has no bias, no c and no ids; linear_rope_kv.c fills them):
+// epilogue has no bias, no c and no ids of its own: QB adds the linear's
+// bias here, before the rotation; linear_rope_kv.c fills them):
 //   bo[0]  k_hi, k_lo, freq_scale, ext_factor (f32, rope.wgsl's f0)
 //   bo[1]  corr_lo, corr_hi, mscale (f32), head_dim | n_dims / 2 << 16
 //   co[0]  columns rotated (n_heads_rot x head_dim), the cache's columns
 //          [lo, hi) of out, the error word's op code
 //   co[1]  pos's element, idx's element, cache rows, the cache's element
 //          of row 0 column lo
-//   chk    the cache's row step, freq_factors' element and step (elements)
+//   chk    the cache's row step, freq_factors' (or with QB the bias's)
+//          element and freq_factors' step (elements)
 #tensor pos 4 i32 POS_MODE
 #ifdef KC_PAIR
 // An f16 cache whose pairs start on words: one 32-bit store a pair
@@ -31,7 +33,12 @@
 #tensor kc 5 KC_DT w
 #endif
 #tensor idx 6 i32 IDX_MODE
+#ifdef QB
+// The linear's bias (a q|k|v product's: qwen2), in freq_factors' place
+#tensor qb 7 f32 FF_MODE
+#else
 #tensor ff 7 f32 FF_MODE
+#endif
 @group(0) @binding(8) var<storage, read_write> err: array<atomic<u32>>;
 #include "errword.wgsl"
 #include "rope_fns.wgsl"
@@ -73,9 +80,12 @@ fn rope_setup(li: u32) {
 fn rope_out(c: u32, y: vec2<f32>) {
     let i = (c % (p.bo[1].w & 0xffffu)) / 2u;
     var v = y;
+#ifdef QB
+    v = v + vec2<f32>(qb_ld(p.chk.y + c), qb_ld(p.chk.y + c + 1u));
+#endif
     if (c < p.co[0].x && i < (p.bo[1].w >> 16u)) {
         let sc = rtab[i];
-        v = vec2<f32>(y.x * sc.y - y.y * sc.x, y.x * sc.x + y.y * sc.y);
+        v = vec2<f32>(v.x * sc.y - v.y * sc.x, v.x * sc.x + v.y * sc.y);
     }
     let oi = p.oo[0].x + c * p.os;
     o_st(oi, v.x);

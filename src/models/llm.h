@@ -63,14 +63,23 @@ typedef struct llm_layer {
      * projection for each group */
     wgml_tensor *wqkv, *bqkv, *wgu;
     bool gu_stacked;  /* wgu holds gate's rows, then up's (rows not on 4 bytes: no interleaved copy) */
+    /* wqkv's (and bqkv's) q and k rows paired for a NEOX rope: in each
+     * head row i of the first n_rot went to 2i and row i + n_rot / 2 to
+     * 2i + 1, so the graph ropes them as NORMAL pairs (q . k is unchanged
+     * by one reordering of both; the cache holds k so ordered) */
+    bool qk_pairs;
 } llm_layer;
 
 /* Makes L's fused weights when the parts share a dtype (copies on the
  * GPU; the parts stay, the caller frees what it no longer needs).  Fused,
  * a decode step runs 2 mat-vecs where it ran 5: on an H100 the 1024-row
  * k and v products of an 8B model took 24 µs each at 100 GB/s, the 6144
- * rows of q|k|v together stream at the big products' rate. */
-wgml_status llm_layer_fuse(wgml_ctx *ctx, llm_layer *L);
+ * rows of q|k|v together stream at the big products' rate.  A NEOX model
+ * without q/k norms (qwen2) gets its q and k rows paired (qk_pairs), so
+ * that its decode takes the q|k|v product's rope epilogue, which ropes
+ * NORMAL pairs only (src/ops/linear_rope_kv.c); WGML_LLM_NEOX_PAIRS=0
+ * (timing) keeps the rows as they are. */
+wgml_status llm_layer_fuse(wgml_ctx *ctx, const llm_hparams *hp, llm_layer *L);
 
 typedef struct llm_model {
     wgml_ctx *ctx;

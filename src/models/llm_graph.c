@@ -60,7 +60,7 @@ static wgml_status proj(builder *b, wgml_node *x, wgml_node *w, wgml_node *bias,
 /* x [T, H * D] -> [T, H, D], per-head norm (optional), rope of the first
  * rot heads (0: all; later heads pass through: v in a q|k|v block). */
 static wgml_status heads_rot(builder *b, wgml_node *x, int h, wgml_node *norm_w, bool rope, float base, int rot,
-                             wgml_node **out)
+                             bool pairs, wgml_node **out)
 {
     const llm_hparams *hp = &b->m->hp;
     wgml_node *y;
@@ -68,7 +68,8 @@ static wgml_status heads_rot(builder *b, wgml_node *x, int h, wgml_node *norm_w,
     if (norm_w)
         TRY(rms(b, y, norm_w, &y));
     if (rope) {
-        wgml_rope_params rp = {.mode = hp->rope_mode, .n_dims = hp->n_rot, .freq_base = base,
+        /* pairs: rows paired at load (llm_layer's qk_pairs) */
+        wgml_rope_params rp = {.mode = pairs ? WGML_ROPE_NORMAL : hp->rope_mode, .n_dims = hp->n_rot, .freq_base = base,
                                .freq_scale = hp->rope_scale > 0 ? hp->rope_scale : 1.0f, .attn_factor = 1.0f,
                                .n_ctx_orig = hp->n_ctx_train, .n_heads_rot = rot};
         TRY(wgml_g_rope(b->g, y, b->pos, &rp, NULL, &y));
@@ -79,7 +80,7 @@ static wgml_status heads_rot(builder *b, wgml_node *x, int h, wgml_node *norm_w,
 
 static wgml_status heads(builder *b, wgml_node *x, int h, wgml_node *norm_w, bool rope, float base, wgml_node **out)
 {
-    return heads_rot(b, x, h, norm_w, rope, base, 0, out);
+    return heads_rot(b, x, h, norm_w, rope, base, 0, false, out);
 }
 
 /* Columns [c0, c0 + Hkv * D) of a cache after the step's write, viewed
@@ -153,7 +154,7 @@ static wgml_status layer(builder *b, int il, wgml_node *x, wgml_node **out)
              * three: the v write of its own). */
             wgml_node *all, *kv, *c;
             TRY(heads_rot(b, qkv, hp->n_head + 2 * hp->n_head_kv, NULL, true, base, hp->n_head + hp->n_head_kv,
-                          &all));
+                          L->qk_pairs, &all));
             TRY(wgml_g_slice(b->g, all, 1, 0, hp->n_head, 1, &q));
             TRY(wgml_g_slice(b->g, all, 1, hp->n_head, hp->n_head + 2 * hp->n_head_kv, 1, &kv));
             TRY(wgml_g_reshape(b->g, kv, 2, (int64_t[]){b->T, 2 * KVD}, &kv));
@@ -167,7 +168,7 @@ static wgml_status layer(builder *b, int il, wgml_node *x, wgml_node **out)
              * dispatches: one fewer) */
             wgml_node *qk;
             TRY(wgml_g_slice(b->g, qkv, 1, 0, Q + KVD, 1, &qk));
-            TRY(heads(b, qk, hp->n_head + hp->n_head_kv, NULL, true, base, &qk));
+            TRY(heads_rot(b, qk, hp->n_head + hp->n_head_kv, NULL, true, base, 0, L->qk_pairs, &qk));
             TRY(wgml_g_slice(b->g, qk, 1, 0, hp->n_head, 1, &q));
             TRY(wgml_g_slice(b->g, qk, 1, hp->n_head, hp->n_head + hp->n_head_kv, 1, &k));
             roped = true;
@@ -305,7 +306,56 @@ wgml_status llm_graph_build(llm_model *m, int max_tokens, bool all_logits, const
 
 /* parts[0..n) stacked along dim 0 into a new tensor (the same dtype and
  * row length); WGML_ERR_UNSUPPORTED, no message, when they differ. */
-static wgml_status stack_rows(wgml_ctx *ctx, wgml_tensor *const *parts, int n, wgml_tensor **out)
+/* A part's rows to pair for a NEOX rope (H heads of D rows, the first R of
+ * each roped); H 0: copied as they are. */
+typedef struct row_pairs {
+    int64_t H, D, R;
+} row_pairs;
+
+/* n rows of src from row s into dst's rows d, d + step, ... */
+static wgml_status copy_rows(const wgml_tensor *src, wgml_tensor *dst, int64_t s, int64_t n, int64_t d, int64_t step)
+{
+    wgml_tensor *sv = NULL, *dv = NULL;
+    wgml_status st = wgml_view_slice(src, 0, s, s + n, 1, &sv);
+    if (st == WGML_OK)
+        st = wgml_view_slice(dst, 0, d, d + (n - 1) * step + 1, step, &dv);
+    if (st == WGML_OK)
+        st = wgml_copy(sv, dv);
+    wgml_tensor_free(sv);
+    wgml_tensor_free(dv);
+    return st;
+}
+
+/* src [H D, ...] into dst's rows r0 .. r0 + H D - 1, each head's pairs
+ * adjacent: row i (i < R / 2) to 2i, row i + R / 2 to 2i + 1, rows R .. D
+ * - 1 where they were (llm_layer's qk_pairs).  A head's pairs are two step
+ * copies; quantised rows not on 4 bytes (which wgml_copy's strided copy
+ * refuses, WGML_ERR_DTYPE) go a row at a time. */
+static wgml_status copy_paired(const wgml_tensor *src, wgml_tensor *dst, int64_t r0, const row_pairs *pr)
+{
+    wgml_status st = WGML_OK;
+    for (int64_t h = 0; h < pr->H && st == WGML_OK; h++) {
+        int64_t s = h * pr->D, d = r0 + h * pr->D, half = pr->R / 2;
+        /* {first source row, rows, first destination row, its step} */
+        const int64_t part[3][4] = {{s, half, d, 2}, {s + half, half, d + 1, 2}, {s + pr->R, pr->D - pr->R, d + pr->R, 1}};
+        for (int i = 0; i < 3 && st == WGML_OK; i++) {
+            if (part[i][1] <= 0)
+                continue;
+            st = copy_rows(src, dst, part[i][0], part[i][1], part[i][2], part[i][3]);
+            if (st != WGML_ERR_DTYPE)
+                continue;
+            st = WGML_OK; /* refused before anything ran: a row at a time */
+            for (int64_t j = 0; st == WGML_OK && j < part[i][1]; j++)
+                st = copy_rows(src, dst, part[i][0] + j, 1, part[i][2] + j * part[i][3], 1);
+        }
+    }
+    return st;
+}
+
+/* parts' rows stacked into one tensor (n > 0; pairs: per part, or NULL),
+ * or -n parts of equal rows interleaved row by row. */
+static wgml_status stack_rows(wgml_ctx *ctx, wgml_tensor *const *parts, int n, const row_pairs *pairs,
+                              wgml_tensor **out)
 {
     *out = NULL;
     bool inter = n < 0; /* -n parts of equal rows, interleaved row by row */
@@ -319,6 +369,8 @@ static wgml_status stack_rows(wgml_ctx *ctx, wgml_tensor *const *parts, int n, w
             wgml_tensor_dtype(parts[i]) != wgml_tensor_dtype(parts[0]) ||
             (k == 2 && wgml_tensor_dim(parts[i], 1) != wgml_tensor_dim(parts[0], 1)))
             return WGML_ERR_UNSUPPORTED;
+        if (pairs && pairs[i].H && pairs[i].H * pairs[i].D != wgml_tensor_dim(parts[i], 0))
+            return WGML_ERR_UNSUPPORTED;
         rows += wgml_tensor_dim(parts[i], 0);
     }
     int nd = wgml_tensor_ndim(parts[0]);
@@ -329,9 +381,13 @@ static wgml_status stack_rows(wgml_ctx *ctx, wgml_tensor *const *parts, int n, w
     for (int64_t i = 0, r = 0; i < n && st == WGML_OK; i++) {
         int64_t m = wgml_tensor_dim(parts[i], 0);
         wgml_tensor *dst = NULL;
-        st = inter ? wgml_view_slice(t, 0, i, rows, n, &dst) : wgml_view_slice(t, 0, r, r + m, 1, &dst);
-        if (st == WGML_OK)
-            st = wgml_copy(parts[i], dst);
+        if (!inter && pairs && pairs[i].H) {
+            st = copy_paired(parts[i], t, r, &pairs[i]);
+        } else {
+            st = inter ? wgml_view_slice(t, 0, i, rows, n, &dst) : wgml_view_slice(t, 0, r, r + m, 1, &dst);
+            if (st == WGML_OK)
+                st = wgml_copy(parts[i], dst);
+        }
         wgml_tensor_free(dst);
         r += m;
     }
@@ -343,23 +399,29 @@ static wgml_status stack_rows(wgml_ctx *ctx, wgml_tensor *const *parts, int n, w
     return WGML_OK;
 }
 
-wgml_status llm_layer_fuse(wgml_ctx *ctx, llm_layer *L)
+wgml_status llm_layer_fuse(wgml_ctx *ctx, const llm_hparams *hp, llm_layer *L)
 {
     wgml_tensor *qkv[3] = {L->wq, L->wk, L->wv}, *bias[3] = {L->bq, L->bk, L->bv}, *gu[2] = {L->w_gate, L->w_up};
     bool biased = L->bq || L->bk || L->bv;
-    wgml_status st = stack_rows(ctx, qkv, 3, &L->wqkv);
-    if (st == WGML_OK && biased && (st = stack_rows(ctx, bias, 3, &L->bqkv)) != WGML_OK) {
+    const char *e = getenv("WGML_LLM_NEOX_PAIRS");
+    bool pair = hp->rope_mode == WGML_ROPE_NEOX && !L->q_norm && !L->k_norm && hp->n_rot > 0 && hp->n_rot % 2 == 0 &&
+                hp->n_rot <= hp->head_dim && !(e && !strcmp(e, "0"));
+    const row_pairs pr[3] = {{hp->n_head, hp->head_dim, hp->n_rot}, {hp->n_head_kv, hp->head_dim, hp->n_rot}, {0, 0, 0}};
+    L->qk_pairs = false;
+    wgml_status st = stack_rows(ctx, qkv, 3, pair ? pr : NULL, &L->wqkv);
+    if (st == WGML_OK && biased && (st = stack_rows(ctx, bias, 3, pair ? pr : NULL, &L->bqkv)) != WGML_OK) {
         wgml_tensor_free(L->wqkv); /* biases that do not stack: no fusion */
         L->wqkv = NULL;
     }
     if (st != WGML_OK && st != WGML_ERR_UNSUPPORTED)
         return st;
+    L->qk_pairs = pair && L->wqkv;
     /* interleaved; quantised rows not on 4 bytes (wgml_copy's strided
      * copy refuses them: WGML_ERR_DTYPE) stacked one after the other */
-    st = stack_rows(ctx, gu, -2, &L->wgu);
+    st = stack_rows(ctx, gu, -2, NULL, &L->wgu);
     L->gu_stacked = st == WGML_ERR_DTYPE;
     if (L->gu_stacked)
-        st = stack_rows(ctx, gu, 2, &L->wgu);
+        st = stack_rows(ctx, gu, 2, NULL, &L->wgu);
     return st == WGML_ERR_UNSUPPORTED ? WGML_OK : st;
 }
 

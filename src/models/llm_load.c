@@ -58,7 +58,7 @@ static void release(wgml_model *mm, wgml_tensor **t)
 /* The layer's stacked weights (llm_layer_fuse) replace their parts. */
 static wgml_status fuse_layer(wgml_model *mm, llm_layer *L)
 {
-    TRY(llm_layer_fuse(mm->ctx, L));
+    TRY(llm_layer_fuse(mm->ctx, &mm->m.hp, L));
     wgml_tensor **made[] = {&L->wqkv, &L->bqkv, &L->wgu};
     for (size_t i = 0; i < sizeof made / sizeof *made; i++)
         if (*made[i]) {

@@ -12,13 +12,17 @@
  * One activation row with NORMAL rope pairs on the one-dispatch product
  * (sgx_r2: a GPU's table for the integer-path dtypes) writes r and the
  * cache row itself (matvec_rope.wgsl, XS_ROPE): a decode layer runs no
- * rope and no cache-write dispatch.  Everything else (more rows, NEOX or
- * M-RoPE pairs, a CPU adapter's table, operands past one binding) runs the
- * unfused ops: the linear into declared scratch, the rope into r, set_rows
- * from r's heads h0 .. h1 - 1: the unfused graph's values.
+ * rope and no cache-write dispatch.  The linear's bias (qwen2's q|k|v) is
+ * added there too, where there are no freq_factors (the two share the
+ * epilogue's last binding).  Everything else (more rows, NEOX or M-RoPE
+ * pairs, a bias with freq_factors, a CPU adapter's table, operands past
+ * one binding) runs the unfused ops: the linear into declared scratch,
+ * the rope into r, set_rows from r's heads h0 .. h1 - 1: the unfused
+ * graph's values.
  *
- * Inputs: cache, idx, x, w, pos, ff (absent or NULL).  Params: mm and
- * dtype (the linear's), rope, k = head_dim D, a[0] = h0, a[1] = h1.
+ * Inputs: cache, idx, x, w, pos, ff, bias (ff and bias absent or NULL).
+ * Params: mm and dtype (the linear's), rope, k = head_dim D, a[0] = h0,
+ * a[1] = h1.
  */
 #include "matvec.h"
 #include "rope.h"
@@ -32,7 +36,7 @@ static const char OP[] = "wgml_set_rows (fused with its linear and rope)";
  * written kv [T, (h1 - h0) D]. */
 static wgml_status descs(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *y, wg_desc *r, wg_desc *kv)
 {
-    const wg_desc *li[4] = {in[2], in[3], NULL, NULL};
+    const wg_desc *li[4] = {in[2], in[3], nin > 6 ? in[6] : NULL, NULL};
     wgml_status st = wg_ck_linear(p, li, 4, y);
     if (st != WGML_OK)
         return st;
@@ -69,7 +73,7 @@ uint64_t wg_sc_linear_rope_kv(const wg_op_params *p, const wg_desc *const *in, i
     wg_desc y, r, kv;
     if (descs(p, in, nin, &y, &r, &kv) != WGML_OK)
         return 0;
-    const wg_desc *li[4] = {in[2], in[3], NULL, NULL}, *ri[3] = {&r, in[4], nin > 5 ? in[5] : NULL},
+    const wg_desc *li[4] = {in[2], in[3], nin > 6 ? in[6] : NULL, NULL}, *ri[3] = {&r, in[4], nin > 5 ? in[5] : NULL},
                   *si[3] = {in[0], in[1], &kv};
     /* the unfused ops' requests, one after another: y, the linear's own,
      * the rope's, set_rows's */
@@ -92,8 +96,8 @@ static bool bind_elems(const wgml_tensor *t, uint64_t span, wg_binding *b, uint3
 /* The one-dispatch product with its rope epilogue, or WGML_ERR_UNSUPPORTED
  * (no message) where it does not apply. */
 static wgml_status one_dispatch(const wg_op_params *p, const wgml_tensor *x, const wgml_tensor *w,
-                                const wgml_tensor *pos, const wgml_tensor *ff, const wgml_tensor *idx,
-                                wgml_tensor *cache, wgml_tensor *r)
+                                const wgml_tensor *pos, const wgml_tensor *ff, const wgml_tensor *bias,
+                                const wgml_tensor *idx, wgml_tensor *cache, wgml_tensor *r)
 {
     const wgml_rope_params *rp = &p->rope;
     int64_t D = p->k, N = w->ndim == 2 ? w->shape[0] : 0, NH = D ? N / D : 0, W = (p->a[1] - p->a[0]) * D;
@@ -106,14 +110,16 @@ static wgml_status one_dispatch(const wg_op_params *p, const wgml_tensor *x, con
         cache->ndim != 2 || cache->shape[0] < 1 || cache->shape[1] != W || cache->strides[1] != 1 ||
         !wg_dtype_is_float(cache->dtype) ||
         !wg_dtype_is_plain(cache->dtype) || (ff && (ff->dtype != WGML_F32 || ff->ndim != 1 ||
-        ff->shape[0] < rp->n_dims / 2)) || same_buf(cache, x) || same_buf(cache, w) ||
+        ff->shape[0] < rp->n_dims / 2)) || (bias && (ff || bias->dtype != WGML_F32 ||
+        wgml_tensor_nelem(bias) != N || bias->strides[bias->ndim - 1] != 1)) || same_buf(cache, x) ||
+        same_buf(cache, w) ||
         (uint64_t)cache->strides[0] > UINT32_MAX || (uint64_t)N > UINT32_MAX || wg_rope_gpu_consts(rp, f0, f1) != WGML_OK)
         return WGML_ERR_UNSUPPORTED;
     wgml_ctx *ctx = x->ctx;
     /* the cache is written beside r: refused where it overlaps what the
      * dispatch reads or r itself, as set_rows refuses its hazards */
     wgml_status st = wg_check_writes(OP, "cache", cache, false, "x", x, "w", w, "pos", pos, "idx", idx, "the rope's "
-                                     "output", r, "freq_factors", ff, WG_END);
+                                     "output", r, "freq_factors", ff, "bias", bias, WG_END);
     if (st != WGML_OK)
         return st;
     /* the kernel's workgroup memory: x's codes and the rope table */
@@ -128,20 +134,23 @@ static wgml_status one_dispatch(const wg_op_params *p, const wgml_tensor *x, con
     if (!bind_elems(pos, 1, &e.b[0], &pe) || !bind_elems(cache, rows ? (rows - 1) * cache->strides[0] + W : 0,
                                                           &e.b[1], &ce) ||
         !bind_elems(idx, 1, &e.b[2], &ie) ||
-        (ff && !bind_elems(ff, (uint64_t)(rp->n_dims / 2 - 1) * ff->strides[0] + 1, &e.b[3], &fe)))
+        (ff && !bind_elems(ff, (uint64_t)(rp->n_dims / 2 - 1) * ff->strides[0] + 1, &e.b[3], &fe)) ||
+        (bias && !bind_elems(bias, (uint64_t)N, &e.b[3], &fe)))
         return WGML_ERR_UNSUPPORTED;
-    if (!ff)
-        e.b[3] = e.b[0]; /* unread: FF undefined */
+    const wgml_tensor *last = ff ? ff : bias; /* the epilogue's last binding: freq_factors or the bias */
+    if (!last)
+        e.b[3] = e.b[0]; /* unread: FF and QB undefined */
     e.b[4] = wg_errword_bind(ctx);
     e.nb = 5;
     /* a buffer written by the dispatch is bound read_write by every operand
      * that sees it (WebGPU forbids mixing the two) */
     bool prw = same_buf(pos, r) || same_buf(pos, cache), irw = same_buf(idx, r) || same_buf(idx, cache);
-    bool frw = ff ? same_buf(ff, r) || same_buf(ff, cache) : prw;
+    bool frw = last ? same_buf(last, r) || same_buf(last, cache) : prw;
     e.ro = (prw ? 0u : 1u) | (irw ? 0u : 4u) | (frw ? 0u : 8u);
-    char defs[128];
+    char defs[160];
     snprintf(defs, sizeof defs, ";XS_ROPE;RT=%lld;KC_DT=%s;POS_MODE=%s;IDX_MODE=%s;FF_MODE=%s%s", (long long)(D / 2),
-             wg_dtype(cache->dtype)->wgsl, prw ? "rw" : "r", irw ? "rw" : "r", frw ? "rw" : "r", ff ? ";FF" : "");
+             wg_dtype(cache->dtype)->wgsl, prw ? "rw" : "r", irw ? "rw" : "r", frw ? "rw" : "r",
+             ff ? ";FF" : bias ? ";QB" : "");
     /* an f16 cache whose pairs start on words takes one 32-bit store a
      * pair (the row starts and the step even) */
     if (cache->dtype == WGML_F16 && ce % 2 == 0 && cache->strides[0] % 2 == 0)
@@ -173,26 +182,29 @@ wgml_status wg_en_linear_rope_kv(const wg_op_params *p, const wgml_tensor *const
                                  wgml_tensor *out2)
 {
     const wgml_tensor *idx = in[1], *x = in[2], *w = in[3], *pos = in[4], *ff = nin > 5 ? in[5] : NULL;
+    const wgml_tensor *bias = nin > 6 ? in[6] : NULL;
     wgml_status st = WGML_OK;
     const char *what[] = {"cache", "idx", "x", "w", "pos"};
     for (int i = 0; i < 5 && st == WGML_OK; i++)
         st = wg_check_tensor(OP, what[i], in[i]);
     if (st == WGML_OK && ff)
         st = wg_check_tensor(OP, "freq_factors", ff);
+    if (st == WGML_OK && bias)
+        st = wg_check_tensor(OP, "bias", bias);
     if (st != WGML_OK)
         return st;
     if (!out2)
         return wg_fail(WGML_ERR_INTERNAL, "%s: no tensor for the rope's output", OP);
-    st = one_dispatch(p, x, w, pos, ff, idx, out, out2);
+    st = one_dispatch(p, x, w, pos, ff, bias, idx, out, out2);
     if (st != WGML_ERR_UNSUPPORTED)
         return st;
     /* the unfused ops: y = linear(x, w) in scratch, r = rope(y), then
      * set_rows(cache, idx, r[:, h0:h1]) */
     int64_t T = out2->shape[0], N = w->shape[0], D = p->k; /* r is [T, N / D, D] */
     wgml_tensor *y = NULL, *y3 = NULL, *kv3 = NULL, *kv = NULL;
-    const wgml_tensor *li[4] = {x, w, NULL, NULL};
+    const wgml_tensor *li[4] = {x, w, bias, NULL};
     if ((st = wg_scratch_tensor_raw(x->ctx, WGML_F32, 2, (int64_t[]){T, N}, &y)) == WGML_OK &&
-        (st = wg_en_linear(p, li, 2, y, NULL)) == WGML_OK &&
+        (st = wg_en_linear(p, li, bias ? 3 : 2, y, NULL)) == WGML_OK &&
         (st = wgml_view_reshape(y, 3, (int64_t[]){T, N / D, D}, &y3)) == WGML_OK) {
         const wgml_tensor *ri[3] = {y3, pos, ff};
         st = wg_op_def_get(WG_OP_ROPE)->encode(p, ri, ff ? 3 : 2, out2, NULL);

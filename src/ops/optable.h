@@ -20,7 +20,9 @@
 #include "elementwise.h"
 #include "wgml_graph.h"
 
-#define WG_OP_MAX_IN 6
+/* inputs a node takes at most (linear_rope_kv: cache, idx, x, w, pos,
+ * freq_factors, bias) */
+#define WG_OP_MAX_IN 7
 
 typedef enum wg_op {
     WG_OP_UNARY, WG_OP_BINARY, WG_OP_WHERE, WG_OP_CAST, WG_OP_COPY, WG_OP_FILL,

@@ -25,7 +25,7 @@ static const wg_op_def table[] = {
     ROWS(WG_OP_ATTENTION, "attention", 3, 5, false, false, wg_ck_attention, wg_sc_attention, wg_en_attention),
     ROWS(WG_OP_LINEAR_PRE, "linear_pre", 2, 5, false, false, wg_ck_linear_pre, wg_sc_linear_pre, wg_en_linear_pre),
     ROWS(WG_OP_LINEAR_GLU, "linear_glu", 2, 2, false, false, wg_ck_linear_glu, wg_sc_linear_glu, wg_en_linear_glu),
-    ROWS(WG_OP_LINEAR_ROPE_KV, "linear_rope_kv", 5, 6, false, true, wg_ck_linear_rope_kv, wg_sc_linear_rope_kv,
+    ROWS(WG_OP_LINEAR_ROPE_KV, "linear_rope_kv", 5, 7, false, true, wg_ck_linear_rope_kv, wg_sc_linear_rope_kv,
          wg_en_linear_rope_kv),
 };
 _Static_assert(sizeof table / sizeof *table == WG_OP_COUNT - WG_OP_MATMUL,
