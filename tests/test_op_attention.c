@@ -411,6 +411,17 @@ static void t_dsg(void)
     c.force = "attn=dsg";
     c.expect_var = "attn_merge";
     run_case("dsg f32 K, q8_0 V, 2 queries, window", &c);
+    /* D 256 (gemma3's): 32 lanes a key, so the dots' reduce-scatter runs
+     * its xor 16 step; GPUs with subgroups of 32+ lanes only (not lavapipe) */
+    if (info.subgroup_size >= 32) {
+        c = basic(1, 8, 2, 1, 300, 256);
+        c.kdt = c.vdt = F16;
+        c.p.causal = 1;
+        c.sinks = true;
+        c.force = "attn=dsg";
+        c.expect_var = "attn_merge";
+        run_case("dsg D=256 GQA decode, sinks, chunks", &c);
+    }
 }
 
 /* The register-tiled prefill kernel (attention_fa.wgsl), forced: fa64 and
