@@ -109,9 +109,6 @@ var<workgroup> Aw: array<vec4<f32>, 4u * WG>;  // acc, half a lane's dims: [dim 
 // 2026-11-27 (4)).  On CPU drivers q per thread (four rows of q_row) took
 // lavapipe seconds more to compile.  Without QSM each lane loads its q
 // octets into registers after the barrier, with the first tile's K and V.
-fn ri4(f: u32) -> vec4<u32> {
-    return Ri[f];
-}
 
 #ifdef QSM
 // q of dims 8 ol + c .. 8 ol + c + 3 as the columns (rows in vector
@@ -518,6 +515,14 @@ fn row_merge(b: u32, hk: u32, rw: Row, sp: u32, r: u32) -> vec4<f32> {
     return vec4<f32>(mx, sum, fb, f);
 }
 
+// Half a lane's acc (4 dims x rows) into Aw at ai, ai + WG, ...
+fn aw_put(ai: u32, m: mat4x4<f32>) {
+    Aw[ai] = m[0];
+    Aw[WG + ai] = m[1];
+    Aw[2u * WG + ai] = m[2];
+    Aw[3u * WG + ai] = m[3];
+}
+
 @compute @workgroup_size(WG)
 fn attn_dsg(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
             @builtin(local_invocation_index) li: u32, @builtin(subgroup_invocation_id) lane: u32,
@@ -543,8 +548,8 @@ fn attn_dsg(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
     let b4 = lane - r4;      // the lane holding row 0 of its key group
 #ifndef QSM
     // q as columns of dims over rows: the transposes of rows over dims
-    let qo = ri4(4u);
-    let ok = ri4(0u) != vec4<u32>(0u);
+    let qo = Ri[4];
+    let ok = Ri[0] != vec4<u32>(0u);
     let q0 = q_row(qo.x, ok.x, d0);
     let q1 = q_row(qo.y, ok.y, d0);
     let q2 = q_row(qo.z, ok.z, d0);
@@ -603,15 +608,9 @@ fn attn_dsg(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
     var run = vec4<f32>(0.0);
     for (var h = 0u; h < 2u; h++) {
         if (h == 0u) {
-            Aw[ai] = st.a[0];
-            Aw[WG + ai] = st.a[1];
-            Aw[2u * WG + ai] = st.a[2];
-            Aw[3u * WG + ai] = st.a[3];
+            aw_put(ai, st.a);
         } else {
-            Aw[ai] = st.b[0];
-            Aw[WG + ai] = st.b[1];
-            Aw[2u * WG + ai] = st.b[2];
-            Aw[3u * WG + ai] = st.b[3];
+            aw_put(ai, st.b);
         }
         workgroupBarrier();
         if (live) {

@@ -380,15 +380,10 @@ static wgml_status stack_rows(wgml_ctx *ctx, wgml_tensor *const *parts, int n, c
     wgml_status st = WGML_OK;
     for (int64_t i = 0, r = 0; i < n && st == WGML_OK; i++) {
         int64_t m = wgml_tensor_dim(parts[i], 0);
-        wgml_tensor *dst = NULL;
-        if (!inter && pairs && pairs[i].H) {
+        if (!inter && pairs && pairs[i].H)
             st = copy_paired(parts[i], t, r, &pairs[i]);
-        } else {
-            st = inter ? wgml_view_slice(t, 0, i, rows, n, &dst) : wgml_view_slice(t, 0, r, r + m, 1, &dst);
-            if (st == WGML_OK)
-                st = wgml_copy(parts[i], dst);
-        }
-        wgml_tensor_free(dst);
+        else /* interleaved: part i's rows to i, i + n, ... */
+            st = copy_rows(parts[i], t, 0, m, inter ? i : r, inter ? n : 1);
         r += m;
     }
     if (st != WGML_OK) {

@@ -37,7 +37,7 @@ _Static_assert(sizeof(attn_params) <= WG_PARAMS_MAX, "attention params exceed th
 #define SPLIT_TARGET_GROUPS 1024
 
 /* Threads a dsg dispatch aims at: 64K = 512 workgroups of 128, 3-4 on
- * each SM of an H100 / H200 (132 SMs; dsg holds ~134 registers a thread
+ * each SM of an H100 / H200 (132 SMs; dsg holds ~119 registers a thread
  * and ~10.6 KB of workgroup memory).  A workgroup's keys run as a
  * dependent chain of ~1 µs a tile (2 keys a key group), so time is about
  * waves x tiles a workgroup, and more workgroups at once is what helps:
