@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk qwen (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk qwen ntail ntprobe ntprobe2 mergeprobe (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -360,6 +360,38 @@ for s in $sections; do
       tmodes "native nof16 window" test_graph_prologue
       tmodes native test_llm_graph test_graph test_graph_api
       fuseab noresid ;;
+    ntail) # the norm tail (LINEAR_NORM, XS_NTAIL: the o and down products' last workgroup normalises the row, no
+      # norm dispatch) against WGML_GRAPH_FUSE=nontail: the graph tests natively and in CI's modes (and
+      # test_op_attention's D 256 dsg case, GPUs only), the decoder block at KV 4096 both ways, two rounds, then
+      # the greedy text and tg128 pipelined (fuseab)
+      tmodes "native nof16 window" test_graph_prologue
+      tmodes native test_llm_graph test_op_matvec test_op_norm test_graph test_graph_api test_op_attention
+      for r in 1 2; do for f in nontail ""; do
+        echo "-- decoder ${f:-ntail}: $(WGML_GRAPH_FUSE=$f $B/wgml bench graph decoder 2>&1 | grep -E '^\|? *decoder' | tail -n 1)"
+      done; done
+      fuseab nontail ;;
+    ntprobe) # why the norm tail is slow: tg128 8B / 1B with WGML_NT_PROBE=nofence (no release barrier) and nobody
+      # (the tickets alone), against nontail and the tail; then timestamps a kernel (8B tg32) both ways
+      tmodes native test_graph_prologue test_llm_graph
+      wait_gen
+      for m in 1b 8b; do greedy $m $B/wgml; greedy $m env WGML_GRAPH_FUSE=nontail $B/wgml; done
+      for m in 8b 1b; do
+        echo "-- $m: nontail $(tg $m WGML_GRAPH_FUSE=nontail) | tail $(tg $m) | nofence $(tg $m WGML_NT_PROBE=nofence) | nobody $(tg $m WGML_NT_PROBE=nobody) | both $(tg $m WGML_NT_PROBE=nofence,nobody)"
+      done
+      for f in nontail 1; do
+        echo "-- profile WGML_GRAPH_FUSE=$f"
+        WGML_GRAPH_FUSE=$f WGML_PROFILE=1 $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 16 -n 32 -r 1 2>&1 | grep -vE "^\|" | head -n 24
+      done ;;
+    ntprobe2) # the norm tail's body: tg128 8B / 1B, nontail | tail | nobody | nocodes (no codes, no workgroup memory)
+      wait_gen
+      for m in 8b 1b; do
+        echo "-- $m: nontail $(tg $m WGML_GRAPH_FUSE=nontail) | tail $(tg $m) | nobody $(tg $m WGML_NT_PROBE=nobody) | nocodes $(tg $m WGML_NT_PROBE=nocodes) | nontail $(tg $m WGML_GRAPH_FUSE=nontail) | tail $(tg $m)"
+      done
+      WGML_GRAPH_FUSE=1 WGML_PROFILE=1 $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 16 -n 32 -r 1 2>&1 | grep -E "main_xs|norm" | head -n 12 ;;
+    mergeprobe) # the bound on merging decode attention's runs in dsg's last workgroups: tg128 pipelined with the
+      # attn_merge dispatches dropped (WGML_SKIP_KERNELS: results wrong, time right), 8B then 1B
+      wait_gen
+      for m in 8b 1b; do echo "-- $m: base $(tg $m) | nomerge $(tg $m WGML_SKIP_KERNELS=attn_merge)"; done ;;
     normfold) # (2026-11-27 (3) calls 16-17: 8B -15%, 1B -5%; reverted, kept as the record)
       # the ffn norm folded into the gate|up product's prologue (XS_NORM) against WGML_GRAPH_FUSE=nonormfold:
       # the graph tests natively and in CI's modes, the greedy text (not bit-exact: the sum of squares in another

@@ -606,6 +606,125 @@ static void t_residual(void)
     t_env("WGML_FORCE", NULL);
 }
 
+/* h = linear(x, W) + r, y = norm(h) (* g), z = linear(y, W2) (a decoder's
+ * o product, its ffn norm and the gate|up product that reads the norm's
+ * codes; next = false: y is the last op, without codes): graph fusion
+ * makes the product and the norm one WG_OP_LINEAR_NORM whose last
+ * workgroup normalises h (src/ops/linear_norm.c, matvec_ntail.wgsl;
+ * opt-in, WGML_GRAPH_FUSE=normtail).  Against the default fusions (the
+ * same product kernel, then the norm dispatch) and no_fuse, over two input sets replayed one after the other
+ * (the tail's ticket counter must be back at 0 for the second).
+ * Tolerances: h is the same f32 sum (2^-20 (1 + |h|) against no_fuse, exact
+ * against the default).  y's sum of squares is added in another order: each
+ * order is within (n - 1) u of the exact sum (u = 2^-24), so the scale
+ * (ss / n + eps)^-1/2 differs by at most (n - 1) u relatively, plus 2 ulp
+ * of inverseSqrt on each side: 2^-16 (1 + |y|) covers n <= 128.  z reads
+ * y's 8-bit codes, which may flip by one where a value sits within that
+ * difference of a rounding boundary: each flip moves z by
+ * (max|y| / 127) max|W2|; 4 of them, plus 2^-20 (1 + |z|). */
+static void ntail_case(wgml_dtype wdt, wgml_norm_kind kind, bool with_g, bool next, int64_t NW)
+{
+    const int64_t M2 = 48;
+    float *deq = NULL, *deq2 = NULL;
+    wgml_tensor *w = quant_table(wdt, NW, K, &deq, NULL), *w2 = quant_table(WGML_Q8_0, M2, NW, &deq2, NULL);
+    float *gh = host_f32(NW, 0.5, 1.5), *x[2], *r[2], *out[3][2][3];
+    for (int s2 = 0; s2 < 2; s2++)
+        x[s2] = host_f32(K, -2, 2), r[s2] = host_f32(NW, -2, 2);
+    wgml_graph_stats st[3];
+    char what[96];
+    snprintf(what, sizeof what, "norm tail %s %s%s%s n=%lld", wgml_dtype_name(wdt), kind == WGML_RMS_NORM ? "rms" : "l2",
+             with_g ? " g" : "", next ? " +product" : "", (long long)NW);
+    int64_t len[3] = {NW, NW, M2};
+    for (int f = 0; f < 3; f++) { /* fused (opt-in), the default fusions, no_fuse */
+        t_env("WGML_GRAPH_FUSE", f == 0 ? "normtail" : NULL);
+        wgml_graph *g = NULL;
+        wgml_node *wn, *w2n, *xn, *rn, *gn = NULL, *lin, *o[3] = {NULL, NULL, NULL};
+        CHECK_OK(wgml_graph_create(t_ctx, &g));
+        CHECK_OK(wgml_graph_tensor(g, "W", w, &wn));
+        CHECK_OK(wgml_graph_tensor(g, "W2", w2, &w2n));
+        CHECK_OK(wgml_graph_input(g, "x", WGML_F32, 2, (int64_t[]){1, K}, &xn));
+        CHECK_OK(wgml_graph_input(g, "r", WGML_F32, 2, (int64_t[]){1, NW}, &rn));
+        if (with_g)
+            CHECK_OK(wgml_graph_input(g, "g", WGML_F32, 1, (int64_t[]){NW}, &gn));
+        CHECK_OK(wgml_g_linear(g, xn, wn, NULL, NULL, NULL, WGML_F32, &lin));
+        CHECK_OK(wgml_g_binary(g, WGML_ADD, lin, rn, &o[0]));
+        CHECK_OK(wgml_g_norm(g, o[0], &(wgml_norm_params){.kind = kind, .eps = 1e-5f}, gn, NULL, NULL, &o[1]));
+        if (next)
+            CHECK_OK(wgml_g_linear(g, o[1], w2n, NULL, NULL, NULL, WGML_F32, &o[2]));
+        for (int k = 0; k < 3; k++)
+            if (o[k] && (k != 1 || !next)) /* y itself an output only without the next product */
+                CHECK_OK(wgml_graph_output(g, o[k]));
+        wgml_graph_options opt = {.no_fuse = f == 2};
+        CHECK_OK(wgml_graph_compile(g, &opt));
+        if (with_g)
+            CHECK_OK(wgml_graph_write(g, gn, gh, (uint64_t)NW * 4));
+        for (int s2 = 0; s2 < 2; s2++) { /* two input sets, replayed in turn */
+            CHECK_OK(wgml_graph_write(g, xn, x[s2], (uint64_t)K * 4));
+            CHECK_OK(wgml_graph_write(g, rn, r[s2], (uint64_t)NW * 4));
+            CHECK_OK(wgml_graph_run(g));
+            for (int k = 0; k < 3; k++) {
+                out[f][s2][k] = NULL;
+                if (!o[k] || (k == 1 && next))
+                    continue;
+                out[f][s2][k] = malloc((size_t)len[k] * 4);
+                CHECK_OK(wgml_graph_read(g, o[k], out[f][s2][k], (uint64_t)len[k] * 4));
+            }
+        }
+        CHECK_OK(wgml_graph_stats_get(g, &st[f]));
+        if (f == 0) {
+            char *txt = dump_both(g);
+            CHECK(txt && strstr(txt, "linear_norm") && strstr(txt, "written by node"),
+                  "%s: the dump shows no linear_norm writing the norm", what);
+            free(txt);
+        }
+        wgml_graph_free(g);
+    }
+    t_env("WGML_GRAPH_FUSE", "prologue");
+    double ymax = 0, w2max = 0;
+    for (int64_t i = 0; i < M2 * NW; i++)
+        w2max = fmax(w2max, fabs(deq2[i]));
+    for (int s2 = 0; s2 < 2; s2++)
+        for (int64_t i = 0; next && i < NW; i++) /* y from h (nontail's), as the unfused graph made it */
+            ymax = fmax(ymax, 2.0 * fabs(out[1][s2][0][i]) * (with_g ? 1.5 : 1.0) * (kind == WGML_RMS_NORM ? 16 : 1));
+    int bad = 0;
+    for (int s2 = 0; s2 < 2; s2++)
+        for (int f = 1; f < 3; f++)
+            for (int k = 0; k < 3; k++)
+                for (int64_t i = 0; out[0][s2][k] && i < len[k]; i++) {
+                    double a = out[0][s2][k][i], b = out[f][s2][k][i];
+                    double tol = k == 0 ? (f == 1 ? 0 : 0x1p-20 * (1 + fabs(b))) : k == 1 ? 0x1p-16 * (1 + fabs(b))
+                                 : 4 * ymax / 127 * w2max + 0x1p-20 * (1 + fabs(b));
+                    if (!(fabs(a - b) <= tol) && bad++ < 4)
+                        printf("    %s: set %d %s[%lld] fused %.9g %s %.9g\n", what, s2, k == 0 ? "h" : k == 1 ? "y" : "z",
+                               (long long)i, a, f == 1 ? "default" : "unfused", b);
+                }
+    CHECK(bad == 0, "%s: %d outputs differ", what, bad);
+    CHECK(st[0].dispatches + 1 == st[1].dispatches, "%s: %llu dispatches fused, %llu without the tail", what,
+          (unsigned long long)st[0].dispatches, (unsigned long long)st[1].dispatches);
+    for (int f = 0; f < 3; f++)
+        for (int s2 = 0; s2 < 2; s2++)
+            for (int k = 0; k < 3; k++)
+                free(out[f][s2][k]);
+    for (int s2 = 0; s2 < 2; s2++)
+        free(x[s2]), free(r[s2]);
+    free(gh), free(deq), free(deq2);
+    wgml_tensor_free(w);
+    wgml_tensor_free(w2);
+}
+
+static void t_norm_tail(void)
+{
+    wgml_device_info in;
+    CHECK_OK(wgml_device_info_get(t_ctx, &in));
+    if (!(in.features & WGML_FEATURE_SUBGROUPS))
+        return;
+    t_env("WGML_FORCE", "matvec=sgx_r2"); /* the one-dispatch product (a GPU's table) */
+    ntail_case(WGML_Q4_K, WGML_RMS_NORM, true, true, 64);
+    ntail_case(WGML_Q8_0, WGML_RMS_NORM, true, false, 96);
+    ntail_case(WGML_Q8_0, WGML_L2_NORM, false, true, 32);
+    t_env("WGML_FORCE", NULL);
+}
+
 static void t_table(void) { cases(false); }
 static void t_integer(void) { cases(true); }
 
@@ -622,6 +741,7 @@ int main(int argc, char **argv)
         {"rope_kv", t_rope_kv},
         {"xq_tail", t_xq_tail},
         {"residual", t_residual},
+        {"norm_tail", t_norm_tail},
     };
     int rc = t_run(list, sizeof list / sizeof *list, argc > 1 ? argv[1] : NULL);
     wgml_ctx_destroy(t_ctx);

@@ -377,6 +377,26 @@ static void run_arch_q(llm_arch arch, bool fuse, bool q8)
         CHECK(one_disp + 2 * L == gs.dispatches, "q8: %llu dispatches a fused step, %llu unfused",
               (unsigned long long)one_disp, (unsigned long long)gs.dispatches);
         llm_graph_free(&un);
+        /* the opt-in norm tail (WGML_GRAPH_FUSE=normtail): the o product's
+         * last workgroup makes the ffn norm (one dispatch fewer a layer; the
+         * attention norms stay, the f32 down product being off the
+         * one-dispatch kernel), the same logits but for the sum of
+         * squares' order (within the 8-bit activations' tolerance) */
+        t_env("WGML_GRAPH_FUSE", "normtail");
+        llm_graph nt;
+        CHECK_OK(llm_graph_build(&m, 8, false, &greedy, &nt));
+        n = T0, past = 0, bad = 0;
+        for (int s = 0; s <= STEPS; s++) {
+            CHECK_OK(llm_graph_eval(&nt, ids + past, n, past));
+            CHECK_OK(wgml_graph_read(nt.g, nt.logits, got, V * 4));
+            compare("normtail logits", got, last[s], V);
+            past += n;
+            n = 1;
+        }
+        CHECK_OK(wgml_graph_stats_get(nt.g, &gs));
+        CHECK(gs.dispatches + L == one_disp, "q8: %llu dispatches a normtail step, %llu fused",
+              (unsigned long long)gs.dispatches, (unsigned long long)one_disp);
+        llm_graph_free(&nt);
         t_env("WGML_GRAPH_FUSE", NULL);
     }
     t_free(&w.emb), t_free(&w.out_norm);

@@ -59,6 +59,8 @@ wgml_status wgml_ctx_create(const wgml_ctx_options *o, wgml_ctx **out)
     }
     if (st == WGML_OK)
         st = wg_errword_init(ctx);
+    if (st == WGML_OK)
+        st = wg_tickets_init(ctx);
     if (st == WGML_OK && ctx->prof.on)
         st = wg_profile_init(ctx);
     if (st != WGML_OK) {

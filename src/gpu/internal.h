@@ -143,6 +143,9 @@ wgml_status wg_errword_init(wgml_ctx *ctx);
 void wg_errword_release(wgml_ctx *ctx);
 bool wg_errword_stage(wgml_ctx *ctx); /* true: staged now (false: clean, or already staged) */
 wgml_status wg_errword_report(wgml_ctx *ctx);
+/* The ticket counters (runtime.h): created zeroed with the context (with
+ * the error word), released at teardown. */
+wgml_status wg_tickets_init(wgml_ctx *ctx);
 
 typedef struct wg_staging {
     WGPUBuffer buf;
@@ -295,6 +298,7 @@ struct wgml_ctx {
         const char *ops[32][2];/* codes 1..: (op, what) of wg_errword_op */
         uint32_t n_ops;
     } errw;
+    wgml_buffer *tickets;      /* the kernels' ticket counters (runtime.h, wg_tickets_bind) */
 };
 
 /* Measures the subgroup size with a tiny kernel (wgpu reports 0). */

@@ -623,6 +623,8 @@ wgml_status wg_errword_init(wgml_ctx *ctx)
 
 void wg_errword_release(wgml_ctx *ctx)
 {
+    wgml_buffer_destroy(ctx->tickets);
+    ctx->tickets = NULL;
     wgml_buffer_destroy(ctx->errw.buf);
     ctx->errw.buf = NULL;
     if (ctx->errw.stage)
@@ -631,6 +633,14 @@ void wg_errword_release(wgml_ctx *ctx)
 }
 
 wg_binding wg_errword_bind(wgml_ctx *ctx) { return wg_bind_all(ctx->errw.buf); }
+
+wgml_status wg_tickets_init(wgml_ctx *ctx)
+{
+    /* zeroed as the error word is: a fresh buffer, the pool still empty */
+    return wgml_buffer_create(ctx, WG_TICKET_WORDS * 4, &ctx->tickets);
+}
+
+wg_binding wg_tickets_bind(wgml_ctx *ctx) { return wg_bind_all(ctx->tickets); }
 
 wgml_status wg_errword_arm(wgml_ctx *ctx) { return fill_range(ctx->errw.buf, WG_ERRW_CUR * 4, 4, 0); }
 

@@ -206,6 +206,15 @@ wg_binding wg_errword_bind(wgml_ctx *ctx);
 /* Clears CUR (a fill dispatch in the stream, recordable): call it before
  * an op's check pass. */
 wgml_status wg_errword_arm(wgml_ctx *ctx);
+
+/* The context's ticket counters, WG_TICKET_WORDS words bound read_write:
+ * a kernel whose last workgroup finishes the job (matvec_ntail.wgsl) counts
+ * its workgroups out on word 0 and the last one sets it back to 0, so the
+ * words are 0 between dispatches.  Every dispatch that binds them is
+ * ordered after the previous one (WebGPU orders read_write uses of a
+ * buffer), so one word serves them all. */
+#define WG_TICKET_WORDS 64
+wg_binding wg_tickets_bind(wgml_ctx *ctx);
 /* The code a check kernel records for (op, what) ("wgml_embedding",
  * "ids"); both must be string literals (kept by pointer).  0 if the small
  * table is full (the message then names no op). */

@@ -1,7 +1,7 @@
 /*
  * Fusion, before planning (off with wgml_graph_options.no_fuse or
  * WGML_GRAPH_FUSE=0; the linear prologue only with WGML_GRAPH_FUSE=prologue,
- * see wg_graph_fuse).  Seven rewrites, each saving dispatches and the
+ * see wg_graph_fuse).  Eight rewrites, each saving dispatches and the
  * memory traffic of an intermediate:
  *
  *   unary chains    float unary ops feeding only each other become one
@@ -26,6 +26,10 @@
  *                   the one-row product rotates its pairs and writes the
  *                   cache itself, the rope's node written by it;
  *                   WGML_GRAPH_FUSE=norope keeps them apart);
+ *   linear norm     (opt-in, WGML_GRAPH_FUSE=normtail) rms_norm(h) * g of
+ *                   h = linear(x, w) (+ c) becomes one WG_OP_LINEAR_NORM (a
+ *                   decoder's o and down products: the one-row product's
+ *                   last workgroup normalises h);
  *   matmul epilogue add(matmul(a, b), bias) with a bias of shape [n] (or
  *                   [1, ..., n]) and relu/gelu(erf)/silu of a matmul or
  *                   linear become the product's own bias and activation
@@ -438,6 +442,54 @@ static void fuse_xq_tail(wgml_graph *g, size_t *uses)
     }
 }
 
+/* y = norm(h) (* g), RMS or L2, of h = linear(x, w) (+ c) (a decoder's
+ * residual stream after its o and down products, normalised for the next
+ * products): one WG_OP_LINEAR_NORM, the linear's node, which writes the
+ * norm's node y too (its out2; with the xq tail's codes when y has them),
+ * when the one-row product would take the one-dispatch integer kernel:
+ * its last workgroup normalises the row (src/ops/linear_norm.c), so a
+ * decode layer runs no norm dispatch.  Opt-in (WGML_GRAPH_FUSE=normtail):
+ * on an H200 the tail's chain on one SM costs more than the dispatch it
+ * saves on the 8B (358.5 -> 344.6 tokens/s), not on the 1B (1,049.6 ->
+ * 1,057.7; bench/NOTES.md 2026-11-27 (5)).  Runs after fuse_xq_tail, whose
+ * codes the tail writes. */
+static void fuse_linear_norm(wgml_graph *g, size_t *uses)
+{
+    for (size_t i = 0; i < g->n; i++) {
+        wgml_node *y = g->nodes[i], *h = y->in[0];
+        if (!live_op(y, WG_OP_NORM) || y->sum_out || (y->p.norm.kind != WGML_RMS_NORM &&
+            y->p.norm.kind != WGML_L2_NORM) || (y->nin > 2 && y->in[2]) || (y->nin > 3 && y->in[3]) ||
+            !live_op(h, WG_OP_LINEAR) || h->sum_out || h->d.dtype != WGML_F32 || h->p.mm.act != WGML_ACT_NONE ||
+            (h->nin > 3 && h->in[2] && h->in[3]) || h->d.ndim < 1)
+            continue;
+        wgml_node *w = h->in[1], *gw = y->nin > 1 ? y->in[1] : NULL;
+        int64_t n = h->d.shape[h->d.ndim - 1], k = w->d.ndim == 2 ? w->d.shape[1] : 0;
+        if (wg_is_sym(n) || n <= 0 || n % 32 || wg_is_sym(k) || (gw && gw->d.dtype != WGML_F32) ||
+            !wg_matvec_xs(g->ctx, w->d.dtype, 1, n, k))
+            continue;
+        wg_op_params np = h->p;
+        np.norm = y->p.norm;
+        np.xq_tail = y->p.xq_tail;
+        for (int k2 = h->nin; k2 < 5; k2++)
+            h->in[k2] = NULL;
+        h->nin = 5;
+        h->in[4] = gw;
+        h->op = WG_OP_LINEAR_NORM;
+        h->p = np;
+        /* y runs no kernel: its memory is h's out2 */
+        for (int k2 = 0; k2 < y->nin; k2++)
+            if (y->in[k2])
+                uses[y->in[k2]->id]--;
+        if (gw)
+            uses[gw->id]++;
+        memset(y->in, 0, sizeof y->in);
+        y->nin = 0;
+        y->produced_by = h;
+        h->sum_out = y;
+        g->fused++;
+    }
+}
+
 size_t wg_graph_fuse(wgml_graph *g)
 {
     const char *e = getenv("WGML_GRAPH_FUSE");
@@ -469,6 +521,8 @@ size_t wg_graph_fuse(wgml_graph *g)
     fuse_linear_prologue(g, uses, all || (e && strstr(e, "normpro")), all || (e && strstr(e, "glupro")));
     if (!(e && strstr(e, "noxq")))
         fuse_xq_tail(g, uses);
+    if (e && strstr(e, "normtail"))
+        fuse_linear_norm(g, uses);
     fuse_chains(g, uses);
     free(uses);
     return g->fused;

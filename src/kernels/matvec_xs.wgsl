@@ -41,12 +41,21 @@
 // XS_ROPE (graph fusion's linear + rope + set_rows, src/ops/linear_rope_kv.c):
 // a subgroup's two rows are one rope pair; lane 0 rotates them and writes
 // them to out and to the cache (matvec_rope.wgsl).
+//
+// XS_NTAIL (graph fusion's linear (+ c) + rms_norm, src/ops/linear_norm.c):
+// the last workgroup to finish normalises the whole output row
+// (matvec_ntail.wgsl).
 const RSETS: u32 = {{RSETS}}u;
 #ifdef XS_GLU
 #include "glu_act.wgsl"
 #endif
 #ifdef XS_ROPE
 #include "matvec_rope.wgsl"
+#endif
+#ifdef XS_NTAIL
+#include "fbits.wgsl"
+#include "norm_fns.wgsl"
+#include "matvec_ntail.wgsl"
 #endif
 
 var<workgroup> xslot: atomic<u32>;
@@ -135,4 +144,7 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
 #endif
     }
     }
+#ifdef XS_NTAIL
+    ntail(li, lane);
+#endif
 }

@@ -123,15 +123,4 @@ fn chunk_clamped(base: u32, n: u32) -> vec4<u32> {
     return min(chunk(base), vec4<u32>(n - 1u));
 }
 
-// Tests on bits: compilers may assume floats are never infinite or NaN
-// (and WGSL's max/min/clamp of a NaN may return the other operand).
-fn is_ninf(v: f32) -> bool {
-    return bitcast<u32>(v) == 0xff800000u;
-}
-fn is_nan(v: f32) -> bool {
-    return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u;
-}
-// A quiet NaN, from a parameter so no const-expression evaluates to NaN.
-fn nan_of(bits: u32) -> f32 {
-    return bitcast<f32>(bits | 0x7fc00000u);
-}
+#include "fbits.wgsl"

@@ -83,16 +83,6 @@ uint64_t wg_sc_linear_rope_kv(const wg_op_params *p, const wg_desc *const *in, i
 
 static bool same_buf(const wgml_tensor *a, const wgml_tensor *b) { return a && b && a->st->buf == b->st->buf; }
 
-/* Binds t's elements [0, span) from its view offset: the binding and the
- * first element's index in it; false when they do not fit one binding. */
-static bool bind_elems(const wgml_tensor *t, uint64_t span, wg_binding *b, uint32_t *first)
-{
-    uint64_t esz = wg_dtype(t->dtype)->block_bytes, at = wg_view4_of(t).offset * esz, rem;
-    *b = wg_bind_from(t->st->buf, at, span * esz, &rem);
-    *first = (uint32_t)(rem / esz);
-    return b->size >= rem + span * esz && rem % esz == 0 && rem / esz + span <= UINT32_MAX;
-}
-
 /* The one-dispatch product with its rope epilogue, or WGML_ERR_UNSUPPORTED
  * (no message) where it does not apply. */
 static wgml_status one_dispatch(const wg_op_params *p, const wgml_tensor *x, const wgml_tensor *w,
@@ -131,11 +121,11 @@ static wgml_status one_dispatch(const wg_op_params *p, const wgml_tensor *x, con
     memset(&e, 0, sizeof e);
     uint32_t pe, ie, ce, fe = 0;
     uint64_t rows = (uint64_t)cache->shape[0];
-    if (!bind_elems(pos, 1, &e.b[0], &pe) || !bind_elems(cache, rows ? (rows - 1) * cache->strides[0] + W : 0,
+    if (!wg_mv_bind_elems(pos, 1, &e.b[0], &pe) || !wg_mv_bind_elems(cache, rows ? (rows - 1) * cache->strides[0] + W : 0,
                                                           &e.b[1], &ce) ||
-        !bind_elems(idx, 1, &e.b[2], &ie) ||
-        (ff && !bind_elems(ff, (uint64_t)(rp->n_dims / 2 - 1) * ff->strides[0] + 1, &e.b[3], &fe)) ||
-        (bias && !bind_elems(bias, (uint64_t)N, &e.b[3], &fe)))
+        !wg_mv_bind_elems(idx, 1, &e.b[2], &ie) ||
+        (ff && !wg_mv_bind_elems(ff, (uint64_t)(rp->n_dims / 2 - 1) * ff->strides[0] + 1, &e.b[3], &fe)) ||
+        (bias && !wg_mv_bind_elems(bias, (uint64_t)N, &e.b[3], &fe)))
         return WGML_ERR_UNSUPPORTED;
     const wgml_tensor *last = ff ? ff : bias; /* the epilogue's last binding: freq_factors or the bias */
     if (!last)

@@ -76,11 +76,19 @@ typedef struct mv_job {
                                 * is the codes, nothing quantised (XS_PREQ) */
     int glu;                   /* with xs: out = glu of row pairs, this wgml_glu_kind (XS_GLU); -1 none */
     const mv_epi *epi;         /* with xs: a fused op's epilogue (NULL: none) */
+    const mv_ntail *nt;        /* with xs: a norm of the output row by the last workgroup (NULL: none) */
     uint64_t row[4][8];        /* x, out, bias, c: rows' first elements, less the window's offset */
     mv_params p;               /* everything but the window's offsets */
 } mv_job;
 
 static bool shares(const wgml_tensor *a, const wgml_tensor *b) { return a && b && a->st->buf == b->st->buf; }
+
+/* Whether t shares a buffer the dispatch writes (out, or a norm tail's y):
+ * such an operand is bound read_write (WebGPU forbids mixing the two). */
+static bool wr(const mv_job *j, const wgml_tensor *t)
+{
+    return shares(t, j->t[SO]) || (j->nt && shares(t, j->nt->yt));
+}
 
 static const char *dt_name(const wgml_tensor *t) { return wg_dtype(t->dtype)->wgsl; }
 
@@ -125,7 +133,7 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
                 (covered || j->q8 || j->xs);
     uint32_t wqk = j->ty->qk > 8 ? j->ty->qk : j->ty->ch, wbb = j->ty->qk > 8 ? j->ty->bb : j->ty->ch * j->ty->bb / 8;
     bool align16 = wbb % 16 == 0 && p.rowb % 16 == 0 && p.w_off % 16 == 0 && p.eb % 16 == 0;
-    const char *xm = shares(j->t[SX], out) ? "rw" : "r";
+    const char *xm = wr(j, j->t[SX]) ? "rw" : "r";
     char defs[512];
     /* x takes 8 registers a row a unit: fewer units per step for more rows */
     int upt = j->upt / mk > 1 ? j->upt / mk : 1;
@@ -133,7 +141,7 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
                      "O_MODE=w;W_ACC=%s%s%s%s", mk, j->var->rpw, j->var->wg, upt, j->ty->qk, j->ty->bb, j->ty->def,
                      j->ty->group,
                      dt_name(j->t[SX]), xm, xv4 ? "4" : "", dt_name(out),
-                     shares(j->t[SW], out) ? "read_write" : "read", j->var->sg ? ";SG" : "",
+                     wr(j, j->t[SW]) ? "read_write" : "read", j->var->sg ? ";SG" : "",
                      xv4 ? ";XV4" : "", align4 ? ";ALIGN4" : "");
     if (wide)
         n += snprintf(defs + n, sizeof defs - (size_t)n, ";WIDE;CH=%u;WQK=%u;WBB=%u;ACCW=%s%s%s", j->ty->ch, wqk,
@@ -143,7 +151,7 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
                       (unsigned long long)wg_q8_row_words(p.k), j->var->wg / 32, j->glu >= 0 ? ";XS_GLU" : "");
     if (j->preq)
         n += snprintf(defs + n, sizeof defs - (size_t)n, ";XS_PREQ;XQ_ACC=%s",
-                      shares(j->t[SX], out) ? "read_write" : "read");
+                      wr(j, j->t[SX]) ? "read_write" : "read");
     if (j->glu >= 0)
         p.pad1 = (uint32_t)j->glu;
     int nb = 5;
@@ -156,25 +164,44 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
         memcpy(p.co, j->epi->words + 8, 8 * 4);
         memcpy(p.chk, j->epi->words + 16, 4 * 4);
     }
+    /* the norm tail: out read back through the bias's binding (4) or, with
+     * a bias, c's (5), then y, g and the tickets (matvec_ntail.wgsl) */
+    int nth = j->t[SB] ? SC : SB;
+    if (j->nt) {
+        const mv_ntail *t = j->nt;
+        n += snprintf(defs + n, sizeof defs - (size_t)n, ";XS_NTAIL;NTN=%u;NTH=%d;NTG_ACC=%s%s%s", p.n, nth + 1,
+                      wr(j, t->gt) ? "read_write" : "read", t->q8 ? ";NT_Q8" : "", t->gt ? ";NT_G" : "");
+        nb = 8;
+        b[nth] = b[SO];
+        b[5] = t->y;
+        b[6] = t->gt ? t->g : dummy;
+        b[7] = wg_tickets_bind(j->ctx);
+        p.chk[0] = t->y0;
+        p.chk[1] = t->g0;
+        memcpy(&p.chk[2], &t->eps, 4);
+        p.chk[3] = (uint32_t)t->kind;
+    }
     if (j->q8)
-        n += snprintf(defs + n, sizeof defs - (size_t)n, ";XQ_ACC=%s", shares(j->t[SX], out) ? "read_write" : "read");
+        n += snprintf(defs + n, sizeof defs - (size_t)n, ";XQ_ACC=%s", wr(j, j->t[SX]) ? "read_write" : "read");
     unsigned ro = 1u << 4;
-    ro |= shares(j->t[SW], out) ? 0u : 1u << 0;
-    ro |= shares(j->t[SX], out) ? 0u : 1u << 1;
+    ro |= wr(j, j->t[SW]) ? 0u : 1u << 0;
+    ro |= wr(j, j->t[SX]) ? 0u : 1u << 1;
     if (j->t[SB])
         n += snprintf(defs + n, sizeof defs - (size_t)n, ";BIAS;B_DT=%s;B_MODE=%s", dt_name(j->t[SB]),
-                      shares(j->t[SB], out) ? "rw" : "r");
+                      wr(j, j->t[SB]) ? "rw" : "r");
     if (j->t[SC])
         n += snprintf(defs + n, sizeof defs - (size_t)n, ";BETA;C_DT=%s;C_MODE=%s", dt_name(j->t[SC]),
-                      shares(j->t[SC], out) ? "rw" : "r");
+                      wr(j, j->t[SC]) ? "rw" : "r");
     if (j->t[SI])
-        n += snprintf(defs + n, sizeof defs - (size_t)n, ";IDS;IDS_ACC=%s", shares(j->t[SI], out) ? "read_write" : "read");
+        n += snprintf(defs + n, sizeof defs - (size_t)n, ";IDS;IDS_ACC=%s", wr(j, j->t[SI]) ? "read_write" : "read");
     const wgml_tensor *s3 = j->t[SI] ? j->t[SI] : j->t[SB];
-    ro |= shares(s3, out) ? 0u : 1u << 3;
-    if (shares(j->t[SC], out) && !j->t[SI])
+    ro |= wr(j, s3) ? 0u : 1u << 3;
+    if (wr(j, j->t[SC]) && !j->t[SI])
         ro &= ~(1u << 4);
     if (j->epi)
         ro = (ro & 7u) | j->epi->ro << 3;
+    if (j->nt) /* h's atomic view, y and the tickets are written; g maybe not */
+        ro = (ro & ~(1u << nth)) | (wr(j, j->nt->gt) ? 0u : 1u << 6);
     if (n >= (int)sizeof defs || ((j->q8 || j->xs) && !wide))
         return wg_fail(WGML_ERR_INTERNAL, "%s: kernel defines too long, or the integer path without its loads", j->op);
     wg_kernel_ref ref = {"matvec.wgsl", j->xs ? "main_xs" : "main", defs, nb, ro};
@@ -372,7 +399,7 @@ static wgml_status need(const char *op, const char *what, const wgml_tensor *t, 
  * with one row reads them (XS_PREQ), every other path reads x itself. */
 static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wgml_tensor *w, const wgml_tensor *bias,
                               const wgml_tensor *c, const wgml_matmul_params *pp, int glu, const mv_epi *epi,
-                              bool xqt, wgml_tensor *out)
+                              const mv_ntail *nt, bool xqt, wgml_tensor *out)
 {
     const char *op = "wgml_linear";
     wgml_matmul_params prm = pp ? *pp : (wgml_matmul_params){1.0f, 0.0f, WGML_ACT_NONE, WGML_PREC_F32};
@@ -441,9 +468,13 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
     bool xs = !pre && xs_takes(x->ctx, ty, var, rows, k, rowb, w->offset);
     if ((glu >= 0 || epi) && (!xs || n % 2 || bias || c || prm.act != WGML_ACT_NONE || var->rpw != 2))
         return WGML_ERR_UNSUPPORTED;
+    /* the norm tail: one contiguous f32 row of whole 32-element blocks */
+    if (nt && (!xs || glu >= 0 || epi || (bias && c) || prm.act != WGML_ACT_NONE || n % 32 || out->dtype != WGML_F32 ||
+               ov.strides[3] != 1))
+        return WGML_ERR_UNSUPPORTED;
 
     mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, bias, c, NULL}, (int)rows, false, false, false, -1, NULL,
-                {{0}}, {0}};
+                NULL, {{0}}, {0}};
     uint64_t xspan, ospan, bspan = 0, cspan = 0, bmin = 0, cmin = 0;
     uint64_t xmin = row_starts(&xv, (int)rows, j.row[0], &xspan);
     uint64_t omin = row_starts(&ov, (int)rows, j.row[1], &ospan);
@@ -481,6 +512,12 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
         j.row[0][0] = 0;
         xw = win(x, xmin + (uint64_t)k, 0, 0, wg_q8_row_words(k) - 1, 4, "x");
     }
+    if (nt) { /* the tail's reduction beside x's codes in workgroup memory (matvec_ntail.wgsl) */
+        wgml_device_info in;
+        uint64_t wgm = (j.preq ? 0 : wg_q8_row_words(k) * 4) + (nt->q8 ? (uint64_t)n * 2 : 0) + (uint64_t)var->wg * 4 + 64;
+        if (wgml_device_info_get(x->ctx, &in) != WGML_OK || wgm > in.max_workgroup_storage)
+            return WGML_ERR_UNSUPPORTED;
+    }
     if (q8) {
         /* x quantised once (or made and quantised: pre); the product reads
          * its codes in place of x */
@@ -511,10 +548,11 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
             return WGML_ERR_UNSUPPORTED;
         j.glu = glu;
     }
-    if (epi) { /* one window: its bindings are whole tensors */
+    if (epi || nt) { /* one window: its bindings are whole tensors (the tail: one dispatch) */
         if (!wg_win_fits(x->ctx, ws, NS, it, UINT32_MAX))
             return WGML_ERR_UNSUPPORTED;
         j.epi = epi;
+        j.nt = nt;
     }
     st = wg_win_split(x->ctx, ws, NS, it, 3, UINT32_MAX, op, block, &j);
     wgml_tensor_free(xq);
@@ -525,31 +563,45 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
 wgml_status wg_matvec(const wgml_tensor *x, const wgml_tensor *w, const wgml_tensor *bias, const wgml_tensor *c,
                       const wgml_matmul_params *p, wgml_tensor *out)
 {
-    return matvec_run(x, NULL, w, bias, c, p, -1, NULL, false, out);
+    return matvec_run(x, NULL, w, bias, c, p, -1, NULL, NULL, false, out);
 }
 
 wgml_status wg_matvec_xqt(const wgml_tensor *x, const wgml_tensor *w, const wgml_tensor *bias, const wgml_tensor *c,
                           const wgml_matmul_params *p, wgml_tensor *out)
 {
-    return matvec_run(x, NULL, w, bias, c, p, -1, NULL, true, out);
+    return matvec_run(x, NULL, w, bias, c, p, -1, NULL, NULL, true, out);
 }
 
 wgml_status wg_matvec_glu(const wgml_tensor *x, const wgml_tensor *w, const wgml_matmul_params *p, int glu, bool xqt,
                           wgml_tensor *out)
 {
-    return matvec_run(x, NULL, w, NULL, NULL, p, glu, NULL, xqt, out);
+    return matvec_run(x, NULL, w, NULL, NULL, p, glu, NULL, NULL, xqt, out);
 }
 
 wgml_status wg_matvec_epi(const wgml_tensor *x, const wgml_tensor *w, const wgml_matmul_params *p, const mv_epi *e,
                           bool xqt, wgml_tensor *out)
 {
-    return matvec_run(x, NULL, w, NULL, NULL, p, -1, e, xqt, out);
+    return matvec_run(x, NULL, w, NULL, NULL, p, -1, e, NULL, xqt, out);
+}
+
+bool wg_mv_bind_elems(const wgml_tensor *t, uint64_t span, wg_binding *b, uint32_t *first)
+{
+    uint64_t esz = wg_dtype(t->dtype)->block_bytes, at = wg_view4_of(t).offset * esz, rem;
+    *b = wg_bind_from(t->st->buf, at, span * esz, &rem);
+    *first = (uint32_t)(rem / esz);
+    return b->size >= rem + span * esz && rem % esz == 0 && rem / esz + span <= UINT32_MAX;
+}
+
+wgml_status wg_matvec_ntail(const wgml_tensor *x, const wgml_tensor *w, const wgml_tensor *bias, const wgml_tensor *c,
+                            const wgml_matmul_params *p, const mv_ntail *nt, bool xqt, wgml_tensor *out)
+{
+    return matvec_run(x, NULL, w, bias, c, p, -1, NULL, nt, xqt, out);
 }
 
 wgml_status wg_matvec_pre(const wgml_tensor *x, const wg_xpre *pre, const wgml_tensor *w, const wgml_tensor *bias,
                           const wgml_matmul_params *p, wgml_tensor *out)
 {
-    return matvec_run(x, pre, w, bias, NULL, p, -1, NULL, false, out);
+    return matvec_run(x, pre, w, bias, NULL, p, -1, NULL, NULL, false, out);
 }
 
 /* ------------------------------------------------------------ linear_id */
@@ -624,8 +676,8 @@ static wgml_status linear_id(const wgml_tensor *x, const wgml_tensor *w, const w
     int upt = 1;
     if ((st = wg_mv_pick(x->ctx, op, n, k, ty, 1, &var, &upt)) != WGML_OK)
         return st;
-    mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, NULL, NULL, ids}, 1, false, false, false, -1, NULL, {{0}},
-                {0}};
+    mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, NULL, NULL, ids}, 1, false, false, false, -1, NULL, NULL,
+                {{0}}, {0}};
     mv_params *p = &j.p;
     p->units = (uint32_t)((k + 7) / 8);
     p->k = (uint32_t)k;

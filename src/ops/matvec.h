@@ -61,12 +61,36 @@ typedef struct mv_epi {
     unsigned ro;
     uint32_t words[20];
 } mv_epi;
+/* Binds t's elements [0, span) from its view offset, for an epilogue or
+ * tail: the binding and the first element's index in it; false when they
+ * do not fit one binding. */
+bool wg_mv_bind_elems(const wgml_tensor *t, uint64_t span, wg_binding *b, uint32_t *first);
 /* wg_matvec for one activation row with epilogue e (no bias, no c, beta 0,
  * no activation, rows in pairs): WGML_ERR_UNSUPPORTED, no message, where
  * main_xs does not take the product in one window (the caller runs its
  * unfused ops).  xqt as wg_matvec_glu's. */
 wgml_status wg_matvec_epi(const wgml_tensor *x, const wgml_tensor *w, const wgml_matmul_params *p, const mv_epi *e,
                           bool xqt, wgml_tensor *out);
+
+/* The norm tail a fused op gives the one-dispatch product (main_xs,
+ * XS_NTAIL: matvec_ntail.wgsl): the last workgroup to finish writes
+ * y = norm(out) (* g), out's one contiguous f32 row of n (a multiple of
+ * 32), and with q8 the row's 8-bit codes right after y's n values (the xq
+ * tail's layout).  linear_norm.c is the one user. */
+typedef struct mv_ntail {
+    const wgml_tensor *yt, *gt; /* y (written) and g (NULL: no weight), for the bindings' access modes */
+    wg_binding y, g;            /* their bindings (g unused without gt) */
+    uint32_t y0, g0;            /* their first elements there (y in 32-bit words) */
+    int kind;                   /* WGML_RMS_NORM or WGML_L2_NORM */
+    float eps;
+    bool q8;
+} mv_ntail;
+/* wg_matvec for one activation row with a norm tail (bias and c as
+ * wg_matvec's, not both; no activation): WGML_ERR_UNSUPPORTED, no message,
+ * where main_xs does not take the product in one dispatch.  xqt as
+ * wg_matvec_glu's. */
+wgml_status wg_matvec_ntail(const wgml_tensor *x, const wgml_tensor *w, const wgml_tensor *bias, const wgml_tensor *c,
+                            const wgml_matmul_params *p, const mv_ntail *nt, bool xqt, wgml_tensor *out);
 
 /* Words a quantised row of x takes (matvec_xq.wgsl): k / 4 code words and
  * a (d, sum) pair a 32-element block, padded to 16 bytes. */

@@ -37,6 +37,7 @@ typedef enum wg_op {
     WG_OP_LINEAR_PRE, /* a linear with its x's rms_norm or glu: made by graph fusion only (matvec_pre.c) */
     WG_OP_LINEAR_GLU, /* the glu of a linear's even and odd columns: made by graph fusion only (linear_glu.c) */
     WG_OP_LINEAR_ROPE_KV, /* set_rows of a roped linear's heads: made by graph fusion only (linear_rope_kv.c) */
+    WG_OP_LINEAR_NORM, /* a linear and the RMS/L2 norm of its output: made by graph fusion only (linear_norm.c) */
     WG_OP_COUNT
 } wg_op;
 

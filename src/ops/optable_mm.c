@@ -6,7 +6,8 @@
  * Inputs: matmul (a, b, bias, c), linear (x, w, bias, c), linear_id
  * (x, w, ids), attention (q, k, v, mask, sinks), linear_pre (a, w, bias,
  * u, g: matvec_pre.c), linear_glu (x, w: linear_glu.c), linear_rope_kv (cache,
- * idx, x, w, pos, ff: linear_rope_kv.c; it updates the cache).  c is the beta operand:
+ * idx, x, w, pos, ff: linear_rope_kv.c; it updates the cache), linear_norm (x, w, bias, c,
+ * g: linear_norm.c; its out2 the norm's output).  c is the beta operand:
  * the eager call passes out itself, a graph a separate node.
  * Scratch: linear_id's grouped path (moe.c) takes 4 (2 (E + 1) + P +
  * ceil(P / 256) E) bytes for P = tokens x used pairs and E experts (its
@@ -27,6 +28,8 @@ static const wg_op_def table[] = {
     ROWS(WG_OP_LINEAR_GLU, "linear_glu", 2, 2, false, false, wg_ck_linear_glu, wg_sc_linear_glu, wg_en_linear_glu),
     ROWS(WG_OP_LINEAR_ROPE_KV, "linear_rope_kv", 5, 7, false, true, wg_ck_linear_rope_kv, wg_sc_linear_rope_kv,
          wg_en_linear_rope_kv),
+    ROWS(WG_OP_LINEAR_NORM, "linear_norm", 2, 5, false, false, wg_ck_linear_norm, wg_sc_linear_norm,
+         wg_en_linear_norm),
 };
 _Static_assert(sizeof table / sizeof *table == WG_OP_COUNT - WG_OP_MATMUL,
                "optable_mm.c's rows and enum wg_op are out of step");

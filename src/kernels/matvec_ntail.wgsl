@@ -1,0 +1,156 @@
+// ---- The norm tail of the one-dispatch product (XS_NTAIL; matvec_xs.wgsl
+// includes it; host: src/ops/linear_norm.c).
+//
+// Graph fusion's y = rms_norm(h) * g (or l2_norm) of h = linear(x, w) (+ c)
+// for one activation row: a decoder's residual stream after its o and down
+// products, normalised for the next products.  The norm needs all n of h,
+// which the dispatch's workgroups make a few rows each, so the last
+// workgroup to finish does it: each workgroup, its rows stored, passes a
+// device-scope storageBarrier (release) and takes a ticket from a counter
+// of the context (src/gpu/memory.c, wg_tickets_bind); the one that takes
+// ticket p.pad0 - 1 knows every row is stored, passes a second barrier
+// (acquire), reads h through atomic loads (from L2, never a stale L1 line)
+// and writes y, then x's 8-bit codes after it for the next product (NT_Q8,
+// the xq tail's layout: q8_block.wgsl), and sets the counter back to 0 for
+// the next dispatch that binds it (every such dispatch is ordered after this
+// one: the counter is bound read_write by each).  No workgroup waits for
+// another, so nothing rests on workgroups running at the same time.
+//
+// Why: a decode's norms are dispatches of one workgroup each.  Dropping
+// both of a layer's made the 8B tg128 +21% on an H200 (bench/NOTES.md
+// 2026-11-27 (3), call 14), and the tickets alone (this tail with no body)
+// +12.4%; but the body itself, a chain of L2 round trips, barriers and
+// the codes on one SM, costs ~6-7 us a tail there (2026-11-27 (5), calls
+// 2-8), so the fusion is opt-in (WGML_GRAPH_FUSE=normtail): 8B 358.5 ->
+// 344.6, 1B 1,049.6 -> 1,057.7 tokens/s.
+//
+// Parameters, in the product's chk words (ids only): chk = (y's first
+// word in its binding, g's first element (NT_G: g is bound), eps (f32
+// bits), kind (1 RMS, 2 L2)).  h is the product's out (p.oo[0].x,
+// contiguous f32), n = p.n a multiple of 32, read back through binding NTH:
+// the bias's (4) or, where the product has a bias (a one-row residual
+// add), c's (5).
+@group(0) @binding({{NTH}}) var<storage, read_write> nt_h: array<atomic<u32>>;
+@group(0) @binding(6) var<storage, read_write> nt_y: array<u32>;
+@group(0) @binding(7) var<storage, {{NTG_ACC}}> nt_g: array<f32>;
+@group(0) @binding(8) var<storage, read_write> nt_tk: array<atomic<u32>>;
+
+const NTN: u32 = {{NTN}}u;  // n, the row's length (the host checks it fits workgroup memory)
+
+var<workgroup> nt_last: u32;
+var<workgroup> nt_np: atomic<u32>;
+var<workgroup> nt_red: array<f32, WG>;
+const NTR: u32 = (NTN + 4u * WG - 1u) / (4u * WG);  // vec4s of the row a thread
+#ifdef NT_Q8
+// the codes' blocks: each vec4's |max| (u32 bits; 0xffffffff: a NaN or an
+// infinity among them) and the sum of its four codes
+var<workgroup> nt_pa: array<u32, NTN / 4u>;
+var<workgroup> nt_pc: array<i32, NTN / 4u>;
+#endif
+
+fn ntail(li: u32, lane: u32) {
+    storageBarrier();  // release: this workgroup's rows before its ticket
+    if (li == 0u) {
+        atomicStore(&nt_np, 0u);
+        nt_last = select(0u, 1u, atomicAdd(&nt_tk[0], 1u) + 1u == p.pad0);
+    }
+    if (workgroupUniformLoad(&nt_last) == 0u) {
+        return;
+    }
+    storageBarrier();  // acquire: every workgroup's rows
+    // h (and g) into registers, a vec4 a thread a step (consecutive lanes,
+    // consecutive words: a thread's own 32-element block made every load
+    // instruction of a warp touch 32 L2 lines, ~20 us a tail on an H200),
+    // and the sum of squares
+    let h0 = p.oo[0].x;
+    let w = p.chk;
+    var hv: array<vec4<f32>, NTR>;
+#ifdef NT_G
+    var gv: array<vec4<f32>, NTR>;
+#endif
+    for (var r = 0u; r < NTR; r++) {
+        let j = min(4u * (li + r * WG), NTN - 4u);  // clamped: a duplicate read is never used
+        hv[r] = bitcast<vec4<f32>>(vec4<u32>(atomicLoad(&nt_h[h0 + j]), atomicLoad(&nt_h[h0 + j + 1u]),
+                                             atomicLoad(&nt_h[h0 + j + 2u]), atomicLoad(&nt_h[h0 + j + 3u])));
+#ifdef NT_G
+        gv[r] = vec4<f32>(nt_g[w.y + j], nt_g[w.y + j + 1u], nt_g[w.y + j + 2u], nt_g[w.y + j + 3u]);
+#endif
+    }
+    var ss = 0.0;
+    for (var r = 0u; r < NTR; r++) {
+        if (4u * (li + r * WG) < NTN) {
+            ss += dot(hv[r], hv[r]);
+        }
+    }
+    let t = subgroupAdd(ss);
+    if (lane == 0u) {
+        nt_red[atomicAdd(&nt_np, 1u)] = t;
+    }
+    workgroupBarrier();
+    let np = atomicLoad(&nt_np);
+    ss = 0.0;
+    for (var s = 0u; s < np; s++) {
+        ss += nt_red[s];
+    }
+    let scale = ss_scale(ss, NTN, bitcast<f32>(w.z), w.w == 1u);
+    // y = h * scale (* g), stored as h was read
+    for (var r = 0u; r < NTR; r++) {
+        let j = 4u * (li + r * WG);
+        var v = hv[r] * scale;
+#ifdef NT_G
+        v *= gv[r];
+#endif
+        hv[r] = v;
+        if (j < NTN) {
+            let yi = w.x + j;
+            nt_y[yi] = bitcast<u32>(v.x);
+            nt_y[yi + 1u] = bitcast<u32>(v.y);
+            nt_y[yi + 2u] = bitcast<u32>(v.z);
+            nt_y[yi + 3u] = bitcast<u32>(v.w);
+#ifdef NT_Q8
+            let a = abs(v);
+            let bad = any((bitcast<vec4<u32>>(v) & vec4<u32>(0x7f800000u)) == vec4<u32>(0x7f800000u));
+            nt_pa[j / 4u] = select(bitcast<u32>(max(max(a.x, a.y), max(a.z, a.w))), 0xffffffffu, bad);
+#endif
+        }
+    }
+#ifdef NT_Q8
+    // x's codes for the next product (q8_block.wgsl's, value for value),
+    // made where y's vec4s are: a code word a vec4, its block's |max| from
+    // workgroup memory (a 32-element block a thread, from a copy of y in
+    // workgroup memory, cost ~1.5 us a tail more on an H200: bench/NOTES.md)
+    workgroupBarrier();
+    let qo = w.x + NTN;
+    for (var r = 0u; r < NTR; r++) {
+        let q = li + r * WG;
+        if (4u * q < NTN) {
+            let b8 = q & ~7u;
+            var m = 0u;
+            for (var i = 0u; i < 8u; i++) {
+                m = max(m, nt_pa[b8 + i]);
+            }
+            let bad = m == 0xffffffffu;
+            let amax = bitcast<f32>(m);
+            let id = select(0.0, 127.0 / amax, amax > 0.0 && !bad);
+            let c = vec4<i32>(round(hv[r] * id));
+            nt_y[qo + q] = pack4xI8(c);
+            nt_pc[q] = c.x + c.y + c.z + c.w;
+        }
+    }
+    workgroupBarrier();
+    for (var b = li; b < NTN / 32u; b += WG) {
+        var mx = 0u;
+        var cs = 0;
+        for (var i = 0u; i < 8u; i++) {
+            mx = max(mx, nt_pa[8u * b + i]);
+            cs += nt_pc[8u * b + i];
+        }
+        let d = select(bitcast<f32>(mx) / 127.0, bitcast<f32>(0x7fc00000u), mx == 0xffffffffu);
+        nt_y[qo + NTN / 4u + 2u * b] = bitcast<u32>(d);
+        nt_y[qo + NTN / 4u + 2u * b + 1u] = bitcast<u32>(d * f32(cs));
+    }
+#endif
+    if (li == 0u) {
+        atomicStore(&nt_tk[0], 0u);
+    }
+}
