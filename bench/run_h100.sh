@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk qwen ntail ntprobe ntprobe2 mergeprobe (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk qwen ntail ntprobe ntprobe2 q8lanes mergeprobe (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -388,6 +388,17 @@ for s in $sections; do
         echo "-- $m: nontail $(tg $m WGML_GRAPH_FUSE=nontail) | tail $(tg $m) | nobody $(tg $m WGML_NT_PROBE=nobody) | nocodes $(tg $m WGML_NT_PROBE=nocodes) | nontail $(tg $m WGML_GRAPH_FUSE=nontail) | tail $(tg $m)"
       done
       WGML_GRAPH_FUSE=1 WGML_PROFILE=1 $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 16 -n 32 -r 1 2>&1 | grep -E "main_xs|norm" | head -n 12 ;;
+    q8lanes) # x's codes a vec4 a lane (q8_lanes.wgsl: the one-dispatch product's own quantising, the norms' xq
+      # tail): the tests natively and in CI's modes, the greedy text against the previous build (.devbuild_old),
+      # tg128 pipelined previous / this build two rounds, then the opt-in norm tail on this build
+      tmodes "native nof16 window" test_graph_prologue test_op_matvec
+      tmodes native test_op_norm test_llm_graph
+      wait_gen
+      for m in 1b 8b; do greedy $m $B/wgml; greedy $m .devbuild_old/wgml; done
+      for r in 1 2; do for m in 8b 1b; do
+        echo "-- $m round $r: old $(B=.devbuild_old; tg $m) | new $(tg $m) | normtail $(tg $m WGML_GRAPH_FUSE=normtail)"
+      done; done
+      for b in .devbuild_old $B; do echo "-- decoder $b: $($b/wgml bench graph decoder 2>&1 | grep -E '^decoder' | tail -n 1)"; done ;;
     mergeprobe) # the bound on merging decode attention's runs in dsg's last workgroups: tg128 pipelined with the
       # attn_merge dispatches dropped (WGML_SKIP_KERNELS: results wrong, time right), 8B then 1B
       wait_gen

@@ -40,15 +40,15 @@ const NTN: u32 = {{NTN}}u;  // n, the row's length (the host checks it fits work
 var<workgroup> nt_last: u32;
 var<workgroup> nt_np: atomic<u32>;
 var<workgroup> nt_red: array<f32, WG>;
-const NTR: u32 = (NTN + 4u * WG - 1u) / (4u * WG);  // vec4s of the row a thread
-#ifdef NT_Q8
-// the codes' blocks: each vec4's |max| (u32 bits; 0xffffffff: a NaN or an
-// infinity among them) and the sum of its four codes
-var<workgroup> nt_pa: array<u32, NTN / 4u>;
-var<workgroup> nt_pc: array<i32, NTN / 4u>;
-#endif
+const NTR: u32 = (NTN + 4u * WG - 1u) / (4u * WG);  // vec4s of the row a thread (the host: sgs a multiple of 8)
 
-fn ntail(li: u32, lane: u32) {
+// y's element 4q's slot at step r: consecutive lanes on consecutive
+// vectors, so the codes' blocks are 8 lanes of a subgroup (q8_lanes.wgsl)
+fn nt_q(r: u32, sid: u32, nsub: u32, lane: u32, sgs: u32) -> u32 {
+    return (r * nsub + sid) * sgs + lane;
+}
+
+fn ntail(li: u32, lane: u32, sid: u32, nsub: u32, sgs: u32) {
     storageBarrier();  // release: this workgroup's rows before its ticket
     if (li == 0u) {
         atomicStore(&nt_np, 0u);
@@ -69,7 +69,7 @@ fn ntail(li: u32, lane: u32) {
     var gv: array<vec4<f32>, NTR>;
 #endif
     for (var r = 0u; r < NTR; r++) {
-        let j = min(4u * (li + r * WG), NTN - 4u);  // clamped: a duplicate read is never used
+        let j = min(4u * nt_q(r, sid, nsub, lane, sgs), NTN - 4u);  // clamped: a duplicate read is never used
         hv[r] = bitcast<vec4<f32>>(vec4<u32>(atomicLoad(&nt_h[h0 + j]), atomicLoad(&nt_h[h0 + j + 1u]),
                                              atomicLoad(&nt_h[h0 + j + 2u]), atomicLoad(&nt_h[h0 + j + 3u])));
 #ifdef NT_G
@@ -78,7 +78,7 @@ fn ntail(li: u32, lane: u32) {
     }
     var ss = 0.0;
     for (var r = 0u; r < NTR; r++) {
-        if (4u * (li + r * WG) < NTN) {
+        if (4u * nt_q(r, sid, nsub, lane, sgs) < NTN) {
             ss += dot(hv[r], hv[r]);
         }
     }
@@ -93,63 +93,35 @@ fn ntail(li: u32, lane: u32) {
         ss += nt_red[s];
     }
     let scale = ss_scale(ss, NTN, bitcast<f32>(w.z), w.w == 1u);
-    // y = h * scale (* g), stored as h was read
+    // y = h * scale (* g), stored as h was read, and x's codes for the
+    // next product (q8_block's values, a vec4 a lane: q8_lanes.wgsl; a
+    // 32-element block a thread, from a copy of y in workgroup memory, cost
+    // ~3 us a tail more on an H200: bench/NOTES.md)
     for (var r = 0u; r < NTR; r++) {
-        let j = 4u * (li + r * WG);
+        let q = nt_q(r, sid, nsub, lane, sgs);
         var v = hv[r] * scale;
 #ifdef NT_G
         v *= gv[r];
 #endif
-        hv[r] = v;
-        if (j < NTN) {
-            let yi = w.x + j;
+        if (4u * q < NTN) {
+            let yi = w.x + 4u * q;
             nt_y[yi] = bitcast<u32>(v.x);
             nt_y[yi + 1u] = bitcast<u32>(v.y);
             nt_y[yi + 2u] = bitcast<u32>(v.z);
             nt_y[yi + 3u] = bitcast<u32>(v.w);
-#ifdef NT_Q8
-            let a = abs(v);
-            let bad = any((bitcast<vec4<u32>>(v) & vec4<u32>(0x7f800000u)) == vec4<u32>(0x7f800000u));
-            nt_pa[j / 4u] = select(bitcast<u32>(max(max(a.x, a.y), max(a.z, a.w))), 0xffffffffu, bad);
-#endif
         }
-    }
 #ifdef NT_Q8
-    // x's codes for the next product (q8_block.wgsl's, value for value),
-    // made where y's vec4s are: a code word a vec4, its block's |max| from
-    // workgroup memory (a 32-element block a thread, from a copy of y in
-    // workgroup memory, cost ~1.5 us a tail more on an H200: bench/NOTES.md)
-    workgroupBarrier();
-    let qo = w.x + NTN;
-    for (var r = 0u; r < NTR; r++) {
-        let q = li + r * WG;
+        let c = q8_lanes(v);
         if (4u * q < NTN) {
-            let b8 = q & ~7u;
-            var m = 0u;
-            for (var i = 0u; i < 8u; i++) {
-                m = max(m, nt_pa[b8 + i]);
+            let qo = w.x + NTN;
+            nt_y[qo + q] = c.w;
+            if ((q & 7u) == 0u) {
+                nt_y[qo + NTN / 4u + q / 4u] = bitcast<u32>(c.ds.x);
+                nt_y[qo + NTN / 4u + q / 4u + 1u] = bitcast<u32>(c.ds.y);
             }
-            let bad = m == 0xffffffffu;
-            let amax = bitcast<f32>(m);
-            let id = select(0.0, 127.0 / amax, amax > 0.0 && !bad);
-            let c = vec4<i32>(round(hv[r] * id));
-            nt_y[qo + q] = pack4xI8(c);
-            nt_pc[q] = c.x + c.y + c.z + c.w;
         }
-    }
-    workgroupBarrier();
-    for (var b = li; b < NTN / 32u; b += WG) {
-        var mx = 0u;
-        var cs = 0;
-        for (var i = 0u; i < 8u; i++) {
-            mx = max(mx, nt_pa[8u * b + i]);
-            cs += nt_pc[8u * b + i];
-        }
-        let d = select(bitcast<f32>(mx) / 127.0, bitcast<f32>(0x7fc00000u), mx == 0xffffffffu);
-        nt_y[qo + NTN / 4u + 2u * b] = bitcast<u32>(d);
-        nt_y[qo + NTN / 4u + 2u * b + 1u] = bitcast<u32>(d * f32(cs));
-    }
 #endif
+    }
     if (li == 0u) {
         atomicStore(&nt_tk[0], 0u);
     }

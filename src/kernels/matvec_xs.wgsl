@@ -46,6 +46,7 @@
 // the last workgroup to finish normalises the whole output row
 // (matvec_ntail.wgsl).
 const RSETS: u32 = {{RSETS}}u;
+#include "q8_lanes.wgsl"
 #ifdef XS_GLU
 #include "glu_act.wgsl"
 #endif
@@ -63,6 +64,7 @@ var<workgroup> xslot: atomic<u32>;
 @compute @workgroup_size(WG)
 fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
            @builtin(subgroup_invocation_id) lane: u32, @builtin(subgroup_size) sgs: u32,
+           @builtin(subgroup_id) sid: u32, @builtin(num_subgroups) nsub: u32,
            @builtin(local_invocation_index) li: u32) {
     let g = wg_linear(wid, nwg);
     if (g >= p.pad0) {
@@ -76,12 +78,29 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
 #endif
 #ifndef XS_PREQ
     let xr0 = p.xo[0].x;
-    for (var blk = li; blk < p.k / 32u; blk += WG) {
-        var v: array<vec4<f32>, 8>;
-        for (var i = 0u; i < 8u; i++) {
-            v[i] = xv4(xr0, blk * 32u + 4u * i);
+    if (sgs % 8u == 0u) {
+        // a vec4 a lane, consecutive lanes on consecutive vectors
+        // (q8_lanes.wgsl); the loop is subgroup-uniform
+        let nq = p.k / 4u;
+        for (var q0 = sid * sgs; q0 < nq; q0 += nsub * sgs) {
+            let q = q0 + lane;
+            let c = q8_lanes(xv4(xr0, 4u * min(q, nq - 1u)));
+            if (q < nq) {
+                xq_put(q, c.w);
+                if ((q & 7u) == 0u) {
+                    xq_put(nq + q / 4u, bitcast<u32>(c.ds.x));
+                    xq_put(nq + q / 4u + 1u, bitcast<u32>(c.ds.y));
+                }
+            }
         }
-        q8_block(0u, p.k / 4u, blk, v);
+    } else {
+        for (var blk = li; blk < p.k / 32u; blk += WG) {
+            var v: array<vec4<f32>, 8>;
+            for (var i = 0u; i < 8u; i++) {
+                v[i] = xv4(xr0, blk * 32u + 4u * i);
+            }
+            q8_block(0u, p.k / 4u, blk, v);
+        }
     }
 #endif
     workgroupBarrier();
@@ -145,6 +164,6 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     }
     }
 #ifdef XS_NTAIL
-    ntail(li, lane);
+    ntail(li, lane, sid, nsub, sgs);
 #endif
 }

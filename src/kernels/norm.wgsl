@@ -203,7 +203,8 @@ const R: u32 = {{R}}u;
 // norm.c wg_norm_xq): the values also go to workgroup memory, and after a
 // barrier each thread quantises blocks of 32 of them (q8_block.wgsl) into
 // the words after the row, which the next one-row product reads instead
-// of quantising x in each of its workgroups (matvec_xs.wgsl XS_PREQ).
+// of quantising x in each of its workgroups (matvec_xs.wgsl XS_PREQ);
+// with subgroups of a multiple of 8 lanes, a vec4 a lane (q8_lanes.wgsl).
 // (A block a thread in registers, WG = k / 32, needs no barrier but was
 // slower on an H200, 17.2 us a call against 13.7, and its fewer threads
 // sum the squares in another order: the codes then differ from the
@@ -213,6 +214,9 @@ fn xq_put(i: u32, v: u32) {
     o_buf[i >> 2u][i & 3u] = v;
 }
 #include "q8_block.wgsl"
+#ifdef HAS_SUBGROUPS
+#include "q8_lanes.wgsl"
+#endif
 #endif
 
 fn row_kernel(li: u32, lane: u32, r: vec3<u32>) {
@@ -291,6 +295,23 @@ fn row_kernel(li: u32, lane: u32, r: vec3<u32>) {
 #ifdef Q8OUT
     workgroupBarrier();
     let qo = row_base(6u, r) + p.shape.w;
+#ifdef HAS_SUBGROUPS
+    if (sg_size % 8u == 0u) {
+        // a vec4 a lane (q8_lanes.wgsl), the subgroup-uniform loop
+        for (var q0 = sg_id * sg_size; q0 < n4; q0 += sg_count * sg_size) {
+            let q = q0 + lane;
+            let c = q8_lanes(ys[min(q, n4 - 1u)]);
+            if (q < n4) {
+                xq_put(qo + q, c.w);
+                if ((q & 7u) == 0u) {
+                    xq_put(qo + n4 + q / 4u, bitcast<u32>(c.ds.x));
+                    xq_put(qo + n4 + q / 4u + 1u, bitcast<u32>(c.ds.y));
+                }
+            }
+        }
+        return;
+    }
+#endif
     for (var blk = li; blk < n4 / 8u; blk += WG) {
         var a: array<vec4<f32>, 8>;
         for (var i = 0u; i < 8u; i++) {

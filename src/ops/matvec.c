@@ -514,8 +514,10 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
     }
     if (nt) { /* the tail's reduction beside x's codes in workgroup memory (matvec_ntail.wgsl) */
         wgml_device_info in;
-        uint64_t wgm = (j.preq ? 0 : wg_q8_row_words(k) * 4) + (nt->q8 ? (uint64_t)n * 2 : 0) + (uint64_t)var->wg * 4 + 64;
-        if (wgml_device_info_get(x->ctx, &in) != WGML_OK || wgm > in.max_workgroup_storage)
+        uint64_t wgm = (j.preq ? 0 : wg_q8_row_words(k) * 4) + (uint64_t)var->wg * 4 + 64;
+        /* its codes take a vec4 a lane, 8 lanes a block (q8_lanes.wgsl) */
+        if (wgml_device_info_get(x->ctx, &in) != WGML_OK || wgm > in.max_workgroup_storage ||
+            in.subgroup_size < 8 || in.subgroup_size % 8)
             return WGML_ERR_UNSUPPORTED;
     }
     if (q8) {
