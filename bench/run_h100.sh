@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk qwen ntail ntprobe ntprobe2 q8lanes mergeprobe (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk qwen ntail ntprobe ntprobe2 q8lanes ntab mergeprobe (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -399,6 +399,10 @@ for s in $sections; do
         echo "-- $m round $r: old $(B=.devbuild_old; tg $m) | new $(tg $m) | normtail $(tg $m WGML_GRAPH_FUSE=normtail)"
       done; done
       for b in .devbuild_old $B; do echo "-- decoder $b: $($b/wgml bench graph decoder 2>&1 | grep -E '^decoder' | tail -n 1)"; done ;;
+    ntab) # the opt-in norm tail against the default, tg128 pipelined, two rounds, 8B then 1B, and the decoder block
+      tmodes native test_graph_prologue test_llm_graph
+      fuseab normtail
+      for f in "" normtail; do echo "-- decoder ${f:-default}: $(WGML_GRAPH_FUSE=$f $B/wgml bench graph decoder 2>&1 | grep -E '^decoder' | tail -n 1)"; done ;;
     mergeprobe) # the bound on merging decode attention's runs in dsg's last workgroups: tg128 pipelined with the
       # attn_merge dispatches dropped (WGML_SKIP_KERNELS: results wrong, time right), 8B then 1B
       wait_gen
