@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk qwen ntail ntprobe ntprobe2 q8lanes ntab mergeprobe (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk qwen ntail ntprobe ntprobe2 q8lanes ntab mvab3 mvab4 mergeprobe (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -403,6 +403,17 @@ for s in $sections; do
       tmodes native test_graph_prologue test_llm_graph
       fuseab normtail
       for f in "" normtail; do echo "-- decoder ${f:-default}: $(WGML_GRAPH_FUSE=$f $B/wgml bench graph decoder 2>&1 | grep -E '^decoder' | tail -n 1)"; done ;;
+    mvab3) # issue 9's mat-vec rows (32 x [14336, 4096], one row, graph replay) on the previous build (.devbuild_old)
+      # and this one, two rounds alternating
+      for r in 1 2; do for b in .devbuild_old $B; do
+        echo "-- $b round $r"; $b/wgml bench matvec 2>&1 | grep -E "^(q|f16)" | tr -s ' ' | tr '\n' ';'; echo
+      done; done ;;
+    mvab4) # mvab3, then tg128 of the previous build and this one (llmab), two rounds
+      tmodes native test_graph_prologue test_op_matvec
+      for r in 1 2; do for b in .devbuild_old $B; do
+        echo "-- $b round $r"; $b/wgml bench matvec 2>&1 | grep -E "^(q|f16)" | tr -s ' ' | tr '\n' ';'; echo
+      done; done
+      llmab "-p 16 -n 128 -r 3" 'tg128' ;;
     mergeprobe) # the bound on merging decode attention's runs in dsg's last workgroups: tg128 pipelined with the
       # attn_merge dispatches dropped (WGML_SKIP_KERNELS: results wrong, time right), 8B then 1B
       wait_gen

@@ -527,6 +527,12 @@ static void t_xq_tail(void)
     xq_case(false, WGML_Q4_K, false, 1);
     xq_case(true, WGML_Q8_0, true, 1);
     xq_case(true, WGML_Q4_K, false, 3);
+    /* the product's own quantising a block a thread (q8_block), as on
+     * GPUs whose subgroups are not a multiple of 8 lanes, against the
+     * norm's codes */
+    t_env("WGML_MV_XS_LANES", "0");
+    xq_case(false, WGML_Q4_K, false, 1);
+    t_env("WGML_MV_XS_LANES", NULL);
     t_env("WGML_FORCE", NULL);
 }
 

@@ -78,9 +78,11 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
 #endif
 #ifndef XS_PREQ
     let xr0 = p.xo[0].x;
-    if (sgs % 8u == 0u) {
+#ifdef XS_LANES
+    {
         // a vec4 a lane, consecutive lanes on consecutive vectors
-        // (q8_lanes.wgsl); the loop is subgroup-uniform
+        // (q8_lanes.wgsl; the host: subgroups of a multiple of 8 lanes);
+        // the loop is subgroup-uniform
         let nq = p.k / 4u;
         for (var q0 = sid * sgs; q0 < nq; q0 += nsub * sgs) {
             let q = q0 + lane;
@@ -93,15 +95,16 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
                 }
             }
         }
-    } else {
-        for (var blk = li; blk < p.k / 32u; blk += WG) {
-            var v: array<vec4<f32>, 8>;
-            for (var i = 0u; i < 8u; i++) {
-                v[i] = xv4(xr0, blk * 32u + 4u * i);
-            }
-            q8_block(0u, p.k / 4u, blk, v);
-        }
     }
+#else
+    for (var blk = li; blk < p.k / 32u; blk += WG) {
+        var v: array<vec4<f32>, 8>;
+        for (var i = 0u; i < 8u; i++) {
+            v[i] = xv4(xr0, blk * 32u + 4u * i);
+        }
+        q8_block(0u, p.k / 4u, blk, v);
+    }
+#endif
 #endif
     workgroupBarrier();
     var slot = 0u;

@@ -146,9 +146,18 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
     if (wide)
         n += snprintf(defs + n, sizeof defs - (size_t)n, ";WIDE;CH=%u;WQK=%u;WBB=%u;ACCW=%s%s%s", j->ty->ch, wqk,
                       wbb, j->q8 || j->xs ? "accq;Q8X" : "accw", align16 ? ";ALIGN16" : "", covered ? "" : ";PIECE32");
-    if (j->xs)
-        n += snprintf(defs + n, sizeof defs - (size_t)n, ";XS;XSW=%llu;RSETS=%d%s",
-                      (unsigned long long)wg_q8_row_words(p.k), j->var->wg / 32, j->glu >= 0 ? ";XS_GLU" : "");
+    if (j->xs) {
+        /* x's codes a vec4 a lane where subgroups hold whole 8-lane blocks
+         * (q8_lanes.wgsl; the measured size: WebGPU on Vulkan runs every
+         * compute pipeline at it), else a block a thread (q8_block) */
+        wgml_device_info in;
+        const char *le = getenv("WGML_MV_XS_LANES"); /* "0": a block a thread anyway (tests) */
+        bool lanes = wgml_device_info_get(j->ctx, &in) == WGML_OK && in.subgroup_size >= 8 &&
+                     in.subgroup_size % 8 == 0 && !(le && !strcmp(le, "0"));
+        n += snprintf(defs + n, sizeof defs - (size_t)n, ";XS;XSW=%llu;RSETS=%d%s%s",
+                      (unsigned long long)wg_q8_row_words(p.k), j->var->wg / 32, j->glu >= 0 ? ";XS_GLU" : "",
+                      lanes ? ";XS_LANES" : "");
+    }
     if (j->preq)
         n += snprintf(defs + n, sizeof defs - (size_t)n, ";XS_PREQ;XQ_ACC=%s",
                       wr(j, j->t[SX]) ? "read_write" : "read");
