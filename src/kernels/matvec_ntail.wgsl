@@ -111,7 +111,14 @@ fn ntail(li: u32, lane: u32, sid: u32, nsub: u32, sgs: u32) {
             nt_y[yi + 3u] = bitcast<u32>(v.w);
         }
 #ifdef NT_Q8
-        let c = q8_lanes(v);
+        // (the host takes this tail only where the measured subgroups are a
+        // multiple of 8 lanes; should a pipeline run at another size, the
+        // blocks' scales come out NaN, so the next product's output shows
+        // it instead of being quietly wrong)
+        var c = q8_lanes(v);
+        if (sgs % 8u != 0u) {
+            c.ds = vec2<f32>(bitcast<f32>(0x7fc00000u));
+        }
         if (4u * q < NTN) {
             let qo = w.x + NTN;
             nt_y[qo + q] = c.w;

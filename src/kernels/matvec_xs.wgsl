@@ -61,6 +61,19 @@ const RSETS: u32 = {{RSETS}}u;
 
 var<workgroup> xslot: atomic<u32>;
 
+#ifndef XS_PREQ
+// x's codes a 32-element block a thread (q8_block)
+fn xs_blocks(li: u32, xr0: u32) {
+    for (var blk = li; blk < p.k / 32u; blk += WG) {
+        var v: array<vec4<f32>, 8>;
+        for (var i = 0u; i < 8u; i++) {
+            v[i] = xv4(xr0, blk * 32u + 4u * i);
+        }
+        q8_block(0u, p.k / 4u, blk, v);
+    }
+}
+#endif
+
 @compute @workgroup_size(WG)
 fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
            @builtin(subgroup_invocation_id) lane: u32, @builtin(subgroup_size) sgs: u32,
@@ -79,10 +92,12 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
 #ifndef XS_PREQ
     let xr0 = p.xo[0].x;
 #ifdef XS_LANES
-    {
+    if (sgs % 8u == 0u) {
         // a vec4 a lane, consecutive lanes on consecutive vectors
-        // (q8_lanes.wgsl; the host: subgroups of a multiple of 8 lanes);
-        // the loop is subgroup-uniform
+        // (q8_lanes.wgsl; the host compiles this where the measured
+        // subgroups are a multiple of 8 lanes, and the size is checked
+        // again here: a cached pipeline may run at another, see README
+        // hazards); the loop is subgroup-uniform
         let nq = p.k / 4u;
         for (var q0 = sid * sgs; q0 < nq; q0 += nsub * sgs) {
             let q = q0 + lane;
@@ -95,15 +110,11 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
                 }
             }
         }
+    } else {
+        xs_blocks(li, xr0);
     }
 #else
-    for (var blk = li; blk < p.k / 32u; blk += WG) {
-        var v: array<vec4<f32>, 8>;
-        for (var i = 0u; i < 8u; i++) {
-            v[i] = xv4(xr0, blk * 32u + 4u * i);
-        }
-        q8_block(0u, p.k / 4u, blk, v);
-    }
+    xs_blocks(li, xr0);
 #endif
 #endif
     workgroupBarrier();
