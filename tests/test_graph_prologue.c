@@ -628,7 +628,7 @@ static void t_residual(void)
  * y's 8-bit codes, which may flip by one where a value sits within that
  * difference of a rounding boundary: each flip moves z by
  * (max|y| / 127) max|W2|; 4 of them, plus 2^-20 (1 + |z|). */
-static void ntail_case(wgml_dtype wdt, wgml_norm_kind kind, bool with_g, bool next, int64_t NW)
+static void ntail_case(wgml_dtype wdt, wgml_norm_kind kind, bool with_g, bool next, bool resid, int64_t NW)
 {
     const int64_t M2 = 48;
     float *deq = NULL, *deq2 = NULL;
@@ -638,8 +638,8 @@ static void ntail_case(wgml_dtype wdt, wgml_norm_kind kind, bool with_g, bool ne
         x[s2] = host_f32(K, -2, 2), r[s2] = host_f32(NW, -2, 2);
     wgml_graph_stats st[3];
     char what[96];
-    snprintf(what, sizeof what, "norm tail %s %s%s%s n=%lld", wgml_dtype_name(wdt), kind == WGML_RMS_NORM ? "rms" : "l2",
-             with_g ? " g" : "", next ? " +product" : "", (long long)NW);
+    snprintf(what, sizeof what, "norm tail %s %s%s%s%s n=%lld", wgml_dtype_name(wdt), kind == WGML_RMS_NORM ? "rms" : "l2",
+             with_g ? " g" : "", next ? " +product" : "", resid ? "" : " no residual", (long long)NW);
     int64_t len[3] = {NW, NW, M2};
     for (int f = 0; f < 3; f++) { /* fused (opt-in), the default fusions, no_fuse */
         t_env("WGML_GRAPH_FUSE", f == 0 ? "normtail" : NULL);
@@ -653,7 +653,10 @@ static void ntail_case(wgml_dtype wdt, wgml_norm_kind kind, bool with_g, bool ne
         if (with_g)
             CHECK_OK(wgml_graph_input(g, "g", WGML_F32, 1, (int64_t[]){NW}, &gn));
         CHECK_OK(wgml_g_linear(g, xn, wn, NULL, NULL, NULL, WGML_F32, &lin));
-        CHECK_OK(wgml_g_binary(g, WGML_ADD, lin, rn, &o[0]));
+        if (resid) /* the product's bias at one row (graph fusion) */
+            CHECK_OK(wgml_g_binary(g, WGML_ADD, lin, rn, &o[0]));
+        else /* h = the product alone: the tail reads it through the bias's binding */
+            o[0] = lin;
         CHECK_OK(wgml_g_norm(g, o[0], &(wgml_norm_params){.kind = kind, .eps = 1e-5f}, gn, NULL, NULL, &o[1]));
         if (next)
             CHECK_OK(wgml_g_linear(g, o[1], w2n, NULL, NULL, NULL, WGML_F32, &o[2]));
@@ -666,7 +669,8 @@ static void ntail_case(wgml_dtype wdt, wgml_norm_kind kind, bool with_g, bool ne
             CHECK_OK(wgml_graph_write(g, gn, gh, (uint64_t)NW * 4));
         for (int s2 = 0; s2 < 2; s2++) { /* two input sets, replayed in turn */
             CHECK_OK(wgml_graph_write(g, xn, x[s2], (uint64_t)K * 4));
-            CHECK_OK(wgml_graph_write(g, rn, r[s2], (uint64_t)NW * 4));
+            if (resid)
+                CHECK_OK(wgml_graph_write(g, rn, r[s2], (uint64_t)NW * 4));
             CHECK_OK(wgml_graph_run(g));
             for (int k = 0; k < 3; k++) {
                 out[f][s2][k] = NULL;
@@ -725,9 +729,10 @@ static void t_norm_tail(void)
     if (!(in.features & WGML_FEATURE_SUBGROUPS))
         return;
     t_env("WGML_FORCE", "matvec=sgx_r2"); /* the one-dispatch product (a GPU's table) */
-    ntail_case(WGML_Q4_K, WGML_RMS_NORM, true, true, 64);
-    ntail_case(WGML_Q8_0, WGML_RMS_NORM, true, false, 96);
-    ntail_case(WGML_Q8_0, WGML_L2_NORM, false, true, 32);
+    ntail_case(WGML_Q4_K, WGML_RMS_NORM, true, true, true, 64);
+    ntail_case(WGML_Q8_0, WGML_RMS_NORM, true, false, true, 96);
+    ntail_case(WGML_Q8_0, WGML_L2_NORM, false, true, true, 32);
+    ntail_case(WGML_Q8_0, WGML_RMS_NORM, true, true, false, 64);
     t_env("WGML_FORCE", NULL);
 }
 
