@@ -450,8 +450,8 @@ static void fuse_xq_tail(wgml_graph *g, size_t *uses)
  * its last workgroup normalises the row (src/ops/linear_norm.c), so a
  * decode layer runs no norm dispatch.  Opt-in (WGML_GRAPH_FUSE=normtail):
  * on an H200 the tail's chain on one SM costs more than the dispatch it
- * saves on the 8B (358.5 -> 344.6 tokens/s), not on the 1B (1,049.6 ->
- * 1,057.7; bench/NOTES.md 2026-11-27 (5)).  Runs after fuse_xq_tail, whose
+ * saves on the 8B (360.3 -> 353.4 tokens/s), not on the 1B (1,050.9 ->
+ * 1,075.6; bench/NOTES.md 2026-11-27 (5)).  Runs after fuse_xq_tail, whose
  * codes the tail writes. */
 static void fuse_linear_norm(wgml_graph *g, size_t *uses)
 {

@@ -20,9 +20,9 @@
 // both of a layer's made the 8B tg128 +21% on an H200 (bench/NOTES.md
 // 2026-11-27 (3), call 14), and the tickets alone (this tail with no body)
 // +12.4%; but the body itself, a chain of L2 round trips, barriers and
-// the codes on one SM, costs ~6-7 us a tail there (2026-11-27 (5), calls
-// 2-8), so the fusion is opt-in (WGML_GRAPH_FUSE=normtail): 8B 358.5 ->
-// 344.6, 1B 1,049.6 -> 1,057.7 tokens/s.
+// the codes on one SM, costs ~5 us a tail there (2026-11-27 (5), calls
+// 2-9), so the fusion is opt-in (WGML_GRAPH_FUSE=normtail): 8B 360.3 ->
+// 353.4, 1B 1,050.9 -> 1,075.6 tokens/s.
 //
 // Parameters, in the product's chk words (ids only): chk = (y's first
 // word in its binding, g's first element (NT_G: g is bound), eps (f32
@@ -35,12 +35,13 @@
 @group(0) @binding(7) var<storage, {{NTG_ACC}}> nt_g: array<f32>;
 @group(0) @binding(8) var<storage, read_write> nt_tk: array<atomic<u32>>;
 
-const NTN: u32 = {{NTN}}u;  // n, the row's length (the host checks it fits workgroup memory)
+const NTN: u32 = {{NTN}}u;  // n, the row's length
 
 var<workgroup> nt_last: u32;
 var<workgroup> nt_np: atomic<u32>;
 var<workgroup> nt_red: array<f32, WG>;
-const NTR: u32 = (NTN + 4u * WG - 1u) / (4u * WG);  // vec4s of the row a thread (the host: sgs a multiple of 8)
+// vec4s of the row a thread: nsub x sgs = WG (WG a multiple of 32)
+const NTR: u32 = (NTN + 4u * WG - 1u) / (4u * WG);
 
 // y's element 4q's slot at step r: consecutive lanes on consecutive
 // vectors, so the codes' blocks are 8 lanes of a subgroup (q8_lanes.wgsl)
