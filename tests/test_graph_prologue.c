@@ -170,6 +170,19 @@ static void cases(bool q8)
     t_env("WGML_FORCE", NULL);
 }
 
+/* WGML_FORCE=matvec=sgx_r2, the one-dispatch product (a GPU's table for
+ * one row; forced so lavapipe runs it too), where the device has
+ * subgroups; false (nothing set) where it has none. */
+static bool force_sgx(void)
+{
+    wgml_device_info in;
+    CHECK_OK(wgml_device_info_get(t_ctx, &in));
+    if (!(in.features & WGML_FEATURE_SUBGROUPS))
+        return false;
+    t_env("WGML_FORCE", "matvec=sgx_r2");
+    return true;
+}
+
 /* glu(y[:, 0::2], y[:, 1::2]) of y = linear(x, w), w's rows gate and up
  * interleaved (a model's gate|up): graph fusion makes one LINEAR_GLU node,
  * which the one-dispatch product (sgx_r2, a GPU's table for one row)
@@ -233,13 +246,10 @@ static void glu_pair_case(wgml_dtype wdt, int glu, int64_t T, bool sgx)
 
 static void t_glu_pairs(void)
 {
-    wgml_device_info in;
-    CHECK_OK(wgml_device_info_get(t_ctx, &in));
     glu_pair_case(WGML_Q4_K, 0, 1, false); /* the table: linear + glu on a CPU adapter, one dispatch on a GPU */
     glu_pair_case(WGML_Q4_K, 0, 3, false);
-    if (!(in.features & WGML_FEATURE_SUBGROUPS))
+    if (!force_sgx())
         return;
-    t_env("WGML_FORCE", "matvec=sgx_r2");
     glu_pair_case(WGML_Q4_K, 0, 1, true);
     glu_pair_case(WGML_Q8_0, 2, 1, true);
     glu_pair_case(WGML_Q4_K, 0, 2, true); /* two rows: the integer path with its first pass, then glu */
@@ -405,11 +415,8 @@ static void t_rope_kv(void)
     };
     for (size_t i = 0; i < sizeof tab / sizeof *tab; i++)
         rope_kv_case(&tab[i], false);
-    wgml_device_info in;
-    CHECK_OK(wgml_device_info_get(t_ctx, &in));
-    if (!(in.features & WGML_FEATURE_SUBGROUPS))
+    if (!force_sgx())
         return;
-    t_env("WGML_FORCE", "matvec=sgx_r2");
     const rk_case one[] = {
         /* partial rotary dims, v heads passing through, freq_factors, f16 cache */
         {WGML_Q4_K, WGML_F16, 1, WGML_ROPE_NORMAL, 10, RK_H + RK_HKV, true, false, false, false, false},
@@ -519,11 +526,8 @@ static void xq_case(bool glu, wgml_dtype wdt, bool g16, int64_t T)
 
 static void t_xq_tail(void)
 {
-    wgml_device_info in;
-    CHECK_OK(wgml_device_info_get(t_ctx, &in));
-    if (!(in.features & WGML_FEATURE_SUBGROUPS))
+    if (!force_sgx())
         return;
-    t_env("WGML_FORCE", "matvec=sgx_r2");
     xq_case(false, WGML_Q4_K, false, 1);
     xq_case(true, WGML_Q8_0, true, 1);
     xq_case(true, WGML_Q4_K, false, 3);
@@ -603,11 +607,8 @@ static void t_residual(void)
 {
     residual_case(WGML_Q4_K, 1); /* the table's product */
     residual_case(WGML_Q8_0, 3);
-    wgml_device_info in;
-    CHECK_OK(wgml_device_info_get(t_ctx, &in));
-    if (!(in.features & WGML_FEATURE_SUBGROUPS))
+    if (!force_sgx()) /* the one-dispatch product's c */
         return;
-    t_env("WGML_FORCE", "matvec=sgx_r2"); /* the one-dispatch product's c */
     residual_case(WGML_Q4_K, 1);
     t_env("WGML_FORCE", NULL);
 }
@@ -724,11 +725,8 @@ static void ntail_case(wgml_dtype wdt, wgml_norm_kind kind, bool with_g, bool ne
 
 static void t_norm_tail(void)
 {
-    wgml_device_info in;
-    CHECK_OK(wgml_device_info_get(t_ctx, &in));
-    if (!(in.features & WGML_FEATURE_SUBGROUPS))
+    if (!force_sgx()) /* the one-dispatch product (a GPU's table) */
         return;
-    t_env("WGML_FORCE", "matvec=sgx_r2"); /* the one-dispatch product (a GPU's table) */
     ntail_case(WGML_Q4_K, WGML_RMS_NORM, true, true, true, 64);
     ntail_case(WGML_Q8_0, WGML_RMS_NORM, true, false, true, 96);
     ntail_case(WGML_Q8_0, WGML_L2_NORM, false, true, true, 32);
