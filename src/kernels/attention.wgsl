@@ -63,9 +63,7 @@ const F_SPLIT: u32 = 512u;   // write partial runs (out is the f32 scratch)
 
 const NEG: f32 = -3.4028234663852886e38;
 
-fn is_ninf(v: f32) -> bool {
-    return bitcast<u32>(v) == 0xff800000u;
-}
+#include "fbits.wgsl"
 
 fn flag(f: u32) -> bool {
     return (p.offs2.w & f) != 0u;

@@ -1,4 +1,5 @@
-// Float tests on bits, and a NaN (rows.wgsl; the product's norm tail).
+// Float tests on bits, and a NaN (rows.wgsl, reduce.wgsl, attention.wgsl;
+// the product's norm tail).
 // Tests on bits: compilers may assume floats are never infinite or NaN
 // (and WGSL's max/min/clamp of a NaN may return the other operand).
 fn is_ninf(v: f32) -> bool {

@@ -66,15 +66,9 @@ alias A = i32;
 alias A = u32;
 #endif
 
-// Tests on bits: compilers may assume floats are never NaN or infinite.
-fn is_nan(v: f32) -> bool {
-    return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u;
-}
+#include "fbits.wgsl"
 fn is_pinf(v: f32) -> bool {
     return bitcast<u32>(v) == 0x7f800000u;
-}
-fn is_ninf(v: f32) -> bool {
-    return bitcast<u32>(v) == 0xff800000u;
 }
 // Non-constant so no const-expression evaluates to inf or NaN.
 fn fbits(b: u32) -> f32 {
