@@ -101,14 +101,7 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
         let nq = p.k / 4u;
         for (var q0 = sid * sgs; q0 < nq; q0 += nsub * sgs) {
             let q = q0 + lane;
-            let c = q8_lanes(xv4(xr0, 4u * min(q, nq - 1u)));
-            if (q < nq) {
-                xq_put(q, c.w);
-                if ((q & 7u) == 0u) {
-                    xq_put(nq + q / 4u, bitcast<u32>(c.ds.x));
-                    xq_put(nq + q / 4u + 1u, bitcast<u32>(c.ds.y));
-                }
-            }
+            q8_lanes_put(0u, nq, q, xv4(xr0, 4u * min(q, nq - 1u)), q < nq);
         }
     } else {
         xs_blocks(li, xr0);

@@ -300,14 +300,7 @@ fn row_kernel(li: u32, lane: u32, r: vec3<u32>) {
         // a vec4 a lane (q8_lanes.wgsl), the subgroup-uniform loop
         for (var q0 = sg_id * sg_size; q0 < n4; q0 += sg_count * sg_size) {
             let q = q0 + lane;
-            let c = q8_lanes(ys[min(q, n4 - 1u)]);
-            if (q < n4) {
-                xq_put(qo + q, c.w);
-                if ((q & 7u) == 0u) {
-                    xq_put(qo + n4 + q / 4u, bitcast<u32>(c.ds.x));
-                    xq_put(qo + n4 + q / 4u + 1u, bitcast<u32>(c.ds.y));
-                }
-            }
+            q8_lanes_put(qo, n4, q, ys[min(q, n4 - 1u)], q < n4);
         }
         return;
     }

@@ -37,3 +37,17 @@ fn q8_lanes(v: vec4<f32>) -> Q8L {
     let d = select(amax / 127.0, bitcast<f32>(0x7fc00000u), nan);
     return Q8L(pack4xI8(c), vec2<f32>(d, d * f32(cs)));
 }
+
+// q8_lanes of vec4 q of a row whose code words start at o, kw of them
+// before the (d, sum) pairs, stored through the includer's xq_put (as
+// q8_block's) when live.
+fn q8_lanes_put(o: u32, kw: u32, q: u32, v: vec4<f32>, live: bool) {
+    let c = q8_lanes(v);
+    if (live) {
+        xq_put(o + q, c.w);
+        if ((q & 7u) == 0u) {
+            xq_put(o + kw + q / 4u, bitcast<u32>(c.ds.x));
+            xq_put(o + kw + q / 4u + 1u, bitcast<u32>(c.ds.y));
+        }
+    }
+}

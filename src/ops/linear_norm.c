@@ -59,10 +59,10 @@ static wgml_status one_dispatch(const wg_op_params *p, const wgml_tensor *x, con
 {
     int64_t n = w->ndim == 2 ? w->shape[0] : 0;
     uint64_t qw = p->xq_tail && n > 0 ? wg_q8_row_words(n) : 0;
-    /* y is written by the last workgroup after every other has finished,
-     * and read back by it through its L1 (the codes): it may not take x's,
-     * c's or the bias's memory (read through the L1s before, stale lines
-     * there), nor h's, w's or g's (read while y is written) */
+    /* y is written by the last workgroup after every other has finished:
+     * it may not take h's, w's or g's memory (read while y is written);
+     * x's, c's and the bias's (read before any ticket) are refused too,
+     * which no graph has needed */
     if ((p->norm.kind != WGML_RMS_NORM && p->norm.kind != WGML_L2_NORM) || n <= 0 || n % 32 ||
         y->dtype != WGML_F32 || (uint64_t)wgml_tensor_nelem(y) != (uint64_t)n + qw || !wgml_tensor_is_contiguous(y) ||
         (g && (g->dtype != WGML_F32 || wgml_tensor_nelem(g) != n || !wgml_tensor_is_contiguous(g))) ||
@@ -70,7 +70,7 @@ static wgml_status one_dispatch(const wg_op_params *p, const wgml_tensor *x, con
         wg_tensors_overlap(y, x) || (c && wg_tensors_overlap(y, c)) || (bias && wg_tensors_overlap(y, bias)))
         return WGML_ERR_UNSUPPORTED;
     mv_ntail t = {y, g, {0}, {0}, 0, 0, (int)p->norm.kind, p->norm.eps, qw != 0};
-    if (!wg_mv_bind_elems(y, (uint64_t)n + qw, &t.y, &t.y0) || (g && !wg_mv_bind_elems(g, (uint64_t)n, &t.g, &t.g0)))
+    if (!wg_bind_elems(y, (uint64_t)n + qw, &t.y, &t.y0) || (g && !wg_bind_elems(g, (uint64_t)n, &t.g, &t.g0)))
         return WGML_ERR_UNSUPPORTED;
     return wg_matvec_ntail(x, w, bias, p->mm.beta != 0.0f ? c : NULL, &p->mm, &t, p->xq_in, h);
 }

@@ -121,11 +121,11 @@ static wgml_status one_dispatch(const wg_op_params *p, const wgml_tensor *x, con
     memset(&e, 0, sizeof e);
     uint32_t pe, ie, ce, fe = 0;
     uint64_t rows = (uint64_t)cache->shape[0];
-    if (!wg_mv_bind_elems(pos, 1, &e.b[0], &pe) || !wg_mv_bind_elems(cache, rows ? (rows - 1) * cache->strides[0] + W : 0,
+    if (!wg_bind_elems(pos, 1, &e.b[0], &pe) || !wg_bind_elems(cache, rows ? (rows - 1) * cache->strides[0] + W : 0,
                                                           &e.b[1], &ce) ||
-        !wg_mv_bind_elems(idx, 1, &e.b[2], &ie) ||
-        (ff && !wg_mv_bind_elems(ff, (uint64_t)(rp->n_dims / 2 - 1) * ff->strides[0] + 1, &e.b[3], &fe)) ||
-        (bias && !wg_mv_bind_elems(bias, (uint64_t)N, &e.b[3], &fe)))
+        !wg_bind_elems(idx, 1, &e.b[2], &ie) ||
+        (ff && !wg_bind_elems(ff, (uint64_t)(rp->n_dims / 2 - 1) * ff->strides[0] + 1, &e.b[3], &fe)) ||
+        (bias && !wg_bind_elems(bias, (uint64_t)N, &e.b[3], &fe)))
         return WGML_ERR_UNSUPPORTED;
     const wgml_tensor *last = ff ? ff : bias; /* the epilogue's last binding: freq_factors or the bias */
     if (!last)

@@ -83,6 +83,14 @@ typedef struct mv_job {
 
 static bool shares(const wgml_tensor *a, const wgml_tensor *b) { return a && b && a->st->buf == b->st->buf; }
 
+/* Whether the device's subgroups hold whole 8-lane blocks of x's codes
+ * (q8_lanes.wgsl: the one-dispatch product's quantising, the norm tail). */
+static bool sg8(wgml_ctx *ctx)
+{
+    wgml_device_info in;
+    return wgml_device_info_get(ctx, &in) == WGML_OK && in.subgroup_size >= 8 && in.subgroup_size % 8 == 0;
+}
+
 /* Whether t shares a buffer the dispatch writes (out, or a norm tail's y):
  * such an operand is bound read_write (WebGPU forbids mixing the two). */
 static bool wr(const mv_job *j, const wgml_tensor *t)
@@ -150,10 +158,8 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
         /* x's codes a vec4 a lane where subgroups hold whole 8-lane blocks
          * (q8_lanes.wgsl; the measured size: WebGPU on Vulkan runs every
          * compute pipeline at it), else a block a thread (q8_block) */
-        wgml_device_info in;
         const char *le = getenv("WGML_MV_XS_LANES"); /* "0": a block a thread anyway (tests) */
-        bool lanes = wgml_device_info_get(j->ctx, &in) == WGML_OK && in.subgroup_size >= 8 &&
-                     in.subgroup_size % 8 == 0 && !(le && !strcmp(le, "0"));
+        bool lanes = sg8(j->ctx) && !(le && !strcmp(le, "0"));
         n += snprintf(defs + n, sizeof defs - (size_t)n, ";XS;XSW=%llu;RSETS=%d%s%s",
                       (unsigned long long)wg_q8_row_words(p.k), j->var->wg / 32, j->glu >= 0 ? ";XS_GLU" : "",
                       lanes ? ";XS_LANES" : "");
@@ -525,8 +531,7 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
         wgml_device_info in;
         uint64_t wgm = (j.preq ? 0 : wg_q8_row_words(k) * 4) + (uint64_t)var->wg * 4 + 64;
         /* its codes take a vec4 a lane, 8 lanes a block (q8_lanes.wgsl) */
-        if (wgml_device_info_get(x->ctx, &in) != WGML_OK || wgm > in.max_workgroup_storage ||
-            in.subgroup_size < 8 || in.subgroup_size % 8)
+        if (wgml_device_info_get(x->ctx, &in) != WGML_OK || wgm > in.max_workgroup_storage || !sg8(x->ctx))
             return WGML_ERR_UNSUPPORTED;
     }
     if (q8) {
@@ -593,14 +598,6 @@ wgml_status wg_matvec_epi(const wgml_tensor *x, const wgml_tensor *w, const wgml
                           bool xqt, wgml_tensor *out)
 {
     return matvec_run(x, NULL, w, NULL, NULL, p, -1, e, NULL, xqt, out);
-}
-
-bool wg_mv_bind_elems(const wgml_tensor *t, uint64_t span, wg_binding *b, uint32_t *first)
-{
-    uint64_t esz = wg_dtype(t->dtype)->block_bytes, at = wg_view4_of(t).offset * esz, rem;
-    *b = wg_bind_from(t->st->buf, at, span * esz, &rem);
-    *first = (uint32_t)(rem / esz);
-    return b->size >= rem + span * esz && rem % esz == 0 && rem / esz + span <= UINT32_MAX;
 }
 
 wgml_status wg_matvec_ntail(const wgml_tensor *x, const wgml_tensor *w, const wgml_tensor *bias, const wgml_tensor *c,

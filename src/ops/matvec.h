@@ -61,10 +61,6 @@ typedef struct mv_epi {
     unsigned ro;
     uint32_t words[20];
 } mv_epi;
-/* Binds t's elements [0, span) from its view offset, for an epilogue or
- * tail: the binding and the first element's index in it; false when they
- * do not fit one binding. */
-bool wg_mv_bind_elems(const wgml_tensor *t, uint64_t span, wg_binding *b, uint32_t *first);
 /* wg_matvec for one activation row with epilogue e (no bias, no c, beta 0,
  * no activation, rows in pairs): WGML_ERR_UNSUPPORTED, no message, where
  * main_xs does not take the product in one window (the caller runs its

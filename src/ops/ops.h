@@ -147,6 +147,10 @@ uint64_t wg_win_bytes(const wg_win *w, const int64_t iter[4]);
 bool wg_win_fits(const wgml_ctx *ctx, const wg_win *w, int n, const int64_t iter[4], uint64_t max_elems);
 /* w's window over iter as a binding; *off: w's first element within it. */
 wg_binding wg_win_bind(const wg_win *w, const int64_t iter[4], uint32_t *off);
+/* Binds t's elements [0, span) from its view offset whole (a fused
+ * epilogue's operands): the binding and the first element's index in it;
+ * false when they do not fit one binding. */
+bool wg_bind_elems(const wgml_tensor *t, uint64_t span, wg_binding *b, uint32_t *first);
 
 /* The most elements along d a block of iter (dims before d all 1) may
  * take with every window fitting; 0 when not even one slice fits. */

@@ -119,3 +119,11 @@ wgml_status wg_win_split(wgml_ctx *ctx, const wg_win *w, int n, const int64_t it
     const int64_t origin[4] = {0, 0, 0, 0};
     return split(&s, w, iter, origin);
 }
+
+bool wg_bind_elems(const wgml_tensor *t, uint64_t span, wg_binding *b, uint32_t *first)
+{
+    uint64_t esz = wg_dtype(t->dtype)->block_bytes, at = wg_view4_of(t).offset * esz, rem;
+    *b = wg_bind_from(t->st->buf, at, span * esz, &rem);
+    *first = (uint32_t)(rem / esz);
+    return b->size >= rem + span * esz && rem % esz == 0 && rem / esz + span <= UINT32_MAX;
+}
