@@ -304,8 +304,6 @@ wgml_status llm_graph_build(llm_model *m, int max_tokens, bool all_logits, const
     return st;
 }
 
-/* parts[0..n) stacked along dim 0 into a new tensor (the same dtype and
- * row length); WGML_ERR_UNSUPPORTED, no message, when they differ. */
 /* A part's rows to pair for a NEOX rope (H heads of D rows, the first R of
  * each roped); H 0: copied as they are. */
 typedef struct row_pairs {
@@ -352,8 +350,9 @@ static wgml_status copy_paired(const wgml_tensor *src, wgml_tensor *dst, int64_t
     return st;
 }
 
-/* parts' rows stacked into one tensor (n > 0; pairs: per part, or NULL),
- * or -n parts of equal rows interleaved row by row. */
+/* parts' rows stacked along dim 0 into a new tensor (n > 0; pairs: per
+ * part, or NULL), or -n parts of equal rows interleaved row by row; the
+ * same dtype and row length, else WGML_ERR_UNSUPPORTED, no message. */
 static wgml_status stack_rows(wgml_ctx *ctx, wgml_tensor *const *parts, int n, const row_pairs *pairs,
                               wgml_tensor **out)
 {
