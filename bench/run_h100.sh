@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk qwen ntail ntprobe ntprobe2 q8lanes ntab mvab3 mvab4 mergeprobe (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk qwen ntail ntprobe ntprobe2 q8lanes ntab mvab3 mvab4 mergeprobe l2probe nsprobe nsplit (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -414,6 +414,24 @@ for s in $sections; do
         echo "-- $b round $r"; $b/wgml bench matvec 2>&1 | grep -E "^(q|f16)" | tr -s ' ' | tr '\n' ';'; echo
       done; done
       llmab "-p 16 -n 128 -r 3" 'tg128' ;;
+    l2probe) # how fast a decode product runs with its weights in L2: 32 products of one shape reading 32 matrices
+      # against all reading the first (--reuse), q4_K and q6_K, two rounds
+      for r in 1 2; do for nk in 4096x4096 6144x4096 14336x4096 28672x4096; do for ru in "" --reuse; do
+        echo "-- $nk ${ru:-cold} r$r: $($B/wgml bench matvec --nk $nk --dtype q4_K,q6_K $ru 2>&1 | grep -E "^q" | tr -s ' ' | tr '\n' ';')"
+      done; done; done ;;
+    nsplit) # the norm split (2026-11-27 (6): LINEAR_NORM norm_split, XS_NSPLIT / XS_NRMS) against
+      # WGML_GRAPH_FUSE=nosplit: the graph tests natively (and the prologue test without f16 and in 64 KiB windows),
+      # the decoder block both ways, greedy text and tg128 pipelined, two rounds, 8B then 1B
+      tmodes "native nof16 window" test_graph_prologue
+      tmodes native test_llm_graph test_graph test_op_matvec
+      for f in nosplit ""; do echo "-- decoder ${f:-split}: $(WGML_GRAPH_FUSE=$f $B/wgml bench graph decoder 2>&1 | grep -E "^decoder" | tail -n 1)"; done
+      fuseab nosplit ;;
+    nsprobe) # the bound on the norm split (2026-11-27 (6)): tg128 pipelined with the norm dispatches dropped
+      # (WGML_SKIP_KERNELS: results wrong, time right), and with every one-row product on 512 threads too, 8B then 1B
+      wait_gen
+      for r in 1 2; do for m in 8b 1b; do
+        echo "-- $m r$r: base $(tg $m) | nonorm $(tg $m WGML_SKIP_KERNELS=norm:) | nonorm t512 $(tg $m WGML_SKIP_KERNELS=norm: WGML_FORCE=matvec=sgx_r2t512) | t512 $(tg $m WGML_FORCE=matvec=sgx_r2t512)"
+      done; done ;;
     mergeprobe) # the bound on merging decode attention's runs in dsg's last workgroups: tg128 pipelined with the
       # attn_merge dispatches dropped (WGML_SKIP_KERNELS: results wrong, time right), 8B then 1B
       wait_gen

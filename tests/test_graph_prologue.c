@@ -618,8 +618,9 @@ static void t_residual(void)
  * codes; next = false: y is the last op, without codes): graph fusion
  * makes the product and the norm one WG_OP_LINEAR_NORM whose last
  * workgroup normalises h (src/ops/linear_norm.c, matvec_ntail.wgsl;
- * opt-in, WGML_GRAPH_FUSE=normtail).  Against the default fusions (the
- * same product kernel, then the norm dispatch) and no_fuse, over two input sets replayed one after the other
+ * opt-in, WGML_GRAPH_FUSE=normtail).  Against the default fusions without
+ * the norm split (nosplit: the same product kernel, then the norm
+ * dispatch) and no_fuse, over two input sets replayed one after the other
  * (the tail's ticket counter must be back at 0 for the second).
  * Tolerances: h is the same f32 sum (2^-20 (1 + |h|) against no_fuse, exact
  * against the default).  y's sum of squares is added in another order: each
@@ -643,7 +644,7 @@ static void ntail_case(wgml_dtype wdt, wgml_norm_kind kind, bool with_g, bool ne
              with_g ? " g" : "", next ? " +product" : "", resid ? "" : " no residual", (long long)NW);
     int64_t len[3] = {NW, NW, M2};
     for (int f = 0; f < 3; f++) { /* fused (opt-in), the default fusions, no_fuse */
-        t_env("WGML_GRAPH_FUSE", f == 0 ? "normtail" : NULL);
+        t_env("WGML_GRAPH_FUSE", f == 0 ? "normtail" : f == 1 ? "nosplit" : NULL);
         wgml_graph *g = NULL;
         wgml_node *wn, *w2n, *xn, *rn, *gn = NULL, *lin, *o[3] = {NULL, NULL, NULL};
         CHECK_OK(wgml_graph_create(t_ctx, &g));

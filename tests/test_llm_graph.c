@@ -377,26 +377,35 @@ static void run_arch_q(llm_arch arch, bool fuse, bool q8)
         CHECK(one_disp + 2 * L == gs.dispatches, "q8: %llu dispatches a fused step, %llu unfused",
               (unsigned long long)one_disp, (unsigned long long)gs.dispatches);
         llm_graph_free(&un);
-        /* the opt-in norm tail (WGML_GRAPH_FUSE=normtail): the o product's
-         * last workgroup makes the ffn norm (one dispatch fewer a layer; the
-         * attention norms stay, the f32 down product being off the
-         * one-dispatch kernel), the same logits but for the sum of
-         * squares' order (within the 8-bit activations' tolerance) */
-        t_env("WGML_GRAPH_FUSE", "normtail");
-        llm_graph nt;
-        CHECK_OK(llm_graph_build(&m, 8, false, &greedy, &nt));
-        n = T0, past = 0, bad = 0;
-        for (int s = 0; s <= STEPS; s++) {
-            CHECK_OK(llm_graph_eval(&nt, ids + past, n, past));
-            CHECK_OK(wgml_graph_read(nt.g, nt.logits, got, V * 4));
-            compare("normtail logits", got, last[s], V);
-            past += n;
-            n = 1;
+        /* the default steps split the ffn norm between the o and gate|up
+         * products (src/kernels/matvec_nsplit.wgsl: one dispatch fewer a
+         * layer; the attention norms stay, the f32 down product being off
+         * the one-dispatch kernel); WGML_GRAPH_FUSE=nosplit runs the norm's
+         * dispatch, and the opt-in norm tail (normtail) the o product's
+         * last workgroup makes it, as many dispatches as the split.  Each
+         * against the reference, within the 8-bit activations' tolerance
+         * (the sum of squares in another order; the split's codes are of
+         * h * g, not of y) */
+        static const char *const modes[] = {"nosplit", "normtail"};
+        for (int md = 0; md < 2; md++) {
+            t_env("WGML_GRAPH_FUSE", modes[md]);
+            llm_graph nt;
+            CHECK_OK(llm_graph_build(&m, 8, false, &greedy, &nt));
+            n = T0, past = 0, bad = 0;
+            for (int s = 0; s <= STEPS; s++) {
+                CHECK_OK(llm_graph_eval(&nt, ids + past, n, past));
+                CHECK_OK(wgml_graph_read(nt.g, nt.logits, got, V * 4));
+                compare(modes[md], got, last[s], V);
+                past += n;
+                n = 1;
+            }
+            CHECK_OK(wgml_graph_stats_get(nt.g, &gs));
+            uint64_t wd = one_disp + (md == 0 ? L : 0);
+            CHECK(gs.dispatches == wd, "q8: %llu dispatches a %s step, %llu a default one (want %llu)",
+                  (unsigned long long)gs.dispatches, modes[md], (unsigned long long)one_disp,
+                  (unsigned long long)wd);
+            llm_graph_free(&nt);
         }
-        CHECK_OK(wgml_graph_stats_get(nt.g, &gs));
-        CHECK(gs.dispatches + L == one_disp, "q8: %llu dispatches a normtail step, %llu fused",
-              (unsigned long long)gs.dispatches, (unsigned long long)one_disp);
-        llm_graph_free(&nt);
         t_env("WGML_GRAPH_FUSE", NULL);
     }
     t_free(&w.emb), t_free(&w.out_norm);

@@ -10,7 +10,9 @@
  * (2.95 TB/s, measured for wgml's vec4 copy) on an H100.  --quick: 4
  * matrices of 1024 x 1024, seconds on lavapipe; --nk NxK another shape
  * (a decoder's 4096 x 4096, 6144 x 4096 fused q|k|v, 4096 x 14336 down
- * projection...); --dtype a comma list of the dtypes to run. */
+ * projection...); --dtype a comma list of the dtypes to run; --reuse: every
+ * product reads the first matrix (its bytes stay in L2 when they fit: how
+ * fast a product runs from L2, the bound on prefetching weights there). */
 #include "cli.h"
 #include "wgml_graph.h"
 
@@ -80,7 +82,7 @@ static bool name_listed(const char *list, const char *name)
 
 int bench_matvec(wgml_ctx *ctx, int argc, char **argv)
 {
-    bool quick = false, json = false, eager = false;
+    bool quick = false, json = false, eager = false, reuse = false;
     long long nn = 0, kk = 0;
     const char *only = NULL;
     for (int i = 1; i < argc; i++) { /* argv[0]: "matvec" */
@@ -90,13 +92,15 @@ int bench_matvec(wgml_ctx *ctx, int argc, char **argv)
             json = true;
         else if (strcmp(argv[i], "--eager") == 0)
             eager = true;
+        else if (strcmp(argv[i], "--reuse") == 0)
+            reuse = true;
         else if (i + 1 < argc && strcmp(argv[i], "--nk") == 0 && sscanf(argv[i + 1], "%lldx%lld", &nn, &kk) == 2 &&
                  nn > 0 && kk > 0 && kk % 256 == 0)
             i++;
         else if (i + 1 < argc && strcmp(argv[i], "--dtype") == 0)
             only = argv[++i];
         else {
-            fprintf(stderr, "usage: wgml bench matvec [--quick] [--json] [--eager] [--nk NxK (K a multiple of 256)] "
+            fprintf(stderr, "usage: wgml bench matvec [--quick] [--json] [--eager] [--reuse] [--nk NxK (K a multiple of 256)] "
                     "[--dtype q4_K,f16,...]\n");
             return 2;
         }
@@ -127,7 +131,10 @@ int bench_matvec(wgml_ctx *ctx, int argc, char **argv)
         if (st == WGML_OK)
             st = wgml_tensor_new(ctx, WGML_F32, 2, (int64_t[]){1, n}, &out);
         for (int i = 0; i < nm && st == WGML_OK; i++) {
-            st = wgml_tensor_new(ctx, dts[d], 2, (int64_t[]){n, k}, &w[i]); /* zeroed blocks: timing only */
+            if (reuse && i > 0)
+                st = wgml_view_reshape(w[0], 2, (int64_t[]){n, k}, &w[i]);
+            else
+                st = wgml_tensor_new(ctx, dts[d], 2, (int64_t[]){n, k}, &w[i]); /* zeroed blocks: timing only */
             bytes += st == WGML_OK ? wgml_tensor_nbytes(w[i]) : 0;
         }
         wgml_graph *g = NULL;

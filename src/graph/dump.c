@@ -84,8 +84,10 @@ wgml_status wgml_graph_dump(const wgml_graph *g, FILE *f, int format)
         for (int j = 0; j < n->nin; j++)
             if (n->in[j])
                 fprintf(f, "%s%d", j ? " " : "", n->in[j]->id);
+        bool op = n->kind == WG_N_OP;
         fprintf(f, "  %s%s%s%s", place, n->output ? " output" : "",
-                n->kind == WG_N_OP && n->p.xq_tail ? " +codes" : "", n->kind == WG_N_OP && n->p.xq_in ? " reads x codes" : "");
+                op && n->p.norm_split ? " +split codes" : op && n->p.xq_tail ? " +codes" : "",
+                op && n->p.xq_split ? " reads split codes" : op && n->p.xq_in ? " reads x codes" : "");
         if (node_us(g, n) > 0)
             fprintf(f, "  %.1f us", node_us(g, n));
         fprintf(f, "\n");

@@ -1,7 +1,7 @@
 /*
  * Fusion, before planning (off with wgml_graph_options.no_fuse or
  * WGML_GRAPH_FUSE=0; the linear prologue only with WGML_GRAPH_FUSE=prologue,
- * see wg_graph_fuse).  Eight rewrites, each saving dispatches and the
+ * see wg_graph_fuse).  Nine rewrites, each saving dispatches and the
  * memory traffic of an intermediate:
  *
  *   unary chains    float unary ops feeding only each other become one
@@ -30,6 +30,10 @@
  *                   h = linear(x, w) (+ c) becomes one WG_OP_LINEAR_NORM (a
  *                   decoder's o and down products: the one-row product's
  *                   last workgroup normalises h);
+ *   norm split      (default, WGML_GRAPH_FUSE=nosplit: off) the same norm,
+ *                   read by one one-row product, becomes a LINEAR_NORM whose
+ *                   workgroups write its blocks' codes and sums of squares,
+ *                   and its reader scales its sums (fuse_norm_split);
  *   matmul epilogue add(matmul(a, b), bias) with a bias of shape [n] (or
  *                   [1, ..., n]) and relu/gelu(erf)/silu of a matmul or
  *                   linear become the product's own bias and activation
@@ -42,7 +46,7 @@
  * contract a multiply-add.
  */
 #include "graph.h"
-#include "ops/mm.h" /* WG_XPRE_* for the linear prologue */
+#include "ops/matvec.h" /* WG_XPRE_* for the linear prologue, wg_q8_split_words */
 
 #include <stdlib.h>
 #include <string.h>
@@ -490,6 +494,77 @@ static void fuse_linear_norm(wgml_graph *g, size_t *uses)
     }
 }
 
+/* The norm split (default; WGML_GRAPH_FUSE=nosplit keeps the norm's
+ * dispatch): y = norm(h) (* g), RMS or L2 with the xq tail, of one row
+ * h = linear(x, w) (+ c), where y is read only by one product through its
+ * [.., :k] view (a decoder's gate|up after the ffn norm, the next layer's
+ * q|k|v after the attention norm) and both products would take the
+ * one-row one-dispatch kernel, w in one binding window.  Only bindings
+ * of one row split: at more rows (a prefill through the same graph) the
+ * node runs the linear, then the norm, and the reader reads y's values.  h's node becomes a
+ * LINEAR_NORM with norm_split: each of its workgroups writes its 32-row
+ * block's codes of h * g and sum of squares of h into y's row (y runs no
+ * kernel; its row grows by n / 32 words and its values are never
+ * written); the reader, given the norm (xq_split), scales its sums by the
+ * norm's factor (src/kernels/matvec_nsplit.wgsl says why).  Results differ
+ * from the xq tail's by rounding: the codes of h * g instead of y's (the
+ * same but where a scaled value lands on a rounding tie), the sum of
+ * squares in another order.  Runs after fuse_xq_tail. */
+static void fuse_norm_split(wgml_graph *g, size_t *uses)
+{
+    for (size_t i = 0; i < g->n; i++) {
+        wgml_node *c = g->nodes[i];
+        int xi = live_op(c, WG_OP_LINEAR) || live_op(c, WG_OP_LINEAR_GLU) ? 0 : live_op(c, WG_OP_LINEAR_ROPE_KV) ? 2
+                                                                                                                  : -1;
+        if (xi < 0 || !c->p.xq_in || c->p.xq_split || c->nin < xi + 2 || !c->in[xi + 1])
+            continue;
+        wgml_node *v = c->in[xi], *cw = c->in[xi + 1];
+        wgml_node *y = v && v->kind == WG_N_VIEW && v->op == WG_V_SLICE ? v->in[0] : NULL;
+        if (!y || uses[v->id] != 1 || !live_op(y, WG_OP_NORM) || !y->p.xq_tail || uses[y->id] != 1 || y->output ||
+            y->sum_out || (y->p.norm.kind != WGML_RMS_NORM && y->p.norm.kind != WGML_L2_NORM) ||
+            (y->nin > 2 && y->in[2]) || (y->nin > 3 && y->in[3]))
+            continue;
+        wgml_node *h = y->in[0], *gw = y->nin > 1 ? y->in[1] : NULL;
+        if (!live_op(h, WG_OP_LINEAR) || h->sum_out || h->p.xq_split || h->d.dtype != WGML_F32 ||
+            h->p.mm.act != WGML_ACT_NONE || (h->nin > 3 && h->in[2] && h->in[3]) || h->d.ndim < 1 ||
+            uses[h->id] < 1)
+            continue;
+        wgml_node *w = h->in[1];
+        int64_t n = h->d.shape[h->d.ndim - 1], k = w->d.ndim == 2 ? w->d.shape[1] : 0, ck = cw->d.ndim == 2 ?
+                    cw->d.shape[1] : 0, rows = 1;
+        for (int d = 0; d + 1 < h->d.ndim; d++) /* a symbolic dim may be 1: decided at each binding */
+            rows *= wg_is_sym(h->d.shape[d]) ? 1 : h->d.shape[d];
+        if (rows != 1 || wg_is_sym(n) || n <= 0 || n % 32 || wg_is_sym(k) || ck != n || cw->d.ndim != 2 ||
+            wg_is_sym(cw->d.shape[0]) || (gw && (gw->d.dtype != WGML_F32 || wg_desc_bytes(&gw->d) != (uint64_t)n * 4)) ||
+            wg_desc_bytes(&w->d) + 64 > wg_window_cap(g->ctx) || !wg_matvec_xs(g->ctx, w->d.dtype, 1, n, k) ||
+            !wg_matvec_xs(g->ctx, cw->d.dtype, 1, cw->d.shape[0], n))
+            continue;
+        wg_op_params np = h->p;
+        np.norm = y->p.norm;
+        np.xq_tail = true;
+        np.norm_split = true;
+        for (int k2 = h->nin; k2 < 5; k2++)
+            h->in[k2] = NULL;
+        h->nin = 5;
+        h->in[4] = gw;
+        h->op = WG_OP_LINEAR_NORM;
+        h->p = np;
+        for (int k2 = 0; k2 < y->nin; k2++)
+            if (y->in[k2])
+                uses[y->in[k2]->id]--;
+        if (gw)
+            uses[gw->id]++;
+        memset(y->in, 0, sizeof y->in);
+        y->nin = 0;
+        y->produced_by = h;
+        y->d.shape[y->d.ndim - 1] = n + (int64_t)wg_q8_split_words(n);
+        h->sum_out = y;
+        c->p.xq_split = true;
+        c->p.norm = y->p.norm;
+        g->fused++;
+    }
+}
+
 size_t wg_graph_fuse(wgml_graph *g)
 {
     const char *e = getenv("WGML_GRAPH_FUSE");
@@ -523,6 +598,8 @@ size_t wg_graph_fuse(wgml_graph *g)
         fuse_xq_tail(g, uses);
     if (e && strstr(e, "normtail"))
         fuse_linear_norm(g, uses);
+    else if (!(e && strstr(e, "nosplit")))
+        fuse_norm_split(g, uses);
     fuse_chains(g, uses);
     free(uses);
     return g->fused;

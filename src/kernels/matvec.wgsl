@@ -469,7 +469,8 @@ fn accum(acc: ptr<function, array<f32, NV>>, rb: array<u32, RPW>, xr: array<u32,
 
 // out[r, row] = act(alpha sum + beta c + bias); oi: out's element for row
 // r of the product (IDS: the pair's offset added).
-fn emit(row: u32, r: u32, sum: f32, oi: u32) {
+// The row's value, stored at oi and returned (the norm split keeps it).
+fn emit(row: u32, r: u32, sum: f32, oi: u32) -> f32 {
     var v = p.alpha * sum;
 #ifdef BETA
     v += p.beta * f32(c_ld(p.co[r / 4u][r % 4u] + row * p.cs));
@@ -477,7 +478,9 @@ fn emit(row: u32, r: u32, sum: f32, oi: u32) {
 #ifdef BIAS
     v += f32(b_ld(p.bo[r / 4u][r % 4u] + row * p.bs));
 #endif
-    o_st(oi, act(v));
+    let y = act(v);
+    o_st(oi, y);
+    return y;
 }
 
 #ifdef XS
@@ -617,7 +620,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #ifdef IDS
     oi += t * p.ost_t + uu * p.ost_u;
 #endif
-    emit(row, r, sum, oi);
+    _ = emit(row, r, sum, oi);
 }
 #endif
 #endif

@@ -45,6 +45,15 @@
 // XS_NTAIL (graph fusion's linear (+ c) + rms_norm, src/ops/linear_norm.c):
 // the last workgroup to finish normalises the whole output row
 // (matvec_ntail.wgsl).
+//
+// XS_NSPLIT (graph fusion's norm split, src/ops/linear_norm.c): a
+// workgroup's 32 rows are one block of the norm's input; it writes the
+// block's codes of h * g and its sum of squares (matvec_nsplit.wgsl).
+// XS_NRMS (with XS_PREQ: the other side of the split): x's codes are of
+// an unscaled row, the blocks' sums of squares after them; each subgroup
+// sums those and scales its rows' dot products by the norm's factor
+// (eps's f32 bits in p.xst_t, p.xst_u 1 for RMS, 2 for L2: fields of the
+// IDS path, which one-row products never take).
 const RSETS: u32 = {{RSETS}}u;
 #include "q8_lanes.wgsl"
 #ifdef XS_GLU
@@ -57,6 +66,13 @@ const RSETS: u32 = {{RSETS}}u;
 #include "fbits.wgsl"
 #include "norm_fns.wgsl"
 #include "matvec_ntail.wgsl"
+#endif
+#ifdef XS_NSPLIT
+#include "matvec_nsplit.wgsl"
+#endif
+#ifdef XS_NRMS
+#include "fbits.wgsl"
+#include "norm_fns.wgsl"
 #endif
 
 var<workgroup> xslot: atomic<u32>;
@@ -122,6 +138,16 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
 #ifdef XS_PREQ
     xr[0] = p.xo[0].x;      // or where the norm wrote them
 #endif
+#ifdef XS_NRMS
+    // the norm's factor from the blocks' sums of squares (every subgroup
+    // its own: no barrier; needed only once the rows' sums are in)
+    var nss = 0.0;
+    for (var i = lane; i < p.k / 32u; i += sgs) {
+        let a = xr[0] + {{XSW}}u + i;
+        nss += bitcast<f32>(xq[a >> 2u][a & 3u]);
+    }
+    let nsc = ss_scale(subgroupAdd(nss), p.k, bitcast<f32>(p.xst_t), p.xst_u == 1u);
+#endif
     // p.pad0 workgroups serve p.ngroups groups of RSETS sets: past about a
     // wave of them each walks several groups, its x quantised once
     for (var gg = g; gg < p.ngroups; gg += p.pad0) {
@@ -151,6 +177,9 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
         for (var j = 0u; j < NV; j += 4u) {
             s[j / 4u] = subgroupAdd(vec4<f32>(acc[j], acc[min(j + 1u, NV - 1u)], acc[min(j + 2u, NV - 1u)],
                                               acc[min(j + 3u, NV - 1u)]));
+#ifdef XS_NRMS
+            s[j / 4u] *= nsc;
+#endif
         }
 #ifdef XS_ROPE
         if (lane == 0u) {
@@ -164,11 +193,21 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
 #else
         let row = row0 + lane;
         if (lane < NV && row < p.n) {
-            emit(row, 0u, s[lane / 4u][lane % 4u], p.oo[0].x + row * p.os);
+            let v = emit(row, 0u, s[lane / 4u][lane % 4u], p.oo[0].x + row * p.os);
+#ifdef XS_NSPLIT
+            ns_put(row - 32u * gg, v);
+#endif
         }
 #endif
 #endif
     }
+#ifdef XS_NSPLIT
+    // the group's 32 rows are stored: its block (the host gives this a
+    // variant of 32 rows a group)
+    workgroupBarrier();
+    ns_block(gg, li, lane, sid, sgs);
+    workgroupBarrier();
+#endif
     }
 #ifdef XS_NTAIL
     ntail(li, lane, sid, nsub, sgs);

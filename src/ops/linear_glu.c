@@ -64,7 +64,7 @@ wgml_status wg_en_linear_glu(const wg_op_params *p, const wgml_tensor *const *in
     int64_t k = x->shape[x->ndim - 1], rows = k ? wgml_tensor_nelem(x) / k : 0;
     st = WGML_ERR_UNSUPPORTED;
     if (rows <= WG_MATVEC_MAX_ROWS && p->mm.beta == 0.0f)
-        st = wg_matvec_glu(x, w, &p->mm, p->sub, p->xq_in, out);
+        st = wg_matvec_glu(x, w, &p->mm, p->sub, wg_xin_of(p), out);
     if (st != WGML_ERR_UNSUPPORTED)
         return st;
     /* the linear into scratch, then the glu over its even and odd columns */

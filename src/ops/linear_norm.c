@@ -15,10 +15,19 @@
  * not write it) runs the two ops: the linear into h, then the norm into y,
  * the unfused graph's kernels and values.
  *
+ * The norm split (norm_split, graph fusion's default where y's one reader is
+ * a one-row product on that kernel): y's row holds no values, only the
+ * codes of h * g and the sums of squares of h's 32-element blocks, which
+ * every workgroup of the product writes for its own 32 rows
+ * (matvec_nsplit.wgsl); the reader scales its sums by the norm's factor.
+ * That form has no fallback (its reader needs exactly those words): where
+ * the one dispatch does not apply it is WGML_ERR_INTERNAL, which graph
+ * fusion's checks keep from happening.
+ *
  * Inputs: x, w, bias, c, g (bias, c and g absent or NULL).  Params: mm
  * and dtype (the linear's), norm (kind, eps: the norm's), xq_tail (y's
  * rows carry the codes), xq_in (x is a norm's [.., :k] view: its codes
- * follow).
+ * follow), norm_split (the norm split).
  */
 #include "matvec.h"
 
@@ -58,7 +67,7 @@ static wgml_status one_dispatch(const wg_op_params *p, const wgml_tensor *x, con
                                 wgml_tensor *y)
 {
     int64_t n = w->ndim == 2 ? w->shape[0] : 0;
-    uint64_t qw = p->xq_tail && n > 0 ? wg_q8_row_words(n) : 0;
+    uint64_t qw = p->xq_tail && n > 0 ? p->norm_split ? wg_q8_split_words(n) : wg_q8_row_words(n) : 0;
     /* y is written by the last workgroup after every other has finished:
      * it may not take h's, w's or g's memory (read while y is written);
      * x's, c's and the bias's (read before any ticket) are refused too,
@@ -69,10 +78,12 @@ static wgml_status one_dispatch(const wg_op_params *p, const wgml_tensor *x, con
         wg_tensors_overlap(y, h) || wg_tensors_overlap(y, w) || (g && wg_tensors_overlap(y, g)) ||
         wg_tensors_overlap(y, x) || (c && wg_tensors_overlap(y, c)) || (bias && wg_tensors_overlap(y, bias)))
         return WGML_ERR_UNSUPPORTED;
-    mv_ntail t = {y, g, {0}, {0}, 0, 0, (int)p->norm.kind, p->norm.eps, qw != 0};
+    mv_ntail t = {y, g, {0}, {0}, 0, 0, (int)p->norm.kind, p->norm.eps, qw != 0, p->norm_split};
     if (!wg_bind_elems(y, (uint64_t)n + qw, &t.y, &t.y0) || (g && !wg_bind_elems(g, (uint64_t)n, &t.g, &t.g0)))
         return WGML_ERR_UNSUPPORTED;
-    return wg_matvec_ntail(x, w, bias, p->mm.beta != 0.0f ? c : NULL, &p->mm, &t, p->xq_in, h);
+    if (p->norm_split)
+        t.y0 += (uint32_t)n; /* the split writes only the words after y's values */
+    return wg_matvec_ntail(x, w, bias, p->mm.beta != 0.0f ? c : NULL, &p->mm, &t, wg_xin_of(p), h);
 }
 
 wgml_status wg_en_linear_norm(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out,
@@ -91,10 +102,20 @@ wgml_status wg_en_linear_norm(const wg_op_params *p, const wgml_tensor *const *i
         return st;
     if ((st = one_dispatch(p, x, w, bias, c, g, out, out2)) != WGML_ERR_UNSUPPORTED)
         return st;
-    /* the unfused ops: h = linear(x, w, bias, c), then y = norm(h) * g */
+    int64_t n = w->ndim == 2 ? w->shape[0] : 0;
+    if (p->norm_split && n > 0 && wgml_tensor_nelem(out) == n)
+        return wg_fail(WGML_ERR_INTERNAL, "wgml_linear (fused with a split norm): the one-row one-dispatch product "
+                       "does not take these operands, and a row of one has no other form");
+    /* the unfused ops: h = linear(x, w, bias, c), then y = norm(h) * g (a
+     * split norm's rows through their xq-tail part: more than one row is
+     * read as values) */
     const wgml_tensor *li[4] = {x, w, bias, c}, *ni[2] = {out, g};
+    wgml_tensor *yv = NULL;
     st = wg_en_linear(p, li, 4, out, NULL);
+    if (st == WGML_OK && p->norm_split)
+        st = wgml_view_slice(out2, out2->ndim - 1, 0, n + (int64_t)wg_q8_row_words(n), 1, &yv);
     if (st == WGML_OK)
-        st = wg_op_def_get(WG_OP_NORM)->encode(p, ni, g ? 2 : 1, out2, NULL);
+        st = wg_op_def_get(WG_OP_NORM)->encode(p, ni, g ? 2 : 1, yv ? yv : out2, NULL);
+    wgml_tensor_free(yv);
     return st;
 }

@@ -163,7 +163,7 @@ static wgml_status one_dispatch(const wg_op_params *p, const wgml_tensor *x, con
     wgml_tensor *y = NULL;
     st = wgml_view_reshape(r, 2, (int64_t[]){1, N}, &y);
     if (st == WGML_OK)
-        st = wg_matvec_epi(x, w, &p->mm, &e, p->xq_in, y);
+        st = wg_matvec_epi(x, w, &p->mm, &e, wg_xin_of(p), y);
     wgml_tensor_free(y);
     return st;
 }

@@ -309,10 +309,12 @@ wgml_status wg_en_linear(const wg_op_params *p, const wgml_tensor *const *in, in
     for (int i = 0; i < x->ndim - 1; i++)
         rows *= x->shape[i];
     if (rows <= WG_MATVEC_MAX_ROWS) {
-        st = (p->xq_in ? wg_matvec_xqt : wg_matvec)(x, w, bias, c, &p->mm, out);
+        st = wg_matvec_xqt(x, w, bias, c, &p->mm, wg_xin_of(p), out);
         if (st != WGML_ERR_UNSUPPORTED)
             return st;
     }
+    if (wg_xin_of(p).norm && rows == 1)
+        return wg_xin_refused("wgml_linear");
     /* x [k] is a row of one */
     wgml_tensor xv = *x, bv = *w;
     if (x->ndim == 1) {

@@ -76,7 +76,9 @@ typedef struct mv_job {
                                 * is the codes, nothing quantised (XS_PREQ) */
     int glu;                   /* with xs: out = glu of row pairs, this wgml_glu_kind (XS_GLU); -1 none */
     const mv_epi *epi;         /* with xs: a fused op's epilogue (NULL: none) */
-    const mv_ntail *nt;        /* with xs: a norm of the output row by the last workgroup (NULL: none) */
+    const mv_ntail *nt;        /* with xs: a norm of the output row by the last workgroup, or the norm split's
+                                * codes by every workgroup (NULL: none) */
+    wg_xin xi;                 /* with preq: x's codes' kind (norm: the norm split's, XS_NRMS) */
     uint64_t row[4][8];        /* x, out, bias, c: rows' first elements, less the window's offset */
     mv_params p;               /* everything but the window's offsets */
 } mv_job;
@@ -165,8 +167,12 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
                       lanes ? ";XS_LANES" : "");
     }
     if (j->preq)
-        n += snprintf(defs + n, sizeof defs - (size_t)n, ";XS_PREQ;XQ_ACC=%s",
-                      wr(j, j->t[SX]) ? "read_write" : "read");
+        n += snprintf(defs + n, sizeof defs - (size_t)n, ";XS_PREQ;XQ_ACC=%s%s",
+                      wr(j, j->t[SX]) ? "read_write" : "read", j->xi.norm ? ";XS_NRMS" : "");
+    if (j->preq && j->xi.norm) { /* the norm's eps and kind (matvec_xs.wgsl XS_NRMS) */
+        memcpy(&p.xst_t, &j->xi.eps, 4);
+        p.xst_u = j->xi.norm == WGML_RMS_NORM ? 1u : 2u;
+    }
     if (j->glu >= 0)
         p.pad1 = (uint32_t)j->glu;
     int nb = 5;
@@ -182,7 +188,17 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
     /* the norm tail: out read back through the bias's binding (4) or, with
      * a bias, c's (5), then y, g and the tickets (matvec_ntail.wgsl) */
     int nth = j->t[SB] ? SC : SB;
-    if (j->nt) {
+    if (j->nt && j->nt->split) { /* the norm split: y and g after c (matvec_nsplit.wgsl) */
+        const mv_ntail *t = j->nt;
+        n += snprintf(defs + n, sizeof defs - (size_t)n, ";XS_NSPLIT;NSN=%u;NSQW=%llu;NSG_ACC=%s%s", p.n,
+                      (unsigned long long)wg_q8_row_words(p.n), wr(j, t->gt) ? "read_write" : "read",
+                      t->gt ? ";NS_G" : "");
+        nb = 7;
+        b[5] = t->y;
+        b[6] = t->gt ? t->g : dummy;
+        p.chk[0] = t->y0;
+        p.chk[1] = t->g0;
+    } else if (j->nt) {
         const mv_ntail *t = j->nt;
         n += snprintf(defs + n, sizeof defs - (size_t)n, ";XS_NTAIL;NTN=%u;NTH=%d;NTG_ACC=%s%s%s", p.n, nth + 1,
                       wr(j, t->gt) ? "read_write" : "read", t->q8 ? ";NT_Q8" : "", t->gt ? ";NT_G" : "");
@@ -215,7 +231,9 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
         ro &= ~(1u << 4);
     if (j->epi)
         ro = (ro & 7u) | j->epi->ro << 3;
-    if (j->nt) /* h's atomic view, y and the tickets are written; g maybe not */
+    if (j->nt && j->nt->split) /* y is written; g maybe not */
+        ro = (ro & 0x1fu) | (wr(j, j->nt->gt) ? 0u : 1u << 6);
+    else if (j->nt) /* h's atomic view, y and the tickets are written; g maybe not */
         ro = (ro & ~(1u << nth)) | (wr(j, j->nt->gt) ? 0u : 1u << 6);
     if (n >= (int)sizeof defs || ((j->q8 || j->xs) && !wide))
         return wg_fail(WGML_ERR_INTERNAL, "%s: kernel defines too long, or the integer path without its loads", j->op);
@@ -410,11 +428,12 @@ static wgml_status need(const char *op, const char *what, const wgml_tensor *t, 
 /* glu >= 0: out [..., n / 2] = glu of w's row pairs (XS_GLU), or
  * WGML_ERR_UNSUPPORTED with no message where main_xs does not take the
  * product in one dispatch (the caller runs the linear, then the glu).
- * xqt: x's 8-bit codes follow its row (graph fusion's xq tail); main_xs
- * with one row reads them (XS_PREQ), every other path reads x itself. */
+ * xi: x's 8-bit codes follow its row (graph fusion's xq tail); main_xs
+ * with one row reads them (XS_PREQ), every other path reads x itself, but
+ * for the norm split's codes (xi.norm), which only main_xs can read. */
 static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wgml_tensor *w, const wgml_tensor *bias,
                               const wgml_tensor *c, const wgml_matmul_params *pp, int glu, const mv_epi *epi,
-                              const mv_ntail *nt, bool xqt, wgml_tensor *out)
+                              const mv_ntail *nt, wg_xin xi, wgml_tensor *out)
 {
     const char *op = "wgml_linear";
     wgml_matmul_params prm = pp ? *pp : (wgml_matmul_params){1.0f, 0.0f, WGML_ACT_NONE, WGML_PREC_F32};
@@ -480,16 +499,22 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
     int upt = 1;
     if ((st = wg_mv_pick(x->ctx, op, n, k, ty, rows, &var, &upt)) != WGML_OK)
         return st;
+    /* the norm split's blocks: 32 rows a workgroup (the o product's
+     * sgx_r2 has 16; 512 threads cost the 8B decode <2%: NOTES) */
+    if (nt && nt->split && var->rpw * (var->wg / 32) != 32)
+        var = wg_mv_named("sgx_r2t512");
     bool xs = !pre && xs_takes(x->ctx, ty, var, rows, k, rowb, w->offset);
+    if (xi.norm && rows == 1 && (!xs || !xi.codes || x->dtype != WGML_F32))
+        return wg_xin_refused(op);
     if ((glu >= 0 || epi) && (!xs || n % 2 || bias || c || prm.act != WGML_ACT_NONE || var->rpw != 2))
         return WGML_ERR_UNSUPPORTED;
-    /* the norm tail: one contiguous f32 row of whole 32-element blocks */
+    /* the norm tail (or split): one contiguous f32 row of whole 32-element blocks */
     if (nt && (!xs || glu >= 0 || epi || (bias && c) || prm.act != WGML_ACT_NONE || n % 32 || out->dtype != WGML_F32 ||
                ov.strides[3] != 1))
         return WGML_ERR_UNSUPPORTED;
 
     mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, bias, c, NULL}, (int)rows, false, false, false, -1, NULL,
-                NULL, {{0}}, {0}};
+                NULL, {false, 0, 0.0f}, {{0}}, {0}};
     uint64_t xspan, ospan, bspan = 0, cspan = 0, bmin = 0, cmin = 0;
     uint64_t xmin = row_starts(&xv, (int)rows, j.row[0], &xspan);
     uint64_t omin = row_starts(&ov, (int)rows, j.row[1], &ospan);
@@ -520,18 +545,21 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
         j.xs = true; /* x stays as it is: each workgroup quantises it */
         q8 = false;
     }
-    if (xs && xqt && x->dtype == WGML_F32) {
+    if (xs && xi.codes && x->dtype == WGML_F32) {
         /* ... or its codes, right after its one row (an xq-tail norm's:
-         * norm.c), are bound in its place */
+         * norm.c), are bound in its place; the norm split's sums of
+         * squares follow them */
         j.preq = true;
+        j.xi = xi;
         j.row[0][0] = 0;
-        xw = win(x, xmin + (uint64_t)k, 0, 0, wg_q8_row_words(k) - 1, 4, "x");
+        xw = win(x, xmin + (uint64_t)k, 0, 0, (xi.norm ? wg_q8_split_words(k) : wg_q8_row_words(k)) - 1, 4, "x");
     }
-    if (nt) { /* the tail's reduction beside x's codes in workgroup memory (matvec_ntail.wgsl) */
+    if (nt) { /* the tail's reduction (the split's block: 128 bytes) beside x's codes in workgroup memory */
         wgml_device_info in;
-        uint64_t wgm = (j.preq ? 0 : wg_q8_row_words(k) * 4) + (uint64_t)var->wg * 4 + 64;
-        /* its codes take a vec4 a lane, 8 lanes a block (q8_lanes.wgsl) */
-        if (wgml_device_info_get(x->ctx, &in) != WGML_OK || wgm > in.max_workgroup_storage || !sg8(x->ctx))
+        uint64_t wgm = (j.preq ? 0 : wg_q8_row_words(k) * 4) + (nt->split ? 128 : (uint64_t)var->wg * 4 + 64);
+        /* the tail's codes take a vec4 a lane, 8 lanes a block (q8_lanes.wgsl) */
+        if (wgml_device_info_get(x->ctx, &in) != WGML_OK || wgm > in.max_workgroup_storage ||
+            (!nt->split && !sg8(x->ctx)))
             return WGML_ERR_UNSUPPORTED;
     }
     if (q8) {
@@ -579,37 +607,43 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
 wgml_status wg_matvec(const wgml_tensor *x, const wgml_tensor *w, const wgml_tensor *bias, const wgml_tensor *c,
                       const wgml_matmul_params *p, wgml_tensor *out)
 {
-    return matvec_run(x, NULL, w, bias, c, p, -1, NULL, NULL, false, out);
+    return matvec_run(x, NULL, w, bias, c, p, -1, NULL, NULL, (wg_xin){false, 0, 0.0f}, out);
 }
 
 wgml_status wg_matvec_xqt(const wgml_tensor *x, const wgml_tensor *w, const wgml_tensor *bias, const wgml_tensor *c,
-                          const wgml_matmul_params *p, wgml_tensor *out)
+                          const wgml_matmul_params *p, wg_xin xi, wgml_tensor *out)
 {
-    return matvec_run(x, NULL, w, bias, c, p, -1, NULL, NULL, true, out);
+    return matvec_run(x, NULL, w, bias, c, p, -1, NULL, NULL, xi, out);
 }
 
-wgml_status wg_matvec_glu(const wgml_tensor *x, const wgml_tensor *w, const wgml_matmul_params *p, int glu, bool xqt,
+wgml_status wg_matvec_glu(const wgml_tensor *x, const wgml_tensor *w, const wgml_matmul_params *p, int glu, wg_xin xi,
                           wgml_tensor *out)
 {
-    return matvec_run(x, NULL, w, NULL, NULL, p, glu, NULL, NULL, xqt, out);
+    return matvec_run(x, NULL, w, NULL, NULL, p, glu, NULL, NULL, xi, out);
 }
 
 wgml_status wg_matvec_epi(const wgml_tensor *x, const wgml_tensor *w, const wgml_matmul_params *p, const mv_epi *e,
-                          bool xqt, wgml_tensor *out)
+                          wg_xin xi, wgml_tensor *out)
 {
-    return matvec_run(x, NULL, w, NULL, NULL, p, -1, e, NULL, xqt, out);
+    return matvec_run(x, NULL, w, NULL, NULL, p, -1, e, NULL, xi, out);
 }
 
 wgml_status wg_matvec_ntail(const wgml_tensor *x, const wgml_tensor *w, const wgml_tensor *bias, const wgml_tensor *c,
-                            const wgml_matmul_params *p, const mv_ntail *nt, bool xqt, wgml_tensor *out)
+                            const wgml_matmul_params *p, const mv_ntail *nt, wg_xin xi, wgml_tensor *out)
 {
-    return matvec_run(x, NULL, w, bias, c, p, -1, NULL, nt, xqt, out);
+    return matvec_run(x, NULL, w, bias, c, p, -1, NULL, nt, xi, out);
 }
 
 wgml_status wg_matvec_pre(const wgml_tensor *x, const wg_xpre *pre, const wgml_tensor *w, const wgml_tensor *bias,
                           const wgml_matmul_params *p, wgml_tensor *out)
 {
-    return matvec_run(x, pre, w, bias, NULL, p, -1, NULL, NULL, false, out);
+    return matvec_run(x, pre, w, bias, NULL, p, -1, NULL, NULL, (wg_xin){false, 0, 0.0f}, out);
+}
+
+wgml_status wg_xin_refused(const char *op)
+{
+    return wg_fail(WGML_ERR_INTERNAL, "%s: x is a split norm's codes (graph fusion), which only the one-row "
+                   "one-dispatch product reads, and it does not take these operands", op);
 }
 
 /* ------------------------------------------------------------ linear_id */
@@ -685,7 +719,7 @@ static wgml_status linear_id(const wgml_tensor *x, const wgml_tensor *w, const w
     if ((st = wg_mv_pick(x->ctx, op, n, k, ty, 1, &var, &upt)) != WGML_OK)
         return st;
     mv_job j = {x->ctx, op, ty, var, upt, {w, x, out, NULL, NULL, ids}, 1, false, false, false, -1, NULL, NULL,
-                {{0}}, {0}};
+                {false, 0, 0.0f}, {{0}}, {0}};
     mv_params *p = &j.p;
     p->units = (uint32_t)((k + 7) / 8);
     p->k = (uint32_t)k;
@@ -735,47 +769,6 @@ static wgml_status linear_id(const wgml_tensor *x, const wgml_tensor *w, const w
 }
 
 /* ------------------------------------------------------------ op table */
-
-static bool desc_float_in(wgml_dtype t) { return t == WGML_F32 || t == WGML_F16; }
-
-wgml_status wg_ck_linear_id(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out)
-{
-    const char *op = "wgml_linear_id";
-    if (nin < 3 || !in[0] || !in[1] || !in[2])
-        return wg_fail(WGML_ERR_INVALID_ARG, "%s: x, w and ids are required", op);
-    const wg_desc *x = in[0], *w = in[1], *ids = in[2];
-    if (!desc_float_in(x->dtype))
-        return wg_fail(WGML_ERR_DTYPE, "%s: x is %s, must be f32 or f16", op, wgml_dtype_name(x->dtype));
-    if (!wg_mv_type(w->dtype))
-        return wg_fail(WGML_ERR_DTYPE, "%s: w is %s, not a weight dtype of wgml_linear", op, wgml_dtype_name(w->dtype));
-    if (ids->dtype != WGML_I32)
-        return wg_fail(WGML_ERR_DTYPE, "%s: ids is %s, must be i32", op, wgml_dtype_name(ids->dtype));
-    if (!(WG_DT_FLOATS & WG_DT_BIT(p->dtype)))
-        return wg_fail(WGML_ERR_DTYPE, "%s: out is %s, must be f32, f16 or bf16", op, wgml_dtype_name(p->dtype));
-    char a[96], b[96], c[96];
-    if (w->ndim != 3 || ids->ndim != 2 || x->ndim != 3 || x->shape[0] != ids->shape[0] ||
-        (x->shape[1] != ids->shape[1] && x->shape[1] != 1) || x->shape[2] != w->shape[2])
-        return wg_fail(WGML_ERR_SHAPE, "%s: x %s, w %s, ids %s: need x [tokens, used or 1, k], w [experts, n, k], "
-                       "ids [tokens, used]", op, wg_desc_str(x, NULL, a, sizeof a), wg_desc_str(w, NULL, b, sizeof b),
-                       wg_desc_str(ids, NULL, c, sizeof c));
-    const mv_type *ty = wg_mv_type(w->dtype);
-    if (ty->qk > 8 && !wg_is_sym(w->shape[2]) && w->shape[2] % ty->qk)
-        return wg_fail(WGML_ERR_SHAPE, "%s: k = %lld is not a multiple of %s's %u-element blocks", op,
-                       (long long)w->shape[2], wgml_dtype_name(w->dtype), ty->qk);
-    *out = (wg_desc){p->dtype, 3, {ids->shape[0], ids->shape[1], w->shape[1]}};
-    return WGML_OK;
-}
-
-uint64_t wg_sc_linear_id(const wg_op_params *p, const wg_desc *const *in, int nin, const wg_desc *out)
-{
-    (void)p, (void)nin, (void)out;
-    const wg_desc *w = in[1], *ids = in[2];
-    if (w->ndim != 3 || ids->ndim != 2 || wg_is_sym(w->shape[0]) || wg_is_sym(ids->shape[0]) ||
-        wg_is_sym(ids->shape[1]))
-        return 0;
-    /* the dims' maxima (a graph's bound holds for every binding) */
-    return wg_moe_scratch(ids->shape[0] * ids->shape[1], w->shape[0]);
-}
 
 wgml_status wg_en_linear_id(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out,
                             wgml_tensor *out2)

@@ -64,15 +64,19 @@ typedef struct mv_epi {
 /* wg_matvec for one activation row with epilogue e (no bias, no c, beta 0,
  * no activation, rows in pairs): WGML_ERR_UNSUPPORTED, no message, where
  * main_xs does not take the product in one window (the caller runs its
- * unfused ops).  xqt as wg_matvec_glu's. */
+ * unfused ops).  xi as wg_matvec_glu's. */
 wgml_status wg_matvec_epi(const wgml_tensor *x, const wgml_tensor *w, const wgml_matmul_params *p, const mv_epi *e,
-                          bool xqt, wgml_tensor *out);
+                          wg_xin xi, wgml_tensor *out);
 
 /* The norm tail a fused op gives the one-dispatch product (main_xs,
  * XS_NTAIL: matvec_ntail.wgsl): the last workgroup to finish writes
  * y = norm(out) (* g), out's one contiguous f32 row of n (a multiple of
  * 32), and with q8 the row's 8-bit codes right after y's n values (the xq
- * tail's layout).  linear_norm.c is the one user. */
+ * tail's layout).  With split (the norm split, XS_NSPLIT:
+ * matvec_nsplit.wgsl) there is no tail: each workgroup, 32 rows a group,
+ * writes its block's codes of out * g and sum of squares after y's n
+ * words (wg_q8_split_words(n) of them; kind and eps are the consumer's).
+ * linear_norm.c is the one user. */
 typedef struct mv_ntail {
     const wgml_tensor *yt, *gt; /* y (written) and g (NULL: no weight), for the bindings' access modes */
     wg_binding y, g;            /* their bindings (g unused without gt) */
@@ -80,17 +84,20 @@ typedef struct mv_ntail {
     int kind;                   /* WGML_RMS_NORM or WGML_L2_NORM */
     float eps;
     bool q8;
+    bool split;
 } mv_ntail;
 /* wg_matvec for one activation row with a norm tail (bias and c as
  * wg_matvec's, not both; no activation): WGML_ERR_UNSUPPORTED, no message,
- * where main_xs does not take the product in one dispatch.  xqt as
+ * where main_xs does not take the product in one dispatch.  xi as
  * wg_matvec_glu's. */
 wgml_status wg_matvec_ntail(const wgml_tensor *x, const wgml_tensor *w, const wgml_tensor *bias, const wgml_tensor *c,
-                            const wgml_matmul_params *p, const mv_ntail *nt, bool xqt, wgml_tensor *out);
+                            const wgml_matmul_params *p, const mv_ntail *nt, wg_xin xi, wgml_tensor *out);
 
 /* Words a quantised row of x takes (matvec_xq.wgsl): k / 4 code words and
  * a (d, sum) pair a 32-element block, padded to 16 bytes. */
 static inline uint64_t wg_q8_row_words(int64_t k) { return ((uint64_t)k / 4 + (uint64_t)k / 16 + 3) / 4 * 4; }
+/* ... and with the norm split's sums of squares, one a block, after them. */
+static inline uint64_t wg_q8_split_words(int64_t k) { return wg_q8_row_words(k) + (uint64_t)k / 32; }
 
 /* y (one f32 row of k, a multiple of 32) quantised into the
  * wg_q8_row_words(k) words right after it: an xq-tail norm's codes where

@@ -60,10 +60,29 @@ wgml_status wg_en_attention(const wg_op_params *p, const wgml_tensor *const *in,
  * operands (the caller then runs the GEMM). */
 wgml_status wg_matvec(const wgml_tensor *x, const wgml_tensor *w, const wgml_tensor *bias, const wgml_tensor *c,
                       const wgml_matmul_params *p, wgml_tensor *out);
-/* wg_matvec where x's codes follow its row (a norm's xq tail, norm.c): a
- * one-row product on the one-dispatch kernel reads them. */
+/* x's codes after its row (graph fusion's xq tail, norm.c:
+ * wg_op_params.xq_in), for a one-row product on the one-dispatch kernel
+ * to read instead of quantising x; with norm (the norm split, xq_split)
+ * they are the codes of an unscaled row u = h * g, the sums of squares of
+ * h's 32-element blocks follow them, and the product scales its sums by
+ * the norm's factor (matvec_xs.wgsl XS_NRMS): such a product must take
+ * that kernel (anything else is WGML_ERR_INTERNAL: x's values are never
+ * written). */
+typedef struct wg_xin {
+    bool codes;
+    int norm;    /* 0, or WGML_RMS_NORM / WGML_L2_NORM: the norm split */
+    float eps;
+} wg_xin;
+static inline wg_xin wg_xin_of(const wg_op_params *p)
+{
+    return (wg_xin){p->xq_in, p->xq_in && p->xq_split ? (int)p->norm.kind : 0, p->norm.eps};
+}
+/* What a product reading a norm split's codes returns where it cannot
+ * (WGML_ERR_INTERNAL: graph fusion promised the one-dispatch kernel). */
+wgml_status wg_xin_refused(const char *op);
+/* wg_matvec where x's codes may follow its row (xi). */
 wgml_status wg_matvec_xqt(const wgml_tensor *x, const wgml_tensor *w, const wgml_tensor *bias, const wgml_tensor *c,
-                          const wgml_matmul_params *p, wgml_tensor *out);
+                          const wgml_matmul_params *p, wg_xin xi, wgml_tensor *out);
 
 /* A linear whose x is made in the integer mat-vec path's first pass
  * (WG_OP_LINEAR_PRE, made by graph fusion of linear(rms_norm(...)) and
@@ -81,10 +100,8 @@ typedef struct wg_xpre {
  * rows gate and up interleaved), the glu of kind `glu` (wgml_glu_kind), in
  * one mat-vec dispatch (matvec_xs.wgsl, XS_GLU): WGML_ERR_UNSUPPORTED, no
  * message, where that kernel does not take it (the caller runs the linear
- * and the glu).  xqt: x's codes follow its row (a norm's xq tail,
- * norm.c); a one-row product on that kernel reads them instead of
- * quantising x. */
-wgml_status wg_matvec_glu(const wgml_tensor *x, const wgml_tensor *w, const wgml_matmul_params *p, int glu, bool xqt,
+ * and the glu).  xi: x's codes after its row (wg_xin). */
+wgml_status wg_matvec_glu(const wgml_tensor *x, const wgml_tensor *w, const wgml_matmul_params *p, int glu, wg_xin xi,
                           wgml_tensor *out);
 /* wg_matvec with x made by pre (x: a tensor of x's shape, for the row
  * layout only; never read or written): WGML_ERR_UNSUPPORTED, no message,

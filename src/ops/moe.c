@@ -33,6 +33,7 @@
  * binding, or x not contiguous along k, goes to the mat-vec path).
  */
 #include "gemm.h"
+#include "matvec.h"
 
 #include <string.h>
 
@@ -292,4 +293,47 @@ wgml_status wg_moe_grouped(const wg_moe_args *a)
     st = wg_win_split(ctx, ws, NW, it, 3, UINT32_MAX, a->op, gemm_block, &j);
     wgml_tensor_free(gs);
     return st;
+}
+
+/* ------------------------------------------------------------ linear_id's check and scratch (its encode: matvec.c) */
+
+static bool desc_float_in(wgml_dtype t) { return t == WGML_F32 || t == WGML_F16; }
+
+wgml_status wg_ck_linear_id(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out)
+{
+    const char *op = "wgml_linear_id";
+    if (nin < 3 || !in[0] || !in[1] || !in[2])
+        return wg_fail(WGML_ERR_INVALID_ARG, "%s: x, w and ids are required", op);
+    const wg_desc *x = in[0], *w = in[1], *ids = in[2];
+    if (!desc_float_in(x->dtype))
+        return wg_fail(WGML_ERR_DTYPE, "%s: x is %s, must be f32 or f16", op, wgml_dtype_name(x->dtype));
+    if (!wg_mv_type(w->dtype))
+        return wg_fail(WGML_ERR_DTYPE, "%s: w is %s, not a weight dtype of wgml_linear", op, wgml_dtype_name(w->dtype));
+    if (ids->dtype != WGML_I32)
+        return wg_fail(WGML_ERR_DTYPE, "%s: ids is %s, must be i32", op, wgml_dtype_name(ids->dtype));
+    if (!(WG_DT_FLOATS & WG_DT_BIT(p->dtype)))
+        return wg_fail(WGML_ERR_DTYPE, "%s: out is %s, must be f32, f16 or bf16", op, wgml_dtype_name(p->dtype));
+    char a[96], b[96], c[96];
+    if (w->ndim != 3 || ids->ndim != 2 || x->ndim != 3 || x->shape[0] != ids->shape[0] ||
+        (x->shape[1] != ids->shape[1] && x->shape[1] != 1) || x->shape[2] != w->shape[2])
+        return wg_fail(WGML_ERR_SHAPE, "%s: x %s, w %s, ids %s: need x [tokens, used or 1, k], w [experts, n, k], "
+                       "ids [tokens, used]", op, wg_desc_str(x, NULL, a, sizeof a), wg_desc_str(w, NULL, b, sizeof b),
+                       wg_desc_str(ids, NULL, c, sizeof c));
+    const mv_type *ty = wg_mv_type(w->dtype);
+    if (ty->qk > 8 && !wg_is_sym(w->shape[2]) && w->shape[2] % ty->qk)
+        return wg_fail(WGML_ERR_SHAPE, "%s: k = %lld is not a multiple of %s's %u-element blocks", op,
+                       (long long)w->shape[2], wgml_dtype_name(w->dtype), ty->qk);
+    *out = (wg_desc){p->dtype, 3, {ids->shape[0], ids->shape[1], w->shape[1]}};
+    return WGML_OK;
+}
+
+uint64_t wg_sc_linear_id(const wg_op_params *p, const wg_desc *const *in, int nin, const wg_desc *out)
+{
+    (void)p, (void)nin, (void)out;
+    const wg_desc *w = in[1], *ids = in[2];
+    if (w->ndim != 3 || ids->ndim != 2 || wg_is_sym(w->shape[0]) || wg_is_sym(ids->shape[0]) ||
+        wg_is_sym(ids->shape[1]))
+        return 0;
+    /* the dims' maxima (a graph's bound holds for every binding) */
+    return wg_moe_scratch(ids->shape[0] * ids->shape[1], w->shape[0]);
 }

@@ -76,6 +76,13 @@ typedef struct wg_op_params {
      * LINEAR_GLU or LINEAR_ROPE_KV whose x is the [.., :k] view of such an
      * output, so its one-row product reads the codes. */
     bool xq_tail, xq_in;
+    /* Graph fusion's norm split (src/graph/fuse.c): norm_split, a
+     * LINEAR_NORM each 32-row block of whose product writes the codes of
+     * h * g and the block's sum of squares into the norm's row (no
+     * normalised values); xq_split, a product with xq_in whose x's codes
+     * are such a row's: it scales its sums by the factor of the norm in
+     * `norm` (kind, eps). */
+    bool norm_split, xq_split;
     int chain_n;        /* WG_OP_EW_CHAIN: ops applied in order */
     int chain_op[WG_CHAIN_MAX];
     float chain_p[WG_CHAIN_MAX][2];
