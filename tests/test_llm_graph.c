@@ -23,7 +23,7 @@
 #include "models/llm.h"
 #include "quant_table.h"
 
-enum { V = 50, E = 32, L = 2, F = 48, H = 4, HKV = 2, D = 8, CTX = 16, T0 = 5, STEPS = 3 };
+enum { V = 50, E = 32, L = 2, F = 64, H = 4, HKV = 2, D = 8, CTX = 16, T0 = 5, STEPS = 3 };
 
 typedef struct refw {
     t_tensor emb, out_norm, attn_norm[L], wq[L], wk[L], wv[L], wo[L], bq[L], bk[L], bv[L], qn[L], kn[L], pan[L],
@@ -221,7 +221,7 @@ static int compare(const char *what, const float *got, const double *want, int n
     return bad;
 }
 
-/* q8: the products of k 32 (q, k, v, o, gate, up) in q8_0, so that a
+/* q8: the products (q, k, v, o, gate, up, down) in q8_0, so that a
  * decode step takes the integer path's one-dispatch product (forced:
  * sgx_r2) and graph fusion's epilogues on it (the q|k|v product's rope
  * and k|v cache row, the gate|up product's glu), as on a GPU. */
@@ -249,7 +249,7 @@ static void run_arch_q(llm_arch arch, bool fuse, bool q8)
         w.fn[l] = t_random(WGML_F32, 1, (int64_t[]){E}, 0.5, 1.5);
         t_tensor (*mk)(int64_t, int64_t, double) = q8 ? qrnd : rnd;
         w.wq[l] = mk(H * D, E, 0.3), w.wk[l] = mk(HKV * D, E, 0.3), w.wv[l] = mk(HKV * D, E, 0.3);
-        w.wo[l] = mk(E, H * D, 0.3), w.wg[l] = mk(F, E, 0.3), w.wu[l] = mk(F, E, 0.3), w.wd[l] = rnd(E, F, 0.3);
+        w.wo[l] = mk(E, H * D, 0.3), w.wg[l] = mk(F, E, 0.3), w.wu[l] = mk(F, E, 0.3), w.wd[l] = mk(E, F, 0.3);
         if (arch == LLM_QWEN2)
             w.bq[l] = rnd(H * D, 0, 0.2), w.bk[l] = rnd(HKV * D, 0, 0.2), w.bv[l] = rnd(HKV * D, 0, 0.2);
         if (arch == LLM_QWEN3 || arch == LLM_GEMMA3) {
@@ -377,15 +377,16 @@ static void run_arch_q(llm_arch arch, bool fuse, bool q8)
         CHECK(one_disp + 2 * L == gs.dispatches, "q8: %llu dispatches a fused step, %llu unfused",
               (unsigned long long)one_disp, (unsigned long long)gs.dispatches);
         llm_graph_free(&un);
-        /* the default steps split the ffn norm between the o and gate|up
-         * products (src/kernels/matvec_nsplit.wgsl: one dispatch fewer a
-         * layer; the attention norms stay, the f32 down product being off
-         * the one-dispatch kernel); WGML_GRAPH_FUSE=nosplit runs the norm's
-         * dispatch, and the opt-in norm tail (normtail) the o product's
-         * last workgroup makes it, as many dispatches as the split.  Each
-         * against the reference, within the 8-bit activations' tolerance
-         * (the sum of squares in another order; the split's codes are of
-         * h * g, not of y) */
+        /* the default steps split the norms between their products
+         * (src/kernels/matvec_nsplit.wgsl): the ffn norm between the o and
+         * gate|up products, the attention norm of layers past the first
+         * between the down product and the q|k|v one (its rope epilogue
+         * reading the split's codes): 2L - 1 norm dispatches fewer than
+         * WGML_GRAPH_FUSE=nosplit; the opt-in norm tail (normtail) in the
+         * o and down products' last workgroups drops the same norms.  Each
+         * against the reference, within the 8-bit
+         * activations' tolerance (the sum of squares in another order; the
+         * split's codes are of h * g, not of y) */
         static const char *const modes[] = {"nosplit", "normtail"};
         for (int md = 0; md < 2; md++) {
             t_env("WGML_GRAPH_FUSE", modes[md]);
@@ -400,7 +401,7 @@ static void run_arch_q(llm_arch arch, bool fuse, bool q8)
                 n = 1;
             }
             CHECK_OK(wgml_graph_stats_get(nt.g, &gs));
-            uint64_t wd = one_disp + (md == 0 ? L : 0);
+            uint64_t wd = md == 0 ? one_disp + 2 * L - 1 : one_disp;
             CHECK(gs.dispatches == wd, "q8: %llu dispatches a %s step, %llu a default one (want %llu)",
                   (unsigned long long)gs.dispatches, modes[md], (unsigned long long)one_disp,
                   (unsigned long long)wd);
