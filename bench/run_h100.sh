@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk qwen ntail ntprobe ntprobe2 q8lanes ntab mvab3 mvab4 mergeprobe l2probe nsprobe nsplit (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk qwen ntail ntprobe ntprobe2 q8lanes ntab mvab3 mvab4 mergeprobe l2probe nsprobe nsplit nsvar attnprobe (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -426,6 +426,26 @@ for s in $sections; do
       tmodes native test_llm_graph test_graph test_op_matvec
       for f in nosplit ""; do echo "-- decoder ${f:-split}: $(WGML_GRAPH_FUSE=$f $B/wgml bench graph decoder 2>&1 | grep -E "^decoder" | tail -n 1)"; done
       fuseab nosplit ;;
+    nsvar) # the norm split's producer by variant (WGML_FORCE=nsplit=...): the tests natively, tg128 pipelined, two
+      # rounds, 8B then 1B; then the decodes' GPU time per kernel (prof8's)
+      tmodes native test_graph_nsplit test_op_matvec test_llm_graph
+      tmodes nof16 test_graph_nsplit
+      wait_gen
+      for r in 1 2; do for m in 8b 1b; do
+        echo "-- $m r$r: t512 $(tg $m) | r4 $(tg $m WGML_FORCE=nsplit=sgx_r4) | r1t1024 $(tg $m WGML_FORCE=nsplit=sgx_r1t1024)"
+      done; done
+      for m in 8b 1b; do
+        echo "-- $m"; WGML_PROFILE=1 $B/wgml bench llm -m /tmp/models/llama-$m-q4k.gguf -p 16 -n 32 -r 1 2>&1 | grep -vE "^\|" | head -n 26
+      done ;;
+    attnprobe) # what the decode attention costs a token: tg128 pipelined with its kernels dropped (WGML_SKIP_KERNELS:
+      # results wrong, time right), two rounds, 8B then 1B
+      wait_gen
+      for r in 1 2; do for m in 8b 1b; do
+        echo "-- $m r$r: base $(tg $m) | nodsg $(tg $m WGML_SKIP_KERNELS=attn_dsg) | nomerge $(tg $m WGML_SKIP_KERNELS=attn_merge) | noattn $(tg $m WGML_SKIP_KERNELS=attn_dsg,attn_merge)"
+      done; done
+      for m in 8b 1b; do
+        echo "-- $m chunks: 4 $(tg $m WGML_ATTN_CHUNKS=4) | 16 $(tg $m WGML_ATTN_CHUNKS=16 WGML_ATTN_MINCHUNK=16) | kpt1 $(tg $m WGML_ATTN_KPT=1)"
+      done ;;
     nsprobe) # the bound on the norm split (2026-11-27 (6)): tg128 pipelined with the norm dispatches dropped
       # (WGML_SKIP_KERNELS: results wrong, time right), and with every one-row product on 512 threads too, 8B then 1B
       wait_gen

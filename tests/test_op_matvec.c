@@ -161,6 +161,7 @@ static void test_variants(void)
         {"sgq_r4t128", 8704}, {"sgq_r4t256", 8704}, /* t256: the table's for k >= 8192 on GPUs (x within 64 KiB windows) */
         {"sgx_r2", 4352}, {"sgx_r1", 8704}, /* x quantised by each workgroup (matvec_xs.wgsl) */
         {"sgx_r2t512", 8704},                /* 512 threads: a GPU's table for long rows of many rows */
+        {"sgx_r4", 4352}, {"sgx_r1t1024", 8704}, /* 32 rows a workgroup, as the norm split's producer may run */
     };
     wgml_device_info in;
     CHECK_OK(wgml_device_info_get(t_ctx, &in));

@@ -500,9 +500,17 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
     if ((st = wg_mv_pick(x->ctx, op, n, k, ty, rows, &var, &upt)) != WGML_OK)
         return st;
     /* the norm split's blocks: 32 rows a workgroup (the o product's
-     * sgx_r2 has 16; 512 threads cost the 8B decode <2%: NOTES) */
-    if (nt && nt->split && var->rpw * (var->wg / 32) != 32)
-        var = wg_mv_named("sgx_r2t512");
+     * sgx_r2 has 16; 512 threads cost the 8B decode <2%: NOTES), or the
+     * variant WGML_FORCE=nsplit=<name> names (timing) */
+    if (nt && nt->split) {
+        char fb[32];
+        const char *f = wg_forced_variant("nsplit", fb, sizeof fb);
+        const mv_variant *fv = f ? wg_mv_named(f) : NULL;
+        if (f && (!fv || !fv->xs || fv->rpw * (fv->wg / 32) != 32))
+            return wg_fail(WGML_ERR_INVALID_ARG, "%s: WGML_FORCE nsplit=%s is not a one-dispatch variant of 32 rows "
+                           "a workgroup (sgx_r2t512, sgx_r4)", op, f);
+        var = fv ? fv : var->rpw * (var->wg / 32) == 32 ? var : wg_mv_named("sgx_r2t512");
+    }
     bool xs = !pre && xs_takes(x->ctx, ty, var, rows, k, rowb, w->offset);
     if (xi.norm && rows == 1 && (!xs || !xi.codes || x->dtype != WGML_F32))
         return wg_xin_refused(op);

@@ -54,7 +54,7 @@ static const mv_variant variants[] = {
     {"sgq_r1t256", 1, 256, true, 1, true, true, false}, {"sgq_r8t128", 8, 128, true, 1, true, true, false},
     {"sgx_r1", 1, 256, true, 1, true, true, true}, {"sgx_r2", 2, 256, true, 1, true, true, true},
     {"sgx_r4", 4, 256, true, 1, true, true, true}, {"sgx_r2t128", 2, 128, true, 1, true, true, true},
-    {"sgx_r2t512", 2, 512, true, 1, true, true, true},
+    {"sgx_r2t512", 2, 512, true, 1, true, true, true}, {"sgx_r1t1024", 1, 1024, true, 1, true, true, true},
 };
 #define NTABLE 18 /* variants the table picks from (and sgq_r4t256 for long rows) */
 
