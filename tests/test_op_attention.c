@@ -385,6 +385,8 @@ static void t_dsg(void)
     run_case("dsg GQA decode, bool mask, sinks, chunks", &c);
     c.force = "attn=dsg_np";
     run_case("dsg_np GQA decode, bool mask, sinks, chunks", &c);
+    c.force = "attn=dsg_t256"; /* 256 threads: twice the key groups (timing variant) */
+    run_case("dsg_t256 GQA decode, bool mask, sinks, chunks", &c);
     /* one chunk (30 keys, below WG_ATTN_DSG_MIN_CHUNK): the output
      * written by attn_dsg, sinks there; 8 rows (two blocks), D 60
      * (element loads, a 4-element octet), a per-row f16 mask with ALiBi,

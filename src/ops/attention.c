@@ -42,6 +42,8 @@
  *        written as the output (18.3 KiB at D 128);
  *   dsg_np  dsg loading each tile after the last (~40 fewer registers,
  *        no load in flight during the arithmetic), for timing against it;
+ *   dsg_t256  dsg on 256 threads (twice the key groups): the GPUs' decode
+ *        over at most 256 keys of 16-lane keys (D 128), a chunk one tile;
  *   fa64 / fa32  the register-tiled prefill kernel (attention_fa.wgsl):
  *        64 / 32 rows, 4 a thread, 8 lanes of a subgroup across dims,
  *        16 keys a tile, Q and O in named vector registers, the dot
@@ -62,12 +64,14 @@ static const wg_attn_variant variants[] = {
     {"fa64", 64, 4, 16, 8, false, false, true},
     {"fa32", 32, 4, 16, 8, false, false, true},
     {"fa64k32", 64, 4, 32, 8, false, false, true},
+    {"dsg_t256", 4, 1, 4, 256, true, true, false}, /* dsg on 256 threads: GPUs' decode up to 256 keys of D 128 */
 };
-#define NVAR 10
+#define NVAR 11
 #define V_SPLITKV 4
 #define V_DSG 5
 #define V_FA64 7
-#define VAR_NAMES "t64, t32, t16, t8, splitkv, dsg, dsg_np, fa64, fa32, fa64k32"
+#define V_DSG_T256 10
+#define VAR_NAMES "t64, t32, t16, t8, splitkv, dsg, dsg_np, fa64, fa32, fa64k32, dsg_t256"
 
 const wg_attn_variant *wg_attn_variant_at(int i) { return i >= 0 && i < NVAR ? &variants[i] : NULL; }
 
@@ -171,6 +175,13 @@ wgml_status wg_attn_choose(const wg_attn_facts *f, int64_t rows, int64_t skv, in
     if (rows <= DECODE_ROWS && !f->cpu && (uint32_t)lpk <= f->subgroup &&
         fits(&variants[V_DSG], dk, dv, f->smem, f->max_inv)) {
         *out = &variants[V_DSG];
+        /* up to 256 keys (a decode's first KV bucket) of 16-lane keys (D
+         * 128): 256 threads, so a 32-key chunk is one tile, not two.  H200,
+         * tg128 (bench/NOTES.md 2026-11-27 (6), call 7): 8B 400.2 -> 404.7;
+         * the 1B's D 64 (8-lane keys: a 64-key tile, half idle) 1,137 ->
+         * 1,107, and at 8192 keys 25 -> 28 us a call: dsg kept there */
+        if (skv <= 256 && lpk == 16 && fits(&variants[V_DSG_T256], dk, dv, f->smem, f->max_inv))
+            *out = &variants[V_DSG_T256];
         return WGML_OK;
     }
     if (rows <= DECODE_ROWS && skv >= DECODE_MIN_KEYS && fits(&variants[V_SPLITKV], dk, dv, f->smem, f->max_inv)) {
