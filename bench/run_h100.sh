@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk qwen ntail ntprobe ntprobe2 q8lanes ntab mvab3 mvab4 mergeprobe l2probe nsprobe nsplit nsvar attnprobe dsgt256 (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk qwen ntail ntprobe ntprobe2 q8lanes ntab mvab3 mvab4 mergeprobe l2probe nsprobe nsplit nsvar attnprobe dsgt256 glq (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -454,6 +454,13 @@ for s in $sections; do
         echo "-- $m r$r: dsg $(tg $m) | dsg_t256 $(tg $m WGML_FORCE=attn=dsg_t256)"
       done; done
       for v in "" dsg_t256; do echo "-- attn decode ${v:-table}"; WGML_FORCE=${v:+attn=$v} $B/wgml bench attn --decode 2>&1 | tail -n 5; done ;;
+    glq) # the glu's codes (XS_GLUQ: the gate|up product writes the down product's x codes, 32 glu outputs a
+      # workgroup) against WGML_GRAPH_FUSE=noglq: the graph tests natively, greedy text, tg128 pipelined, two rounds
+      # (2026-11-27 (6) call 8: 8B -8.7%, reverted; kept as the record)
+      tmodes native test_graph_codes test_llm_graph test_graph_prologue test_op_matvec test_op_attention
+      tmodes nof16 test_graph_codes
+      for f in noglq ""; do echo "-- decoder ${f:-glq}: $(WGML_GRAPH_FUSE=$f $B/wgml bench graph decoder 2>&1 | grep -E "^decoder" | tail -n 1)"; done
+      fuseab noglq ;;
     nsprobe) # the bound on the norm split (2026-11-27 (6)): tg128 pipelined with the norm dispatches dropped
       # (WGML_SKIP_KERNELS: results wrong, time right), and with every one-row product on 512 threads too, 8B then 1B
       wait_gen
