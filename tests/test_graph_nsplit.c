@@ -33,13 +33,14 @@
 
 #include <math.h>
 
-enum { K = 256, M2 = 40, F_SPLIT = 0, F_NOSPLIT = 1, F_NOFUSE = 2, SETS = 3 };
+enum { K = 256, MAX_M2 = 320, F_SPLIT = 0, F_NOSPLIT = 1, F_NOFUSE = 2, SETS = 3 };
 
 typedef struct ns_case {
     wgml_dtype wdt, w2dt;
     wgml_norm_kind kind;
     bool with_g, resid, glu;
     int64_t n;
+    int64_t m2; /* the reader's outputs (0: 40) */
 } ns_case;
 
 /* The set's row count: sets 0 and 1 one row, set 2 two rows. */
@@ -47,7 +48,7 @@ static int64_t rows_of(int s) { return s < 2 ? 1 : 2; }
 
 static void split_case(const ns_case *c)
 {
-    const int64_t NW = c->n, N2 = c->glu ? 2 * M2 : M2;
+    const int64_t NW = c->n, M2 = c->m2 ? c->m2 : 40, N2 = c->glu ? 2 * M2 : M2;
     float *deq = NULL, *deq2 = NULL;
     wgml_tensor *w = quant_table(c->wdt, NW, K, &deq, NULL), *w2 = quant_table(c->w2dt, N2, NW, &deq2, NULL);
     float *gh = host_f32(NW, 0.5, 1.5), *x[SETS], *r[SETS], *out[3][SETS][2];
@@ -124,7 +125,7 @@ static void split_case(const ns_case *c)
         for (int64_t t = 0; t < T; t++) {
             /* y on the host from no_fuse's h, and the glu's a and b */
             const float *hr = out[F_NOFUSE][s][0] + t * NW;
-            double ss = 0, ymax = 0, y[256], ab[2 * M2];
+            double ss = 0, ymax = 0, y[256], ab[2 * MAX_M2];
             for (int64_t i = 0; i < NW; i++)
                 ss += (double)hr[i] * hr[i];
             double sc = c->kind == WGML_RMS_NORM ? 1 / sqrt(ss / (double)NW + 1e-5) : 1 / fmax(sqrt(ss), 1e-5);
@@ -184,10 +185,10 @@ static bool force_sgx(void)
 }
 
 static const ns_case cases[] = {
-    {WGML_Q4_K, WGML_Q8_0, WGML_RMS_NORM, true, true, false, 64},
-    {WGML_Q8_0, WGML_Q8_0, WGML_RMS_NORM, true, true, true, 96},
-    {WGML_Q8_0, WGML_Q8_0, WGML_L2_NORM, false, true, false, 32},
-    {WGML_Q4_K, WGML_Q8_0, WGML_RMS_NORM, true, false, false, 96},
+    {WGML_Q4_K, WGML_Q8_0, WGML_RMS_NORM, true, true, false, 64, 0},
+    {WGML_Q8_0, WGML_Q8_0, WGML_RMS_NORM, true, true, true, 96, 0},
+    {WGML_Q8_0, WGML_Q8_0, WGML_L2_NORM, false, true, false, 32, 0},
+    {WGML_Q4_K, WGML_Q8_0, WGML_RMS_NORM, true, false, false, 96, 0},
 };
 
 static void t_linear(void)
@@ -212,6 +213,19 @@ static void t_glu(void)
 
 /* The blocks' codes a block a thread (the path of subgroups that are not a
  * multiple of 8 lanes), and the products' own quantising likewise. */
+/* The reader's weights past one binding window (WGML_MAX_BINDING=65536 in
+ * CI's test_graph_nsplit_window: a q8_0 [300, 256] reader is 81.6 KB, cut
+ * into two windows, each a dispatch reading the split's codes and sums of
+ * squares whole; the producer's 36.9 KB fit, as fusion requires). */
+static void t_windows(void)
+{
+    if (!force_sgx())
+        return;
+    static const ns_case wide = {WGML_Q4_K, WGML_Q8_0, WGML_RMS_NORM, true, true, false, 256, 300};
+    split_case(&wide);
+    t_env("WGML_FORCE", NULL);
+}
+
 static void t_block_a_thread(void)
 {
     if (!force_sgx())
@@ -231,6 +245,7 @@ int main(int argc, char **argv)
         {"linear", t_linear},
         {"glu", t_glu},
         {"block_a_thread", t_block_a_thread},
+        {"windows", t_windows},
     };
     int rc = t_run(list, sizeof list / sizeof *list, argc > 1 ? argv[1] : NULL);
     wgml_ctx_destroy(t_ctx);
