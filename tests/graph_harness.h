@@ -46,6 +46,19 @@ static inline void expect(wgml_status got, wgml_status want, const char *needle,
 }
 
 
+/* WGML_FORCE=matvec=sgx_r2, the one-dispatch product (a GPU's table for
+ * one row; forced so lavapipe runs it too), where the device has
+ * subgroups; false (nothing set) where it has none. */
+static inline bool force_sgx(void)
+{
+    wgml_device_info in;
+    CHECK_OK(wgml_device_info_get(t_ctx, &in));
+    if (!(in.features & WGML_FEATURE_SUBGROUPS))
+        return false;
+    t_env("WGML_FORCE", "matvec=sgx_r2");
+    return true;
+}
+
 /* g's dump, text then DOT, as one malloc'd string (NULL on failure). */
 static inline char *dump_both(const wgml_graph *g)
 {

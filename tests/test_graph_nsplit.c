@@ -172,18 +172,6 @@ static void split_case(const ns_case *c)
     wgml_tensor_free(w2);
 }
 
-/* WGML_FORCE=matvec=sgx_r2 (the one-dispatch product, forced so that
- * lavapipe runs it); false where the device has no subgroups. */
-static bool force_sgx(void)
-{
-    wgml_device_info in;
-    CHECK_OK(wgml_device_info_get(t_ctx, &in));
-    if (!(in.features & WGML_FEATURE_SUBGROUPS))
-        return false;
-    t_env("WGML_FORCE", "matvec=sgx_r2");
-    return true;
-}
-
 static const ns_case cases[] = {
     {WGML_Q4_K, WGML_Q8_0, WGML_RMS_NORM, true, true, false, 64, 0},
     {WGML_Q8_0, WGML_Q8_0, WGML_RMS_NORM, true, true, true, 96, 0},

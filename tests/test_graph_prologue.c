@@ -170,19 +170,6 @@ static void cases(bool q8)
     t_env("WGML_FORCE", NULL);
 }
 
-/* WGML_FORCE=matvec=sgx_r2, the one-dispatch product (a GPU's table for
- * one row; forced so lavapipe runs it too), where the device has
- * subgroups; false (nothing set) where it has none. */
-static bool force_sgx(void)
-{
-    wgml_device_info in;
-    CHECK_OK(wgml_device_info_get(t_ctx, &in));
-    if (!(in.features & WGML_FEATURE_SUBGROUPS))
-        return false;
-    t_env("WGML_FORCE", "matvec=sgx_r2");
-    return true;
-}
-
 /* glu(y[:, 0::2], y[:, 1::2]) of y = linear(x, w), w's rows gate and up
  * interleaved (a model's gate|up): graph fusion makes one LINEAR_GLU node,
  * which the one-dispatch product (sgx_r2, a GPU's table for one row)

@@ -446,6 +446,33 @@ static void fuse_xq_tail(wgml_graph *g, size_t *uses)
     }
 }
 
+/* h (a LINEAR) becomes the LINEAR_NORM that writes y = norm(h) (* gw) too:
+ * y runs no kernel, its memory is h's out2 (its sum_out).  split: the
+ * norm split's form (fuse_norm_split), else the norm tail's. */
+static void take_norm(wgml_graph *g, size_t *uses, wgml_node *h, wgml_node *y, wgml_node *gw, bool split)
+{
+    wg_op_params np = h->p;
+    np.norm = y->p.norm;
+    np.xq_tail = split || y->p.xq_tail;
+    np.norm_split = split;
+    for (int k2 = h->nin; k2 < 5; k2++)
+        h->in[k2] = NULL;
+    h->nin = 5;
+    h->in[4] = gw;
+    h->op = WG_OP_LINEAR_NORM;
+    h->p = np;
+    for (int k2 = 0; k2 < y->nin; k2++)
+        if (y->in[k2])
+            uses[y->in[k2]->id]--;
+    if (gw)
+        uses[gw->id]++;
+    memset(y->in, 0, sizeof y->in);
+    y->nin = 0;
+    y->produced_by = h;
+    h->sum_out = y;
+    g->fused++;
+}
+
 /* y = norm(h) (* g), RMS or L2, of h = linear(x, w) (+ c) (a decoder's
  * residual stream after its o and down products, normalised for the next
  * products): one WG_OP_LINEAR_NORM, the linear's node, which writes the
@@ -471,26 +498,7 @@ static void fuse_linear_norm(wgml_graph *g, size_t *uses)
         if (wg_is_sym(n) || n <= 0 || n % 32 || wg_is_sym(k) || (gw && gw->d.dtype != WGML_F32) ||
             !wg_matvec_xs(g->ctx, w->d.dtype, 1, n, k))
             continue;
-        wg_op_params np = h->p;
-        np.norm = y->p.norm;
-        np.xq_tail = y->p.xq_tail;
-        for (int k2 = h->nin; k2 < 5; k2++)
-            h->in[k2] = NULL;
-        h->nin = 5;
-        h->in[4] = gw;
-        h->op = WG_OP_LINEAR_NORM;
-        h->p = np;
-        /* y runs no kernel: its memory is h's out2 */
-        for (int k2 = 0; k2 < y->nin; k2++)
-            if (y->in[k2])
-                uses[y->in[k2]->id]--;
-        if (gw)
-            uses[gw->id]++;
-        memset(y->in, 0, sizeof y->in);
-        y->nin = 0;
-        y->produced_by = h;
-        h->sum_out = y;
-        g->fused++;
+        take_norm(g, uses, h, y, gw, false);
     }
 }
 
@@ -539,29 +547,10 @@ static void fuse_norm_split(wgml_graph *g, size_t *uses)
             wg_desc_bytes(&w->d) + 64 > wg_window_cap(g->ctx) || !wg_matvec_xs(g->ctx, w->d.dtype, 1, n, k) ||
             !wg_matvec_xs(g->ctx, cw->d.dtype, 1, cw->d.shape[0], n))
             continue;
-        wg_op_params np = h->p;
-        np.norm = y->p.norm;
-        np.xq_tail = true;
-        np.norm_split = true;
-        for (int k2 = h->nin; k2 < 5; k2++)
-            h->in[k2] = NULL;
-        h->nin = 5;
-        h->in[4] = gw;
-        h->op = WG_OP_LINEAR_NORM;
-        h->p = np;
-        for (int k2 = 0; k2 < y->nin; k2++)
-            if (y->in[k2])
-                uses[y->in[k2]->id]--;
-        if (gw)
-            uses[gw->id]++;
-        memset(y->in, 0, sizeof y->in);
-        y->nin = 0;
-        y->produced_by = h;
+        take_norm(g, uses, h, y, gw, true);
         y->d.shape[y->d.ndim - 1] = n + (int64_t)wg_q8_split_words(n);
-        h->sum_out = y;
         c->p.xq_split = true;
         c->p.norm = y->p.norm;
-        g->fused++;
     }
 }
 
