@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk qwen ntail ntprobe ntprobe2 q8lanes ntab mvab3 mvab4 mergeprobe l2probe nsprobe nsplit nsvar attnprobe dsgt256 glq xscap mvrows (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk qwen ntail ntprobe ntprobe2 q8lanes ntab mvab3 mvab4 mergeprobe l2probe nsprobe nsplit nsvar attnprobe dsgt256 glq xscap mvrows onechunk (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -466,6 +466,14 @@ for s in $sections; do
       wait_gen
       for r in 1 2; do for m in 8b 1b; do
         echo "-- $m r$r: 528 $(tg $m) | 264 $(tg $m WGML_MV_XS_WGS=264) | 1056 $(tg $m WGML_MV_XS_WGS=1056) | 2112 $(tg $m WGML_MV_XS_WGS=2112) | 8192 $(tg $m WGML_MV_XS_WGS=8192)"
+      done; done ;;
+    onechunk) # short-context decode attention in fewer chunks on more threads (dsg_t256 / dsg_t512 with
+      # WGML_ATTN_CHUNKS 1 or 2: no merge pass at 1): tg128 pipelined, 8B then 1B, two rounds (2026-11-27 (6) call 10:
+      # all slower than the table; dsg_t512 removed, kept as the record)
+      tmodes native test_op_attention
+      wait_gen
+      for r in 1 2; do for m in 8b 1b; do
+        echo "-- $m r$r: table $(tg $m) | t256 c2 $(tg $m WGML_FORCE=attn=dsg_t256 WGML_ATTN_CHUNKS=2) | t512 c1 $(tg $m WGML_FORCE=attn=dsg_t512 WGML_ATTN_CHUNKS=1) | t512 c2 $(tg $m WGML_FORCE=attn=dsg_t512 WGML_ATTN_CHUNKS=2) | t512 $(tg $m WGML_FORCE=attn=dsg_t512)"
       done; done ;;
     mvrows) # issue 9's mat-vec rows (32 x [14336, 4096], one row, graph replay) beside torch's copy, this build only
       python3 bench/torch_copy.py 2>&1 | tail -n 1
