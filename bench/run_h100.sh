@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk qwen ntail ntprobe ntprobe2 q8lanes ntab mvab3 mvab4 mergeprobe l2probe nsprobe nsplit nsvar attnprobe dsgt256 glq xscap mvrows onechunk (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk qwen ntail ntprobe ntprobe2 q8lanes ntab mvab3 mvab4 mergeprobe l2probe nsprobe nsplit nsvar attnprobe dsgt256 glq xscap mvrows onechunk dsgprobe (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -474,6 +474,13 @@ for s in $sections; do
       wait_gen
       for r in 1 2; do for m in 8b 1b; do
         echo "-- $m r$r: table $(tg $m) | t256 c2 $(tg $m WGML_FORCE=attn=dsg_t256 WGML_ATTN_CHUNKS=2) | t512 c1 $(tg $m WGML_FORCE=attn=dsg_t512 WGML_ATTN_CHUNKS=1) | t512 c2 $(tg $m WGML_FORCE=attn=dsg_t512 WGML_ATTN_CHUNKS=2) | t512 $(tg $m WGML_FORCE=attn=dsg_t512)"
+      done; done ;;
+    dsgprobe) # where dsg's time goes at the 256-key bucket: tg128 pipelined with its key loop compiled out
+      # (WGML_ATTN_PROBE=1) or its key groups' merge (=2), results wrong, time right; two rounds, 8B then 1B
+      # (2026-11-27 (6) call 12; the probe is gone, kept as the record)
+      wait_gen
+      for r in 1 2; do for m in 8b 1b; do
+        echo "-- $m r$r: base $(tg $m) | notile $(tg $m WGML_ATTN_PROBE=1) | nomerge $(tg $m WGML_ATTN_PROBE=2) | nodsg $(tg $m WGML_SKIP_KERNELS=attn_dsg)"
       done; done ;;
     mvrows) # issue 9's mat-vec rows (32 x [14336, 4096], one row, graph replay) beside torch's copy, this build only
       python3 bench/torch_copy.py 2>&1 | tail -n 1
