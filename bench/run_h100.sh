@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk qwen ntail ntprobe ntprobe2 q8lanes ntab mvab3 mvab4 mergeprobe l2probe nsprobe nsplit nsvar attnprobe dsgt256 glq xscap mvrows onechunk dsgprobe (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk qwen ntail ntprobe ntprobe2 q8lanes ntab mvab3 mvab4 mergeprobe l2probe nsprobe nsplit nsvar attnprobe dsgt256 glq xscap mvrows onechunk dsgprobe wtab (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -482,6 +482,12 @@ for s in $sections; do
       for r in 1 2; do for m in 8b 1b; do
         echo "-- $m r$r: base $(tg $m) | notile $(tg $m WGML_ATTN_PROBE=1) | nomerge $(tg $m WGML_ATTN_PROBE=2) | nodsg $(tg $m WGML_SKIP_KERNELS=attn_dsg)"
       done; done ;;
+    wtab) # dsg's key-group weights once a row (2026-11-27 (6) call 13) against the previous build: test_op_attention
+      # and test_llm_graph natively, tg128 (llmab, two rounds), bench attn --decode of both builds (reverted; the record)
+      tmodes "native nof16" test_op_attention
+      tmodes native test_llm_graph
+      llmab "-p 16 -n 128 -r 3" 'tg128'
+      for b in .devbuild_old $B; do echo "-- attn decode $b"; $b/wgml bench attn --decode 2>&1 | grep -E "graph" | tr -s ' ' | tr '\n' ';'; echo; done ;;
     mvrows) # issue 9's mat-vec rows (32 x [14336, 4096], one row, graph replay) beside torch's copy, this build only
       python3 bench/torch_copy.py 2>&1 | tail -n 1
       $B/wgml bench matvec 2>&1 | tail -n 6 ;;
