@@ -20,9 +20,11 @@
  * codes of h * g and the sums of squares of h's 32-element blocks, which
  * every workgroup of the product writes for its own 32 rows
  * (matvec_nsplit.wgsl); the reader scales its sums by the norm's factor.
- * That form has no fallback (its reader needs exactly those words): where
- * the one dispatch does not apply it is WGML_ERR_INTERNAL, which graph
- * fusion's checks keep from happening.
+ * At one row that form has no fallback (its reader needs exactly those
+ * words): where the one dispatch does not apply it is WGML_ERR_INTERNAL,
+ * which graph fusion's checks keep from happening.  At more rows (a
+ * prefill through the same graph) the node runs the linear, then the norm
+ * into y's [.., :n + wg_q8_row_words(n)], and the reader reads values.
  *
  * Inputs: x, w, bias, c, g (bias, c and g absent or NULL).  Params: mm
  * and dtype (the linear's), norm (kind, eps: the norm's), xq_tail (y's

@@ -508,7 +508,7 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
         const mv_variant *fv = f ? wg_mv_named(f) : NULL;
         if (f && (!fv || !fv->xs || fv->rpw * (fv->wg / 32) != 32))
             return wg_fail(WGML_ERR_INVALID_ARG, "%s: WGML_FORCE nsplit=%s is not a one-dispatch variant of 32 rows "
-                           "a workgroup (sgx_r2t512, sgx_r4)", op, f);
+                           "a workgroup (sgx_r2t512, sgx_r4, sgx_r1t1024)", op, f);
         var = fv ? fv : var->rpw * (var->wg / 32) == 32 ? var : wg_mv_named("sgx_r2t512");
     }
     bool xs = !pre && xs_takes(x->ctx, ty, var, rows, k, rowb, w->offset);
