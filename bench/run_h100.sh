@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk qwen ntail ntprobe ntprobe2 q8lanes ntab mvab3 mvab4 mergeprobe l2probe nsprobe nsplit nsvar attnprobe dsgt256 glq xscap mvrows onechunk dsgprobe wtab (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk qwen ntail ntprobe ntprobe2 q8lanes ntab mvab3 mvab4 mergeprobe l2probe nsprobe nsplit nsvar attnprobe dsgt256 glq xscap mvrows onechunk dsgprobe wtab pairs (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -488,6 +488,16 @@ for s in $sections; do
       tmodes native test_llm_graph
       llmab "-p 16 -n 128 -r 3" 'tg128'
       for b in .devbuild_old $B; do echo "-- attn decode $b"; $b/wgml bench attn --decode 2>&1 | grep -E "graph" | tr -s ' ' | tr '\n' ';'; echo; done ;;
+    pairs) # the norm split's pair mode (WGML_FORCE=nsplit=sgx_r2: 16-row workgroups, two a block by ticket) against
+      # the default (sgx_r2t512): test_graph_nsplit natively and without f16, greedy text, tg128 pipelined, two rounds
+      # (2026-11-27 (6) call 14: 8B -8.3%, 1B -2.3%; reverted, kept as the record)
+      tmodes "native nof16" test_graph_nsplit
+      tmodes native test_llm_graph
+      wait_gen
+      for m in 1b 8b; do greedy $m $B/wgml; greedy $m env WGML_FORCE=nsplit=sgx_r2 $B/wgml; done
+      for r in 1 2; do for m in 8b 1b; do
+        echo "-- $m r$r: t512 $(tg $m) | pairs $(tg $m WGML_FORCE=nsplit=sgx_r2)"
+      done; done ;;
     mvrows) # issue 9's mat-vec rows (32 x [14336, 4096], one row, graph replay) beside torch's copy, this build only
       python3 bench/torch_copy.py 2>&1 | tail -n 1
       $B/wgml bench matvec 2>&1 | tail -n 6 ;;
