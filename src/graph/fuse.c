@@ -473,6 +473,24 @@ static void take_norm(wgml_graph *g, size_t *uses, wgml_node *h, wgml_node *y, w
     g->fused++;
 }
 
+/* Whether y = norm(h) (* g), RMS or L2 with no bias or residual of its
+ * own, normalises h = linear(x, w) (+ c) (not both; no activation), f32 of
+ * whole 32-element blocks, that the one-row one-dispatch product would
+ * take: what take_norm takes, in both its forms. */
+static bool norm_of_linear(wgml_graph *g, const wgml_node *y)
+{
+    const wgml_node *h = y->nin ? y->in[0] : NULL, *gw = y->nin > 1 ? y->in[1] : NULL;
+    if (!live_op(y, WG_OP_NORM) || y->sum_out || (y->p.norm.kind != WGML_RMS_NORM &&
+        y->p.norm.kind != WGML_L2_NORM) || (y->nin > 2 && y->in[2]) || (y->nin > 3 && y->in[3]) ||
+        !live_op(h, WG_OP_LINEAR) || h->sum_out || h->d.dtype != WGML_F32 || h->p.mm.act != WGML_ACT_NONE ||
+        (h->nin > 3 && h->in[2] && h->in[3]) || h->d.ndim < 1)
+        return false;
+    const wgml_node *w = h->in[1];
+    int64_t n = h->d.shape[h->d.ndim - 1], k = w->d.ndim == 2 ? w->d.shape[1] : 0;
+    return !wg_is_sym(n) && n > 0 && n % 32 == 0 && !wg_is_sym(k) && (!gw || gw->d.dtype == WGML_F32) &&
+           wg_matvec_xs(g->ctx, w->d.dtype, 1, n, k);
+}
+
 /* y = norm(h) (* g), RMS or L2, of h = linear(x, w) (+ c) (a decoder's
  * residual stream after its o and down products, normalised for the next
  * products): one WG_OP_LINEAR_NORM, the linear's node, which writes the
@@ -487,18 +505,9 @@ static void take_norm(wgml_graph *g, size_t *uses, wgml_node *h, wgml_node *y, w
 static void fuse_linear_norm(wgml_graph *g, size_t *uses)
 {
     for (size_t i = 0; i < g->n; i++) {
-        wgml_node *y = g->nodes[i], *h = y->in[0];
-        if (!live_op(y, WG_OP_NORM) || y->sum_out || (y->p.norm.kind != WGML_RMS_NORM &&
-            y->p.norm.kind != WGML_L2_NORM) || (y->nin > 2 && y->in[2]) || (y->nin > 3 && y->in[3]) ||
-            !live_op(h, WG_OP_LINEAR) || h->sum_out || h->d.dtype != WGML_F32 || h->p.mm.act != WGML_ACT_NONE ||
-            (h->nin > 3 && h->in[2] && h->in[3]) || h->d.ndim < 1)
-            continue;
-        wgml_node *w = h->in[1], *gw = y->nin > 1 ? y->in[1] : NULL;
-        int64_t n = h->d.shape[h->d.ndim - 1], k = w->d.ndim == 2 ? w->d.shape[1] : 0;
-        if (wg_is_sym(n) || n <= 0 || n % 32 || wg_is_sym(k) || (gw && gw->d.dtype != WGML_F32) ||
-            !wg_matvec_xs(g->ctx, w->d.dtype, 1, n, k))
-            continue;
-        take_norm(g, uses, h, y, gw, false);
+        wgml_node *y = g->nodes[i];
+        if (norm_of_linear(g, y))
+            take_norm(g, uses, y->in[0], y, y->nin > 1 ? y->in[1] : NULL, false);
     }
 }
 
@@ -509,8 +518,8 @@ static void fuse_linear_norm(wgml_graph *g, size_t *uses)
  * q|k|v after the attention norm) and both products would take the
  * one-row one-dispatch kernel, w in one binding window.  Only bindings
  * of one row split: at more rows (a prefill through the same graph) the
- * node runs the linear, then the norm, and the reader reads y's values.  h's node becomes a
- * LINEAR_NORM with norm_split: each of its workgroups writes its 32-row
+ * node runs the linear, then the norm, and the reader reads y's values.
+ * h's node becomes a LINEAR_NORM with norm_split: each of its workgroups writes its 32-row
  * block's codes of h * g and sum of squares of h into y's row (y runs no
  * kernel; its row grows by n / 32 words and its values are never
  * written); the reader, given the norm (xq_split), scales its sums by the
@@ -528,23 +537,15 @@ static void fuse_norm_split(wgml_graph *g, size_t *uses)
             continue;
         wgml_node *v = c->in[xi], *cw = c->in[xi + 1];
         wgml_node *y = v && v->kind == WG_N_VIEW && v->op == WG_V_SLICE ? v->in[0] : NULL;
-        if (!y || uses[v->id] != 1 || !live_op(y, WG_OP_NORM) || !y->p.xq_tail || uses[y->id] != 1 || y->output ||
-            y->sum_out || (y->p.norm.kind != WGML_RMS_NORM && y->p.norm.kind != WGML_L2_NORM) ||
-            (y->nin > 2 && y->in[2]) || (y->nin > 3 && y->in[3]))
+        if (!y || uses[v->id] != 1 || !y->p.xq_tail || uses[y->id] != 1 || y->output || !norm_of_linear(g, y) ||
+            y->in[0]->p.xq_split)
             continue;
-        wgml_node *h = y->in[0], *gw = y->nin > 1 ? y->in[1] : NULL;
-        if (!live_op(h, WG_OP_LINEAR) || h->sum_out || h->p.xq_split || h->d.dtype != WGML_F32 ||
-            h->p.mm.act != WGML_ACT_NONE || (h->nin > 3 && h->in[2] && h->in[3]) || h->d.ndim < 1 ||
-            uses[h->id] < 1)
-            continue;
-        wgml_node *w = h->in[1];
-        int64_t n = h->d.shape[h->d.ndim - 1], k = w->d.ndim == 2 ? w->d.shape[1] : 0, ck = cw->d.ndim == 2 ?
-                    cw->d.shape[1] : 0, rows = 1;
+        wgml_node *h = y->in[0], *w = h->in[1], *gw = y->nin > 1 ? y->in[1] : NULL;
+        int64_t n = h->d.shape[h->d.ndim - 1], ck = cw->d.ndim == 2 ? cw->d.shape[1] : 0, rows = 1;
         for (int d = 0; d + 1 < h->d.ndim; d++) /* a symbolic dim may be 1: decided at each binding */
             rows *= wg_is_sym(h->d.shape[d]) ? 1 : h->d.shape[d];
-        if (rows != 1 || wg_is_sym(n) || n <= 0 || n % 32 || wg_is_sym(k) || ck != n || cw->d.ndim != 2 ||
-            wg_is_sym(cw->d.shape[0]) || (gw && (gw->d.dtype != WGML_F32 || wg_desc_bytes(&gw->d) != (uint64_t)n * 4)) ||
-            wg_desc_bytes(&w->d) + 64 > wg_window_cap(g->ctx) || !wg_matvec_xs(g->ctx, w->d.dtype, 1, n, k) ||
+        if (rows != 1 || ck != n || wg_is_sym(cw->d.shape[0]) || (gw && wg_desc_bytes(&gw->d) != (uint64_t)n * 4) ||
+            wg_desc_bytes(&w->d) + 64 > wg_window_cap(g->ctx) ||
             !wg_matvec_xs(g->ctx, cw->d.dtype, 1, cw->d.shape[0], n))
             continue;
         take_norm(g, uses, h, y, gw, true);
