@@ -1,0 +1,159 @@
+// ---- A chain of dependent mat-vecs, persistent or a dispatch a stage
+// (tests/test_grid.c: its correctness test on any device, and with
+// --bench the timing that decides whether decode layers become persistent
+// kernels; bench/NOTES.md 2026-11-27 (7)).
+//
+// Stage s: y_{s+1}[r] = scale * sum_j w_s[r, j] * y_s[j] (j < k), w_s int8
+// (a vec4<u32> holds 16), y_0 the input; y_s lives at word s * ystride of
+// `y` (so a stage's x is the first k values of the previous stage's n).
+// A subgroup owns a row at a time: lane l takes the row's vec4s l, l + sgs,
+// ...; x is staged in workgroup memory first (atomic loads: it was written
+// by other workgroups in this dispatch).
+//
+// Modes (p.mode): 0 persistent: p.nwg workgroups (at most what
+// grid_discover counted) run every stage, a grid barrier between stages;
+// with p.pf each subgroup loads its first row of the next stage before the
+// barrier (weights do not depend on it); 1 one stage (p.first) a dispatch,
+// a subgroup a row; 2 grid_discover only; 3 p.stages barriers and nothing
+// else (their cost).
+#include "prelude.wgsl"
+
+struct Params {
+    n: u32,
+    k: u32,
+    stages: u32,
+    mode: u32,
+    nwg: u32,
+    first: u32,
+    wstride: u32,  // vec4s of w a stage
+    ystride: u32,  // words of y a stage
+    pf: u32,
+    scale: f32,
+}
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> w: array<vec4<u32>>;
+@group(0) @binding(2) var<storage, read_write> y: array<atomic<u32>>;
+@group(0) @binding(3) var<storage, read_write> grid_ctl: array<atomic<u32>>;
+
+#include "grid.wgsl"
+
+const WG: u32 = 256u;
+const KMAX: u32 = 4096u;   // x's elements in workgroup memory
+
+var<workgroup> xs: array<vec4<f32>, KMAX / 4u>;
+
+fn i8x4(q: u32) -> vec4<f32> {
+    return vec4<f32>(bitcast<vec4<i32>>(vec4<u32>(q << 24u, q << 16u, q << 8u, q)) >> vec4<u32>(24u));
+}
+
+fn dot16(q: vec4<u32>, c: u32) -> f32 {
+    return dot(i8x4(q.x), xs[4u * c]) + dot(i8x4(q.y), xs[4u * c + 1u]) + dot(i8x4(q.z), xs[4u * c + 2u]) +
+           dot(i8x4(q.w), xs[4u * c + 3u]);
+}
+
+fn stage_x(li: u32, s: u32) {
+    for (var i = li; i < p.k; i += WG) {
+        let v = bitcast<f32>(atomicLoad(&y[s * p.ystride + i]));
+        xs[i / 4u][i % 4u] = v;
+    }
+    workgroupBarrier();
+}
+
+// A lane's 8 vec4s of a row as named fields: an array indexed by a loop
+// counter is kept in local memory by NVIDIA's compiler (README hazard).
+struct Row8 {
+    a: vec4<u32>, b: vec4<u32>, c: vec4<u32>, d: vec4<u32>,
+    e: vec4<u32>, f: vec4<u32>, g: vec4<u32>, h: vec4<u32>,
+}
+const PFN: u32 = 8u;  // vec4s a lane holds: k <= 16 * 8 * sgs, the rest loaded as it goes
+
+fn ldw(base: u32, j: u32, kv: u32) -> vec4<u32> {
+    if (j < kv) {
+        return w[base + j];
+    }
+    return vec4<u32>(0u);
+}
+
+fn row_load(s: u32, r: u32, lane: u32, sgs: u32) -> Row8 {
+    let kv = p.k / 16u;
+    let b = s * p.wstride + r * kv;
+    return Row8(ldw(b, lane, kv), ldw(b, lane + sgs, kv), ldw(b, lane + 2u * sgs, kv), ldw(b, lane + 3u * sgs, kv),
+                ldw(b, lane + 4u * sgs, kv), ldw(b, lane + 5u * sgs, kv), ldw(b, lane + 6u * sgs, kv),
+                ldw(b, lane + 7u * sgs, kv));
+}
+
+fn dotj(q: vec4<u32>, j: u32, kv: u32) -> f32 {
+    if (j < kv) {
+        return dot16(q, j);
+    }
+    return 0.0;
+}
+
+fn row_finish(s: u32, r: u32, q: Row8, lane: u32, sgs: u32) {
+    let kv = p.k / 16u;
+    var acc = dotj(q.a, lane, kv) + dotj(q.b, lane + sgs, kv) + dotj(q.c, lane + 2u * sgs, kv) +
+              dotj(q.d, lane + 3u * sgs, kv);
+    acc += dotj(q.e, lane + 4u * sgs, kv) + dotj(q.f, lane + 5u * sgs, kv) + dotj(q.g, lane + 6u * sgs, kv) +
+           dotj(q.h, lane + 7u * sgs, kv);
+    // the rest of a long row (k > 16 * PFN * sgs), loaded as it goes
+    for (var j = lane + PFN * sgs; j < kv; j += sgs) {
+        acc += dot16(w[s * p.wstride + r * kv + j], j);
+    }
+    let t = subgroupAdd(acc);
+    if (lane == 0u) {
+        atomicStore(&y[(s + 1u) * p.ystride + r], bitcast<u32>(p.scale * t));
+    }
+}
+
+@compute @workgroup_size(WG)
+fn gp_chain(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+            @builtin(subgroup_invocation_id) lane: u32, @builtin(subgroup_size) sgs: u32,
+            @builtin(subgroup_id) sid: u32, @builtin(num_subgroups) nsub: u32,
+            @builtin(local_invocation_index) li: u32) {
+    let g = wg_linear(wid, nwg);
+    if (p.mode == 2u) {
+        grid_discover(li);
+        return;
+    }
+    if (p.mode == 1u) {
+        stage_x(li, p.first);
+        let r = g * nsub + sid;
+        if (r < p.n) {
+            row_finish(p.first, r, row_load(p.first, r, lane, sgs), lane, sgs);
+        }
+        return;
+    }
+    if (g >= p.nwg) {
+        return;  // past the resident count: never taken, but harmless
+    }
+    if (p.mode == 3u) {
+        for (var b = 0u; b < p.stages; b++) {
+            grid_sync(li, sid, lane, sgs, g, (b + 1u) * p.nwg);
+        }
+        grid_exit(li, p.nwg);
+        return;
+    }
+    let gs = g * nsub + sid;
+    let ts = p.nwg * nsub;
+    var q = Row8();
+    if (gs < p.n) {
+        q = row_load(0u, gs, lane, sgs);
+    }
+    for (var s = 0u; s < p.stages; s++) {
+        if (s > 0u) {
+            if (p.pf != 0u && gs < p.n) {
+                q = row_load(s, gs, lane, sgs);
+            }
+            grid_sync(li, sid, lane, sgs, g, s * p.nwg);
+        }
+        stage_x(li, s);
+        for (var r = gs; r < p.n; r += ts) {
+            if (r != gs || p.pf == 0u) {
+                q = row_load(s, r, lane, sgs);
+            }
+            row_finish(s, r, q, lane, sgs);
+        }
+    }
+    grid_exit(li, p.nwg);
+}
