@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk qwen ntail ntprobe ntprobe2 q8lanes ntab mvab3 mvab4 mergeprobe l2probe nsprobe nsplit nsvar attnprobe dsgt256 glq xscap mvrows onechunk dsgprobe wtab pairs gridprobe (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk qwen ntail ntprobe ntprobe2 q8lanes ntab mvab3 mvab4 mergeprobe l2probe nsprobe nsplit nsvar attnprobe dsgt256 glq xscap mvrows onechunk dsgprobe wtab pairs gridprobe gridprobe2 (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -507,6 +507,10 @@ for s in $sections; do
       python3 bench/torch_copy.py 2>&1 | tail -n 1
       $B/tests/test_grid 2>&1 | tail -n 12
       for sh in "4096 4096" "14336 4096" "2048 2048" "8192 4096"; do $B/tests/test_grid --bench $sh 32 20 2>&1 | grep gridprobe; done ;;
+    gridprobe2) # the persistent chain bound by bytes: f32 weights (WF32), 2048x2048 (16.8 MB) and 4096x4096 (67 MB),
+      # workgroups of 256 or 1024 threads, x staged by atomic or plain loads (XPLAIN)
+      for sh in "2048 2048" "4096 4096"; do for d in "WG=256;WF32" "WG=1024;WF32" "WG=256;WF32;XPLAIN" "WG=1024;WF32;XPLAIN"; do
+        $B/tests/test_grid --bench $sh 32 20 "$d" 2>&1 | grep gridprobe | tail -n 5; done; done ;;
     nsprobe) # the bound on the norm split (2026-11-27 (6)): tg128 pipelined with the norm dispatches dropped
       # (WGML_SKIP_KERNELS: results wrong, time right), and with every one-row product on 512 threads too, 8B then 1B
       wait_gen

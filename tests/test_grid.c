@@ -6,7 +6,7 @@
  *   before each barrier) and the one-dispatch-a-stage chain both match a
  *   double-precision CPU chain, with the fail word clear, twice in a row
  *   (the control words reset themselves);
- * - `test_grid --bench N K S R` times the three forms and a bare barrier
+ * - `test_grid --bench N K S R [DEFS]` times the three forms and a bare barrier
  *   loop on the device (bench/run_h100.sh gridprobe; bench/NOTES.md).
  * Needs subgroups (the probe's rows are subgroup sums); skips without. */
 #include "gpu/runtime.h"
@@ -38,20 +38,30 @@ typedef struct chain {
  * a standard deviation of ~74, so a sum of k terms grows by 74 sqrt(k). */
 static float gp_scale(uint32_t k) { return (float)(1.0 / (74.0 * sqrt((double)k))); }
 
+/* The probe's template defines: WG=256 in the tests; --bench may add
+ * WF32 (f32 weights), XPLAIN (x staged by plain loads, a 5th binding) or
+ * WG=1024. */
+static char g_defs[128] = "WG=256";
+
+static int has_def(const char *d) { return strstr(g_defs, d) != NULL; }
+
 static wgml_kernel *kernel(void)
 {
-    static const wg_kernel_ref ref = {"grid_probe.wgsl", "gp_chain", NULL, 3, 1u << 0};
+    wg_kernel_ref ref = {"grid_probe.wgsl", "gp_chain", g_defs, has_def("XPLAIN") ? 4 : 3, 1u << 0};
     wgml_kernel *k = NULL;
     CHECK_OK(wg_kernel_get(ctx, &ref, &k));
     return k;
 }
 
+static uint32_t wg_threads(void) { return has_def("WG=1024") ? 1024 : 256; }
+static uint32_t epv(void) { return has_def("WF32") ? 4 : 16; } /* weights a vec4<u32> */
+
 static wgml_status dispatch(chain *c, const gp_params *p, uint32_t groups)
 {
-    wg_binding b[3] = {wg_bind_all(c->w), wg_bind_all(c->y), wg_bind_all(c->ctl)};
+    wg_binding b[4] = {wg_bind_all(c->w), wg_bind_all(c->y), wg_bind_all(c->ctl), wg_bind_all(c->y)};
     uint32_t g[3];
     wg_split_grid(65535, groups, g);
-    return wg_dispatch(ctx, kernel(), b, 3, p, sizeof *p, g[0], g[1], g[2]);
+    return wg_dispatch(ctx, kernel(), b, has_def("XPLAIN") ? 4 : 3, p, sizeof *p, g[0], g[1], g[2]);
 }
 
 static gp_params base(const chain *c, uint32_t mode)
@@ -62,7 +72,7 @@ static gp_params base(const chain *c, uint32_t mode)
     p.stages = c->stages;
     p.mode = mode;
     p.nwg = c->nwg;
-    p.wstride = c->n * (c->k / 16);
+    p.wstride = c->n * (c->k / epv());
     p.ystride = c->n > c->k ? c->n : c->k;
     p.scale = gp_scale(c->k);
     return p;
@@ -104,7 +114,7 @@ static int chain_init(chain *c, uint32_t n, uint32_t k, uint32_t stages, int upl
         printf("    chain %ux%u: n must be at least k\n", n, k);
         return 1;
     }
-    uint64_t wbytes = (uint64_t)stages * n * k, ywords = (uint64_t)(stages + 1) * (n > k ? n : k);
+    uint64_t wbytes = (uint64_t)stages * n * k * (epv() == 4 ? 4 : 1), ywords = (uint64_t)(stages + 1) * (n > k ? n : k);
     CHECK_OK(wgml_buffer_create(ctx, wbytes, &c->w));
     CHECK_OK(wgml_buffer_create(ctx, ywords * 4, &c->y));
     CHECK_OK(wgml_buffer_create(ctx, GC_WORDS * 4, &c->ctl));
@@ -136,7 +146,7 @@ static wgml_status run_form(chain *c, int form)
 {
     wgml_status st = WGML_OK;
     if (form == 2) {
-        uint32_t nsub = 256 / sgs;
+        uint32_t nsub = wg_threads() / sgs;
         for (uint32_t s = 0; s < c->stages && st == WGML_OK; s++) {
             gp_params p = base(c, GP_STAGE);
             p.first = s;
@@ -309,6 +319,8 @@ static int bench(int argc, char **argv)
     uint32_t n = (uint32_t)strtoul(argv[2], NULL, 0), k = argc > 3 ? (uint32_t)strtoul(argv[3], NULL, 0) : n;
     uint32_t stages = argc > 4 ? (uint32_t)strtoul(argv[4], NULL, 0) : 32;
     int reps = argc > 5 ? atoi(argv[5]) : 20;
+    if (argc > 6)
+        snprintf(g_defs, sizeof g_defs, "%s", argv[6]);
     chain c;
     if (k % 16 || k > 4096 || chain_init(&c, n, k, stages, 0)) {
         printf("bad shape (k a multiple of 16, at most 4096)\n");
@@ -318,8 +330,9 @@ static int bench(int argc, char **argv)
     c.nwg = discover(&c, 16384);
     uint32_t again = discover(&c, 16384);
     double gb = (double)n * k * stages / 1e9;
-    printf("gridprobe: %u x %u int8 x %u stages (%.1f MB a stage), subgroups %u, resident workgroups %u / %u\n", n,
-           k, stages, (double)n * k / 1e6, sgs, c.nwg, again);
+    gb *= epv() == 4 ? 4 : 1;
+    printf("gridprobe: %u x %u %s x %u stages (%.1f MB a stage; %s), subgroups %u, resident workgroups %u / %u\n", n,
+           k, epv() == 4 ? "f32" : "int8", stages, gb * 1e3 / stages, g_defs, sgs, c.nwg, again);
     static const char *const names[] = {"persistent", "persistent+prefetch", "dispatch a stage", "barriers only"};
     /* warm-up: ~0.3 s of back-to-back work (README hazard: the H100's clock) */
     double tw = t_now();

@@ -37,8 +37,11 @@ struct Params {
 @group(0) @binding(3) var<storage, read_write> grid_ctl: array<atomic<u32>>;
 
 #include "grid.wgsl"
+#ifdef XPLAIN
+@group(0) @binding(4) var<storage, read_write> yp: array<u32>;
+#endif
 
-const WG: u32 = 256u;
+const WG: u32 = {{WG}}u;  // 256 (the tests), or 1024 (--bench, WG=1024)
 const KMAX: u32 = 4096u;   // x's elements in workgroup memory
 
 var<workgroup> xs: array<vec4<f32>, KMAX / 4u>;
@@ -47,14 +50,33 @@ fn i8x4(q: u32) -> vec4<f32> {
     return vec4<f32>(bitcast<vec4<i32>>(vec4<u32>(q << 24u, q << 16u, q << 8u, q)) >> vec4<u32>(24u));
 }
 
+#ifdef WF32
+// WF32 (--bench): f32 weights, a vec4<u32> 4 of them, so the chain is
+// bound by its bytes, not by int8 conversions (calls 1-2)
+fn dot16(q: vec4<u32>, c: u32) -> f32 {
+    return dot(bitcast<vec4<f32>>(q), xs[c]);
+}
+#else
 fn dot16(q: vec4<u32>, c: u32) -> f32 {
     return dot(i8x4(q.x), xs[4u * c]) + dot(i8x4(q.y), xs[4u * c + 1u]) + dot(i8x4(q.z), xs[4u * c + 2u]) +
            dot(i8x4(q.w), xs[4u * c + 3u]);
 }
+#endif
+// elements a vec4<u32> of w holds
+#ifdef WF32
+const EPV: u32 = 4u;
+#else
+const EPV: u32 = 16u;
+#endif
 
 fn stage_x(li: u32, s: u32) {
     for (var i = li; i < p.k; i += WG) {
+#ifdef XPLAIN
+        // plain loads (a timing probe: an L1 line could be stale)
+        let v = bitcast<f32>(yp[s * p.ystride + i]);
+#else
         let v = bitcast<f32>(atomicLoad(&y[s * p.ystride + i]));
+#endif
         xs[i / 4u][i % 4u] = v;
     }
     workgroupBarrier();
@@ -76,7 +98,7 @@ fn ldw(base: u32, j: u32, kv: u32) -> vec4<u32> {
 }
 
 fn row_load(s: u32, r: u32, lane: u32, sgs: u32) -> Row8 {
-    let kv = p.k / 16u;
+    let kv = p.k / EPV;
     let b = s * p.wstride + r * kv;
     return Row8(ldw(b, lane, kv), ldw(b, lane + sgs, kv), ldw(b, lane + 2u * sgs, kv), ldw(b, lane + 3u * sgs, kv),
                 ldw(b, lane + 4u * sgs, kv), ldw(b, lane + 5u * sgs, kv), ldw(b, lane + 6u * sgs, kv),
@@ -91,7 +113,7 @@ fn dotj(q: vec4<u32>, j: u32, kv: u32) -> f32 {
 }
 
 fn row_finish(s: u32, r: u32, q: Row8, lane: u32, sgs: u32) {
-    let kv = p.k / 16u;
+    let kv = p.k / EPV;
     var acc = dotj(q.a, lane, kv) + dotj(q.b, lane + sgs, kv) + dotj(q.c, lane + 2u * sgs, kv) +
               dotj(q.d, lane + 3u * sgs, kv);
     acc += dotj(q.e, lane + 4u * sgs, kv) + dotj(q.f, lane + 5u * sgs, kv) + dotj(q.g, lane + 6u * sgs, kv) +
