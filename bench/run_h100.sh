@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk qwen ntail ntprobe ntprobe2 q8lanes ntab mvab3 mvab4 mergeprobe l2probe nsprobe nsplit nsvar attnprobe dsgt256 glq xscap mvrows onechunk dsgprobe wtab pairs gridprobe gridprobe2 (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk qwen ntail ntprobe ntprobe2 q8lanes ntab mvab3 mvab4 mergeprobe l2probe nsprobe nsplit nsvar attnprobe dsgt256 glq xscap mvrows onechunk dsgprobe wtab pairs gridprobe gridprobe2 mtail (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -511,6 +511,16 @@ for s in $sections; do
       # workgroups of 256 or 1024 threads, x staged by atomic or plain loads (XPLAIN)
       for sh in "2048 2048" "4096 4096"; do for d in "WG=256;WF32" "WG=1024;WF32" "WG=256;WF32;XPLAIN" "WG=1024;WF32;XPLAIN"; do
         $B/tests/test_grid --bench $sh 32 20 "$d" 2>&1 | grep gridprobe | tail -n 5; done; done ;;
+    mtail) # the split-KV decode's merge in dsg's last workgroup of a row group (attention_mtail.wgsl) against the
+      # merge dispatch (WGML_ATTN_MTAIL=0): test_op_attention and the decoder-graph tests natively and without f16,
+      # tg128 pipelined (two rounds, 8B then 1B), the issue-9 decode rows (bench attn --decode, graph replay)
+      tmodes "native nof16" test_op_attention test_llm_graph test_graph_nsplit
+      wait_gen
+      for r in 1 2; do for m in 8b 1b; do
+        echo "-- $m r$r: merge dispatch $(tg $m WGML_ATTN_MTAIL=0) | tail $(tg $m)"
+      done; done
+      for v in 0 1; do echo "-- attn decode MTAIL=$v"; WGML_ATTN_MTAIL=$v $B/wgml bench attn --decode 2>&1 | tail -n 5; done
+      for m in 8b 1b; do greedy $m env WGML_ATTN_MTAIL=0 $B/wgml; greedy $m $B/wgml; done ;;
     nsprobe) # the bound on the norm split (2026-11-27 (6)): tg128 pipelined with the norm dispatches dropped
       # (WGML_SKIP_KERNELS: results wrong, time right), and with every one-row product on 512 threads too, 8B then 1B
       wait_gen
