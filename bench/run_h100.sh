@@ -511,7 +511,7 @@ for s in $sections; do
       # workgroups of 256 or 1024 threads, x staged by atomic or plain loads (XPLAIN)
       for sh in "2048 2048" "4096 4096"; do for d in "WG=256;WF32" "WG=1024;WF32" "WG=256;WF32;XPLAIN" "WG=1024;WF32;XPLAIN"; do
         $B/tests/test_grid --bench $sh 32 20 "$d" 2>&1 | grep gridprobe | tail -n 5; done; done ;;
-    mtail) # the split-KV decode's merge in dsg's last workgroup of a row group (attention_mtail.wgsl) against the
+    mtail) # (2026-11-27 (7) call 4: a tie, not landed; kept as the record) the split-KV decode's merge in dsg's last workgroup of a row group (attention_mtail.wgsl) against the
       # merge dispatch (WGML_ATTN_MTAIL=0): test_op_attention and the decoder-graph tests natively and without f16,
       # tg128 pipelined (two rounds, 8B then 1B), the issue-9 decode rows (bench attn --decode, graph replay)
       tmodes "native nof16" test_op_attention test_llm_graph test_graph_nsplit
