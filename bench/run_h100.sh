@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk qwen ntail ntprobe ntprobe2 q8lanes ntab mvab3 mvab4 mergeprobe l2probe nsprobe nsplit nsvar attnprobe dsgt256 glq xscap mvrows onechunk dsgprobe wtab pairs gridprobe gridprobe2 mtail (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk qwen ntail ntprobe ntprobe2 q8lanes ntab mvab3 mvab4 mergeprobe l2probe nsprobe nsplit nsvar attnprobe dsgt256 glq xscap mvrows onechunk dsgprobe wtab pairs gridprobe gridprobe2 mtail gridlayer (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -511,6 +511,13 @@ for s in $sections; do
       # workgroups of 256 or 1024 threads, x staged by atomic or plain loads (XPLAIN)
       for sh in "2048 2048" "4096 4096"; do for d in "WG=256;WF32" "WG=1024;WF32" "WG=256;WF32;XPLAIN" "WG=1024;WF32;XPLAIN"; do
         $B/tests/test_grid --bench $sh 32 20 "$d" 2>&1 | grep gridprobe | tail -n 5; done; done ;;
+    gridlayer) # a decode layer's products as one persistent chain (test_grid --layer: int8 weights, x as 8-bit codes
+      # met by dot4I8Packed, the 8B's and 1B's q|k|v, o, gate|up, down shapes in turn) against a dispatch a stage
+      python3 bench/torch_copy.py 2>&1 | tail -n 1
+      $B/tests/test_grid layer 2>&1 | tail -n 1
+      for d in "WG=256;XI8;LAYER" "WG=256;XI8;LAYER;XPLAIN"; do
+        $B/tests/test_grid --layer 8b 4 20 "$d" 2>&1 | grep gridlayer
+        $B/tests/test_grid --layer 1b 16 20 "$d" 2>&1 | grep gridlayer; done ;;
     mtail) # (2026-11-27 (7) call 4: a tie, not landed; kept as the record) the split-KV decode's merge in dsg's last workgroup of a row group (attention_mtail.wgsl) against the
       # merge dispatch (WGML_ATTN_MTAIL=0): test_op_attention and the decoder-graph tests natively and without f16,
       # tg128 pipelined (two rounds, 8B then 1B), the issue-9 decode rows (bench attn --decode, graph replay)

@@ -7,7 +7,9 @@
  *   double-precision CPU chain, with the fail word clear, twice in a row
  *   (the control words reset themselves);
  * - `test_grid --bench N K S R [DEFS]` times the three forms and a bare barrier
- *   loop on the device (bench/run_h100.sh gridprobe; bench/NOTES.md).
+ *   loop on the device (bench/run_h100.sh gridprobe; bench/NOTES.md);
+ *   `test_grid --layer 8b|1b L R [DEFS]` a decode layer's product shapes
+ *   (int8, x as 8-bit codes: XI8 + LAYER) L layers in a chain.
  * Needs subgroups (the probe's rows are subgroup sums); skips without. */
 #include "gpu/runtime.h"
 #include "harness.h"
@@ -32,6 +34,11 @@ typedef struct chain {
     int8_t *hw;   /* host copy of the weights */
     float *x0;
     uint32_t nwg; /* discovered */
+    /* LAYER: stage s is sn[s] x sk[s] at byte sw[s] of w (shp: the same
+     * for the kernel, with the scale) */
+    wgml_buffer *shp;
+    uint32_t sn[64], sk[64];
+    uint64_t sw[64];
 } chain;
 
 /* Keeps the chain's values O(1): int8 weights uniform on [-128, 127] have
@@ -47,7 +54,8 @@ static int has_def(const char *d) { return strstr(g_defs, d) != NULL; }
 
 static wgml_kernel *kernel(void)
 {
-    wg_kernel_ref ref = {"grid_probe.wgsl", "gp_chain", g_defs, has_def("XPLAIN") ? 4 : 3, 1u << 0};
+    wg_kernel_ref ref = {"grid_probe.wgsl", "gp_chain", g_defs, has_def("LAYER") ? 5 : has_def("XPLAIN") ? 4 : 3,
+                         1u << 0 | 1u << 4};
     wgml_kernel *k = NULL;
     CHECK_OK(wg_kernel_get(ctx, &ref, &k));
     return k;
@@ -58,10 +66,12 @@ static uint32_t epv(void) { return has_def("WF32") ? 4 : 16; } /* weights a vec4
 
 static wgml_status dispatch(chain *c, const gp_params *p, uint32_t groups)
 {
-    wg_binding b[4] = {wg_bind_all(c->w), wg_bind_all(c->y), wg_bind_all(c->ctl), wg_bind_all(c->y)};
+    wg_binding b[5] = {wg_bind_all(c->w), wg_bind_all(c->y), wg_bind_all(c->ctl), wg_bind_all(c->y), {0}};
+    if (c->shp)
+        b[4] = wg_bind_all(c->shp);
     uint32_t g[3];
     wg_split_grid(65535, groups, g);
-    return wg_dispatch(ctx, kernel(), b, has_def("XPLAIN") ? 4 : 3, p, sizeof *p, g[0], g[1], g[2]);
+    return wg_dispatch(ctx, kernel(), b, c->shp ? 5 : has_def("XPLAIN") ? 4 : 3, p, sizeof *p, g[0], g[1], g[2]);
 }
 
 static gp_params base(const chain *c, uint32_t mode)
@@ -137,6 +147,7 @@ static void chain_free(chain *c)
     wgml_buffer_destroy(c->w);
     wgml_buffer_destroy(c->y);
     wgml_buffer_destroy(c->ctl);
+    wgml_buffer_destroy(c->shp);
     free(c->hw);
     free(c->x0);
 }
@@ -150,13 +161,123 @@ static wgml_status run_form(chain *c, int form)
         for (uint32_t s = 0; s < c->stages && st == WGML_OK; s++) {
             gp_params p = base(c, GP_STAGE);
             p.first = s;
-            st = dispatch(c, &p, (c->n + nsub - 1) / nsub);
+            uint32_t n = c->shp ? c->sn[s] : c->n;
+            st = dispatch(c, &p, (n + nsub - 1) / nsub);
         }
         return st;
     }
     gp_params p = base(c, GP_PERSIST);
     p.pf = (uint32_t)form;
     return dispatch(c, &p, c->nwg);
+}
+
+/* A decode layer's shapes (n, k) in turn, L times (LAYER): stage s reads
+ * the first k of the previous stage's n.  y's stages are the largest n
+ * apart.  upload_w 0: the weights are a fill (timing). */
+static int layer_init(chain *c, const uint32_t (*shapes)[2], int ns, int layers, int upload_w)
+{
+    memset(c, 0, sizeof *c);
+    c->stages = (uint32_t)(ns * layers);
+    if (c->stages > 64)
+        return 1;
+    uint64_t wbytes = 0;
+    uint32_t shp[64][4];
+    for (uint32_t s = 0; s < c->stages; s++) {
+        c->sn[s] = shapes[s % ns][0];
+        c->sk[s] = shapes[s % ns][1];
+        c->sw[s] = wbytes;
+        if (s && c->sk[s] > c->sn[s - 1]) {
+            printf("    stage %u reads %u of the %u values stage %u wrote\n", s, c->sk[s], c->sn[s - 1], s - 1);
+            return 1;
+        }
+        float sc = gp_scale(c->sk[s]);
+        shp[s][0] = c->sn[s];
+        shp[s][1] = c->sk[s];
+        shp[s][2] = (uint32_t)(wbytes / 16);
+        memcpy(&shp[s][3], &sc, 4);
+        wbytes += (uint64_t)c->sn[s] * c->sk[s];
+        c->n = c->n > c->sn[s] ? c->n : c->sn[s];
+    }
+    c->k = c->sk[0];
+    uint64_t ywords = (uint64_t)(c->stages + 1) * c->n;
+    CHECK_OK(wgml_buffer_create(ctx, wbytes, &c->w));
+    CHECK_OK(wgml_buffer_create(ctx, ywords * 4, &c->y));
+    CHECK_OK(wgml_buffer_create(ctx, GC_WORDS * 4, &c->ctl));
+    CHECK_OK(wgml_buffer_create(ctx, sizeof shp, &c->shp));
+    c->hw = upload_w ? malloc(wbytes) : NULL;
+    c->x0 = malloc((size_t)c->k * 4);
+    if (!c->w || !c->y || !c->ctl || !c->shp || (upload_w && !c->hw) || !c->x0)
+        return 1;
+    CHECK_OK(wgml_buffer_write(c->shp, 0, shp, sizeof shp));
+    for (uint32_t i = 0; i < c->k; i++)
+        c->x0[i] = (float)((double)(t_rand() % 20001) / 10000.0 - 1.0);
+    if (upload_w) {
+        for (uint64_t i = 0; i < wbytes; i++)
+            c->hw[i] = (int8_t)(t_rand() & 0xff);
+        CHECK_OK(wgml_buffer_write(c->w, 0, c->hw, wbytes));
+    } else {
+        CHECK_OK(wgml_buffer_fill(c->w, 0, wbytes, 0x01ff02feu));
+    }
+    CHECK_OK(wgml_buffer_write(c->y, 0, c->x0, (uint64_t)c->k * 4));
+    return 0;
+}
+
+/* XI8 + LAYER, each stage against the CPU from the device's own input to
+ * it (the same f32 x, so the same 8-bit codes: round half to even, as
+ * WGSL's round): y = scale sum_j w_j code_j / 32, the integer sum exact,
+ * so within 1e-4 of values O(1) (float sums of 16-element partials). */
+static void layer_check(chain *c, const char *what)
+{
+    uint64_t words = (uint64_t)(c->stages + 1) * c->n;
+    float *y = malloc(words * 4);
+    if (!y)
+        return;
+    CHECK_OK(wgml_buffer_read(c->y, 0, y, words * 4));
+    int bad = 0;
+    double mag = 0;
+    for (uint32_t s = 0; s < c->stages; s++)
+        for (uint32_t r = 0; r < c->sn[s]; r++) {
+            const int8_t *wr = c->hw + c->sw[s] + (uint64_t)r * c->sk[s];
+            const float *x = y + (uint64_t)s * c->n;
+            double acc = 0;
+            for (uint32_t j = 0; j < c->sk[s]; j++) {
+                float q = nearbyintf(x[j] * 32.0f);
+                q = q > 127.0f ? 127.0f : q < -127.0f ? -127.0f : q;
+                acc += (double)wr[j] * (double)q;
+            }
+            double want = (double)gp_scale(c->sk[s]) * acc / 32.0, got = y[(uint64_t)(s + 1) * c->n + r];
+            mag = fmax(mag, fabs(want));
+            if (!(fabs(got - want) <= 1e-4) && bad++ < 3)
+                printf("    %s: stage %u row %u: %.9g, want %.9g\n", what, s, r, got, want);
+        }
+    CHECK(bad == 0, "%s: %d values off", what, bad);
+    CHECK(mag > 1e-2, "%s: the chain's values vanished (%.3g)", what, mag);
+    free(y);
+}
+
+/* A small layer-shaped chain through the XI8 + LAYER probe, in all three
+ * forms, twice each. */
+static void t_layer_i8(void)
+{
+    static const uint32_t shapes[4][2] = {{96, 64}, {64, 64}, {256, 64}, {64, 192}};
+    snprintf(g_defs, sizeof g_defs, "WG=256;XI8;LAYER");
+    chain c;
+    if (layer_init(&c, shapes, 4, 2, 1))
+        goto out;
+    c.nwg = discover(&c, 4096);
+    static const char *const names[] = {"persistent", "persistent+prefetch", "a dispatch a stage"};
+    for (int form = 0; form < 3; form++)
+        for (int rep = 0; rep < 2; rep++) {
+            char what[96];
+            snprintf(what, sizeof what, "layer chain %s (%u workgroups) run %d", names[form], c.nwg, rep);
+            CHECK_OK(wgml_buffer_fill(c.y, (uint64_t)c.k * 4, wgml_buffer_size(c.y) - (uint64_t)c.k * 4, 0x7fc00000u));
+            CHECK_OK(run_form(&c, form));
+            layer_check(&c, what);
+            CHECK(ctl_word(&c, 2) == 0, "%s: the fail word is set", what);
+        }
+out:
+    chain_free(&c);
+    snprintf(g_defs, sizeof g_defs, "WG=256");
 }
 
 /* The chain on the CPU in double, each stage rounded to f32 as stored. */
@@ -355,6 +476,42 @@ static int bench(int argc, char **argv)
     return t_failed_checks ? 1 : 0;
 }
 
+/* --layer 8b|1b L R [DEFS]: L decode layers' int8 products (q|k|v, o,
+ * gate|up, down shapes) as one chain: µs a layer and GB/s per form. */
+static int bench_layer(int argc, char **argv)
+{
+    static const uint32_t s8b[4][2] = {{6144, 4096}, {4096, 4096}, {28672, 4096}, {4096, 14336}};
+    static const uint32_t s1b[4][2] = {{3072, 2048}, {2048, 2048}, {16384, 2048}, {2048, 8192}};
+    int is8 = !strcmp(argv[2], "8b"), layers = argc > 3 ? atoi(argv[3]) : 4, reps = argc > 4 ? atoi(argv[4]) : 20;
+    snprintf(g_defs, sizeof g_defs, "%s", argc > 5 ? argv[5] : "WG=256;XI8;LAYER");
+    chain c;
+    if (layers < 1 || layers > 16 || layer_init(&c, is8 ? s8b : s1b, 4, layers, 0)) {
+        printf("bad layer count (1-16) or no memory\n");
+        return 1;
+    }
+    c.nwg = discover(&c, 16384);
+    double gb = 0;
+    for (uint32_t s = 0; s < c.stages; s++)
+        gb += (double)c.sn[s] * c.sk[s] / 1e9;
+    printf("gridlayer: %s-shaped, %d layers of int8 products (%.1f MB a layer; %s), resident workgroups %u\n",
+           is8 ? "8B" : "1B", layers, gb * 1e3 / layers, g_defs, c.nwg);
+    static const char *const names[] = {"persistent", "persistent+prefetch", "dispatch a stage"};
+    double tw = t_now();
+    while (t_now() - tw < 0.3)
+        time_it(&c, 2, 3);
+    for (int round = 0; round < 2; round++)
+        for (int form = 0; form < 3; form++) {
+            double t = time_it(&c, form, reps);
+            uint32_t fail = ctl_word(&c, 2);
+            printf("gridlayer %-20s %9.2f us a layer  %7.1f GB/s%s\n", names[form], t * 1e6 / layers, gb / t,
+                   fail ? "  FAIL WORD SET" : "");
+            if (fail)
+                CHECK_OK(wgml_buffer_fill(c.ctl, 0, GC_WORDS * 4, 0));
+        }
+    chain_free(&c);
+    return t_failed_checks ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     if (t_open_ctx(&ctx))
@@ -365,6 +522,8 @@ int main(int argc, char **argv)
     int rc = 0;
     if (!sgs) {
         printf("no subgroups: the grid probe needs them\n0 passed, 0 failed\n");
+    } else if (argc > 2 && !strcmp(argv[1], "--layer")) {
+        rc = bench_layer(argc, argv);
     } else if (argc > 2 && !strcmp(argv[1], "--bench")) {
         rc = bench(argc, argv);
     } else {
@@ -374,6 +533,7 @@ int main(int argc, char **argv)
             {"chain_rows_walked", t_chain_rows},
             {"chain_long_k", t_chain_long_k},
             {"overcommit_gives_up", t_overcommit},
+            {"layer_chain_i8", t_layer_i8},
         };
         rc = t_run(cases, sizeof cases / sizeof *cases, argc > 1 ? argv[1] : NULL);
     }

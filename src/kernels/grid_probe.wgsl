@@ -16,6 +16,13 @@
 // barrier (weights do not depend on it); 1 one stage (p.first) a dispatch,
 // a subgroup a row; 2 grid_discover only; 3 p.stages barriers and nothing
 // else (their cost).
+//
+// XI8 (--bench): x staged as 8-bit codes (x * 32 rounded, clamped to
+// +-127: the chain's values are O(1)) and met by dot4I8Packed, as the
+// production kernels' integer path does, so the product is not bound by
+// int-to-float conversions (calls 1-2).  LAYER: stage s's (n, k, first
+// vec4 of w) from shp[s] (a decode layer's shapes in turn), y's stages
+// still p.ystride words apart.
 #include "prelude.wgsl"
 
 struct Params {
@@ -37,6 +44,9 @@ struct Params {
 @group(0) @binding(3) var<storage, read_write> grid_ctl: array<atomic<u32>>;
 
 #include "grid.wgsl"
+#ifdef LAYER
+@group(0) @binding(5) var<storage, read> shp: array<vec4<u32>>;
+#endif
 #ifdef XPLAIN
 @group(0) @binding(4) var<storage, read_write> yp: array<u32>;
 #endif
@@ -44,12 +54,54 @@ struct Params {
 const WG: u32 = {{WG}}u;  // 256 (the tests), or 1024 (--bench, WG=1024)
 const KMAX: u32 = 4096u;   // x's elements in workgroup memory
 
+#ifdef XI8
+const XC: u32 = 4096u;  // x's code words in workgroup memory: k <= 16384
+var<workgroup> xc: array<u32, XC>;
+#else
 var<workgroup> xs: array<vec4<f32>, KMAX / 4u>;
+#endif
+
+// Stage s's rows, columns and first vec4 of w.
+fn st_n(s: u32) -> u32 {
+#ifdef LAYER
+    return shp[s].x;
+#else
+    return p.n;
+#endif
+}
+fn st_k(s: u32) -> u32 {
+#ifdef LAYER
+    return shp[s].y;
+#else
+    return p.k;
+#endif
+}
+fn st_scale(s: u32) -> f32 {
+#ifdef LAYER
+    return bitcast<f32>(shp[s].w);
+#else
+    return p.scale;
+#endif
+}
+fn st_w(s: u32) -> u32 {
+#ifdef LAYER
+    return shp[s].z;
+#else
+    return s * p.wstride;
+#endif
+}
 
 fn i8x4(q: u32) -> vec4<f32> {
     return vec4<f32>(bitcast<vec4<i32>>(vec4<u32>(q << 24u, q << 16u, q << 8u, q)) >> vec4<u32>(24u));
 }
 
+#ifdef XI8
+fn dot16(q: vec4<u32>, c: u32) -> f32 {
+    let t = dot4I8Packed(q.x, xc[4u * c]) + dot4I8Packed(q.y, xc[4u * c + 1u]) +
+            dot4I8Packed(q.z, xc[4u * c + 2u]) + dot4I8Packed(q.w, xc[4u * c + 3u]);
+    return f32(t) * (1.0 / 32.0);
+}
+#else
 #ifdef WF32
 // WF32 (--bench): f32 weights, a vec4<u32> 4 of them, so the chain is
 // bound by its bytes, not by int8 conversions (calls 1-2)
@@ -62,6 +114,7 @@ fn dot16(q: vec4<u32>, c: u32) -> f32 {
            dot(i8x4(q.w), xs[4u * c + 3u]);
 }
 #endif
+#endif
 // elements a vec4<u32> of w holds
 #ifdef WF32
 const EPV: u32 = 4u;
@@ -69,16 +122,27 @@ const EPV: u32 = 4u;
 const EPV: u32 = 16u;
 #endif
 
-fn stage_x(li: u32, s: u32) {
-    for (var i = li; i < p.k; i += WG) {
+fn x_at(s: u32, i: u32) -> f32 {
 #ifdef XPLAIN
-        // plain loads (a timing probe: an L1 line could be stale)
-        let v = bitcast<f32>(yp[s * p.ystride + i]);
+    // plain loads (a timing probe: an L1 line could be stale)
+    return bitcast<f32>(yp[s * p.ystride + i]);
 #else
-        let v = bitcast<f32>(atomicLoad(&y[s * p.ystride + i]));
+    return bitcast<f32>(atomicLoad(&y[s * p.ystride + i]));
 #endif
-        xs[i / 4u][i % 4u] = v;
+}
+
+fn stage_x(li: u32, s: u32) {
+#ifdef XI8
+    for (var i = li; 4u * i < st_k(s); i += WG) {
+        let v = vec4<f32>(x_at(s, 4u * i), x_at(s, 4u * i + 1u), x_at(s, 4u * i + 2u), x_at(s, 4u * i + 3u));
+        let c = vec4<i32>(clamp(round(v * 32.0), vec4<f32>(-127.0), vec4<f32>(127.0)));
+        xc[i] = pack4xI8(c);
     }
+#else
+    for (var i = li; i < st_k(s); i += WG) {
+        xs[i / 4u][i % 4u] = x_at(s, i);
+    }
+#endif
     workgroupBarrier();
 }
 
@@ -98,8 +162,8 @@ fn ldw(base: u32, j: u32, kv: u32) -> vec4<u32> {
 }
 
 fn row_load(s: u32, r: u32, lane: u32, sgs: u32) -> Row8 {
-    let kv = p.k / EPV;
-    let b = s * p.wstride + r * kv;
+    let kv = st_k(s) / EPV;
+    let b = st_w(s) + r * kv;
     return Row8(ldw(b, lane, kv), ldw(b, lane + sgs, kv), ldw(b, lane + 2u * sgs, kv), ldw(b, lane + 3u * sgs, kv),
                 ldw(b, lane + 4u * sgs, kv), ldw(b, lane + 5u * sgs, kv), ldw(b, lane + 6u * sgs, kv),
                 ldw(b, lane + 7u * sgs, kv));
@@ -113,18 +177,18 @@ fn dotj(q: vec4<u32>, j: u32, kv: u32) -> f32 {
 }
 
 fn row_finish(s: u32, r: u32, q: Row8, lane: u32, sgs: u32) {
-    let kv = p.k / EPV;
+    let kv = st_k(s) / EPV;
     var acc = dotj(q.a, lane, kv) + dotj(q.b, lane + sgs, kv) + dotj(q.c, lane + 2u * sgs, kv) +
               dotj(q.d, lane + 3u * sgs, kv);
     acc += dotj(q.e, lane + 4u * sgs, kv) + dotj(q.f, lane + 5u * sgs, kv) + dotj(q.g, lane + 6u * sgs, kv) +
            dotj(q.h, lane + 7u * sgs, kv);
     // the rest of a long row (k > 16 * PFN * sgs), loaded as it goes
     for (var j = lane + PFN * sgs; j < kv; j += sgs) {
-        acc += dot16(w[s * p.wstride + r * kv + j], j);
+        acc += dot16(w[st_w(s) + r * kv + j], j);
     }
     let t = subgroupAdd(acc);
     if (lane == 0u) {
-        atomicStore(&y[(s + 1u) * p.ystride + r], bitcast<u32>(p.scale * t));
+        atomicStore(&y[(s + 1u) * p.ystride + r], bitcast<u32>(st_scale(s) * t));
     }
 }
 
@@ -141,7 +205,7 @@ fn gp_chain(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
     if (p.mode == 1u) {
         stage_x(li, p.first);
         let r = g * nsub + sid;
-        if (r < p.n) {
+        if (r < st_n(p.first)) {
             row_finish(p.first, r, row_load(p.first, r, lane, sgs), lane, sgs);
         }
         return;
@@ -159,18 +223,18 @@ fn gp_chain(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
     let gs = g * nsub + sid;
     let ts = p.nwg * nsub;
     var q = Row8();
-    if (gs < p.n) {
+    if (gs < st_n(0u)) {
         q = row_load(0u, gs, lane, sgs);
     }
     for (var s = 0u; s < p.stages; s++) {
         if (s > 0u) {
-            if (p.pf != 0u && gs < p.n) {
+            if (p.pf != 0u && gs < st_n(s)) {
                 q = row_load(s, gs, lane, sgs);
             }
             grid_sync(li, sid, lane, sgs, g, s * p.nwg);
         }
         stage_x(li, s);
-        for (var r = gs; r < p.n; r += ts) {
+        for (var r = gs; r < st_n(s); r += ts) {
             if (r != gs || p.pf == 0u) {
                 q = row_load(s, r, lane, sgs);
             }
