@@ -435,6 +435,24 @@ static double time_it(chain *c, int form, int reps)
     return st == WGML_OK ? dt / reps : -1;
 }
 
+/* ~0.3 s of back-to-back work first (README hazard: the H100's clock). */
+static void warm_up(chain *c)
+{
+    double tw = t_now();
+    while (t_now() - tw < 0.3)
+        time_it(c, 2, 3);
+}
+
+/* time_it, and whether the run set the fail word (cleared for the next). */
+static double timed(chain *c, int form, int reps, uint32_t *fail)
+{
+    double t = time_it(c, form, reps);
+    *fail = ctl_word(c, 2);
+    if (*fail)
+        CHECK_OK(wgml_buffer_fill(c->ctl, 0, GC_WORDS * 4, 0));
+    return t;
+}
+
 static int bench(int argc, char **argv)
 {
     uint32_t n = (uint32_t)strtoul(argv[2], NULL, 0), k = argc > 3 ? (uint32_t)strtoul(argv[3], NULL, 0) : n;
@@ -455,22 +473,17 @@ static int bench(int argc, char **argv)
     printf("gridprobe: %u x %u %s x %u stages (%.1f MB a stage; %s), subgroups %u, resident workgroups %u / %u\n", n,
            k, epv() == 4 ? "f32" : "int8", stages, gb * 1e3 / stages, g_defs, sgs, c.nwg, again);
     static const char *const names[] = {"persistent", "persistent+prefetch", "dispatch a stage", "barriers only"};
-    /* warm-up: ~0.3 s of back-to-back work (README hazard: the H100's clock) */
-    double tw = t_now();
-    while (t_now() - tw < 0.3)
-        time_it(&c, 2, 5);
+    warm_up(&c);
     for (int round = 0; round < 2; round++)
         for (int form = 0; form < 4; form++) {
-            double t = time_it(&c, form, reps);
-            uint32_t fail = ctl_word(&c, 2);
+            uint32_t fail;
+            double t = timed(&c, form, reps, &fail);
             if (form < 3)
                 printf("gridprobe %-20s %9.2f us a chain  %7.2f us a stage  %7.1f GB/s%s\n", names[form], t * 1e6,
                        t * 1e6 / stages, gb / t, fail ? "  FAIL WORD SET" : "");
             else
                 printf("gridprobe %-20s %9.2f us for %u barriers: %.3f us each%s\n", names[form], t * 1e6, stages,
                        t * 1e6 / stages, fail ? "  FAIL WORD SET" : "");
-            if (fail)
-                CHECK_OK(wgml_buffer_fill(c.ctl, 0, GC_WORDS * 4, 0));
         }
     chain_free(&c);
     return t_failed_checks ? 1 : 0;
@@ -496,17 +509,13 @@ static int bench_layer(int argc, char **argv)
     printf("gridlayer: %s-shaped, %d layers of int8 products (%.1f MB a layer; %s), resident workgroups %u\n",
            is8 ? "8B" : "1B", layers, gb * 1e3 / layers, g_defs, c.nwg);
     static const char *const names[] = {"persistent", "persistent+prefetch", "dispatch a stage"};
-    double tw = t_now();
-    while (t_now() - tw < 0.3)
-        time_it(&c, 2, 3);
+    warm_up(&c);
     for (int round = 0; round < 2; round++)
         for (int form = 0; form < 3; form++) {
-            double t = time_it(&c, form, reps);
-            uint32_t fail = ctl_word(&c, 2);
+            uint32_t fail;
+            double t = timed(&c, form, reps, &fail);
             printf("gridlayer %-20s %9.2f us a layer  %7.1f GB/s%s\n", names[form], t * 1e6 / layers, gb / t,
                    fail ? "  FAIL WORD SET" : "");
-            if (fail)
-                CHECK_OK(wgml_buffer_fill(c.ctl, 0, GC_WORDS * 4, 0));
         }
     chain_free(&c);
     return t_failed_checks ? 1 : 0;
