@@ -515,7 +515,7 @@ for s in $sections; do
       # met by dot4I8Packed, the 8B's and 1B's q|k|v, o, gate|up, down shapes in turn) against a dispatch a stage
       python3 bench/torch_copy.py 2>&1 | tail -n 1
       $B/tests/test_grid layer 2>&1 | tail -n 1
-      for d in "WG=256;XI8;LAYER" "WG=256;XI8;LAYER;XPLAIN"; do
+      for d in ${GRIDDEFS:-"WG=256;XI8;LAYER" "WG=256;XI8;LAYER;XPLAIN" "WG=256;XI8;LAYER;XPLAIN;W4"}; do
         $B/tests/test_grid --layer 8b 4 20 "$d" 2>&1 | grep gridlayer
         $B/tests/test_grid --layer 1b 16 20 "$d" 2>&1 | grep gridlayer; done ;;
     mtail) # (2026-11-27 (7) call 4: a tie, not landed; kept as the record) the split-KV decode's merge in dsg's last workgroup of a row group (attention_mtail.wgsl) against the

@@ -62,7 +62,9 @@ static wgml_kernel *kernel(void)
 }
 
 static uint32_t wg_threads(void) { return has_def("WG=1024") ? 1024 : 256; }
-static uint32_t epv(void) { return has_def("WF32") ? 4 : 16; } /* weights a vec4<u32> */
+static uint32_t epv(void) { return has_def("WF32") ? 4 : has_def("W4") ? 32 : 16; } /* weights a vec4<u32> */
+/* LAYER: elements a weight byte (W4: two nibbles) */
+static uint32_t per_byte(void) { return has_def("W4") ? 2 : 1; }
 
 static wgml_status dispatch(chain *c, const gp_params *p, uint32_t groups)
 {
@@ -195,7 +197,7 @@ static int layer_init(chain *c, const uint32_t (*shapes)[2], int ns, int layers,
         shp[s][1] = c->sk[s];
         shp[s][2] = (uint32_t)(wbytes / 16);
         memcpy(&shp[s][3], &sc, 4);
-        wbytes += (uint64_t)c->sn[s] * c->sk[s];
+        wbytes += (uint64_t)c->sn[s] * c->sk[s] / per_byte();
         c->n = c->n > c->sn[s] ? c->n : c->sn[s];
     }
     c->k = c->sk[0];
@@ -222,6 +224,16 @@ static int layer_init(chain *c, const uint32_t (*shapes)[2], int ns, int layers,
     return 0;
 }
 
+/* Element j of a weight row: an int8, or (W4) a nibble n as n - 8, word
+ * i's low nibbles elements 8i .. 8i + 3 and its high ones 8i + 4 .. 8i + 7. */
+static int weight(const int8_t *wr, uint32_t j)
+{
+    if (per_byte() == 1)
+        return wr[j];
+    uint8_t b = (uint8_t)wr[4 * (j / 8) + j % 4];
+    return (int)(j % 8 < 4 ? b & 15 : b >> 4) - 8;
+}
+
 /* XI8 + LAYER, each stage against the CPU from the device's own input to
  * it (the same f32 x, so the same 8-bit codes: round half to even, as
  * WGSL's round): y = scale sum_j w_j code_j / 32, the integer sum exact,
@@ -237,13 +249,13 @@ static void layer_check(chain *c, const char *what)
     double mag = 0;
     for (uint32_t s = 0; s < c->stages; s++)
         for (uint32_t r = 0; r < c->sn[s]; r++) {
-            const int8_t *wr = c->hw + c->sw[s] + (uint64_t)r * c->sk[s];
+            const int8_t *wr = c->hw + c->sw[s] + (uint64_t)r * c->sk[s] / per_byte();
             const float *x = y + (uint64_t)s * c->n;
             double acc = 0;
             for (uint32_t j = 0; j < c->sk[s]; j++) {
                 float q = nearbyintf(x[j] * 32.0f);
                 q = q > 127.0f ? 127.0f : q < -127.0f ? -127.0f : q;
-                acc += (double)wr[j] * (double)q;
+                acc += (double)weight(wr, j) * (double)q;
             }
             double want = (double)gp_scale(c->sk[s]) * acc / 32.0, got = y[(uint64_t)(s + 1) * c->n + r];
             mag = fmax(mag, fabs(want));
@@ -257,10 +269,10 @@ static void layer_check(chain *c, const char *what)
 
 /* A small layer-shaped chain through the XI8 + LAYER probe, in all three
  * forms, twice each. */
-static void t_layer_i8(void)
+static void layer_case(const char *defs)
 {
     static const uint32_t shapes[4][2] = {{96, 64}, {64, 64}, {256, 64}, {64, 192}};
-    snprintf(g_defs, sizeof g_defs, "WG=256;XI8;LAYER");
+    snprintf(g_defs, sizeof g_defs, "%s", defs);
     chain c;
     if (layer_init(&c, shapes, 4, 2, 1))
         goto out;
@@ -269,7 +281,7 @@ static void t_layer_i8(void)
     for (int form = 0; form < 3; form++)
         for (int rep = 0; rep < 2; rep++) {
             char what[96];
-            snprintf(what, sizeof what, "layer chain %s (%u workgroups) run %d", names[form], c.nwg, rep);
+            snprintf(what, sizeof what, "layer chain %s %s (%u workgroups) run %d", defs, names[form], c.nwg, rep);
             CHECK_OK(wgml_buffer_fill(c.y, (uint64_t)c.k * 4, wgml_buffer_size(c.y) - (uint64_t)c.k * 4, 0x7fc00000u));
             CHECK_OK(run_form(&c, form));
             layer_check(&c, what);
@@ -279,6 +291,9 @@ out:
     chain_free(&c);
     snprintf(g_defs, sizeof g_defs, "WG=256");
 }
+
+static void t_layer_i8(void) { layer_case("WG=256;XI8;LAYER"); }
+static void t_layer_i4(void) { layer_case("WG=256;XI8;LAYER;W4"); }
 
 /* The chain on the CPU in double, each stage rounded to f32 as stored. */
 static float *chain_ref(const chain *c)
@@ -505,9 +520,9 @@ static int bench_layer(int argc, char **argv)
     c.nwg = discover(&c, 16384);
     double gb = 0;
     for (uint32_t s = 0; s < c.stages; s++)
-        gb += (double)c.sn[s] * c.sk[s] / 1e9;
-    printf("gridlayer: %s-shaped, %d layers of int8 products (%.1f MB a layer; %s), resident workgroups %u\n",
-           is8 ? "8B" : "1B", layers, gb * 1e3 / layers, g_defs, c.nwg);
+        gb += (double)c.sn[s] * c.sk[s] / per_byte() / 1e9;
+    printf("gridlayer: %s-shaped, %d layers of %s products (%.1f MB a layer; %s), resident workgroups %u\n",
+           is8 ? "8B" : "1B", layers, per_byte() == 2 ? "int4" : "int8", gb * 1e3 / layers, g_defs, c.nwg);
     static const char *const names[] = {"persistent", "persistent+prefetch", "dispatch a stage"};
     warm_up(&c);
     for (int round = 0; round < 2; round++)
@@ -543,6 +558,7 @@ int main(int argc, char **argv)
             {"chain_long_k", t_chain_long_k},
             {"overcommit_gives_up", t_overcommit},
             {"layer_chain_i8", t_layer_i8},
+            {"layer_chain_i4", t_layer_i4},
         };
         rc = t_run(cases, sizeof cases / sizeof *cases, argc > 1 ? argv[1] : NULL);
     }

@@ -95,6 +95,22 @@ fn i8x4(q: u32) -> vec4<f32> {
     return vec4<f32>(bitcast<vec4<i32>>(vec4<u32>(q << 24u, q << 16u, q << 8u, q)) >> vec4<u32>(24u));
 }
 
+#ifdef W4
+// W4 (with XI8): 4-bit weights, a nibble n standing for n - 8, 32 a
+// vec4<u32>: word i's low nibbles are elements 8i .. 8i + 3, its high
+// ones 8i + 4 .. 8i + 7 (q4-like bytes: half int8's).  v + 0x78 flipped
+// at bit 7 is v - 8 as a signed byte.
+fn nib(w: u32) -> u32 {
+    return ((w & 0x0f0f0f0fu) + 0x78787878u) ^ 0x80808080u;
+}
+fn dot4w(w: u32, a: u32) -> i32 {
+    return dot4I8Packed(nib(w), xc[a]) + dot4I8Packed(nib(w >> 4u), xc[a + 1u]);
+}
+fn dot16(q: vec4<u32>, c: u32) -> f32 {
+    let t = dot4w(q.x, 8u * c) + dot4w(q.y, 8u * c + 2u) + dot4w(q.z, 8u * c + 4u) + dot4w(q.w, 8u * c + 6u);
+    return f32(t) * (1.0 / 32.0);
+}
+#else
 #ifdef XI8
 fn dot16(q: vec4<u32>, c: u32) -> f32 {
     let t = dot4I8Packed(q.x, xc[4u * c]) + dot4I8Packed(q.y, xc[4u * c + 1u]) +
@@ -115,11 +131,16 @@ fn dot16(q: vec4<u32>, c: u32) -> f32 {
 }
 #endif
 #endif
+#endif
 // elements a vec4<u32> of w holds
 #ifdef WF32
 const EPV: u32 = 4u;
 #else
+#ifdef W4
+const EPV: u32 = 32u;
+#else
 const EPV: u32 = 16u;
+#endif
 #endif
 
 fn x_at(s: u32, i: u32) -> f32 {
