@@ -26,7 +26,10 @@ typedef struct gp_params {
 } gp_params;
 
 enum { GP_PERSIST = 0, GP_STAGE = 1, GP_DISCOVER = 2, GP_BARRIERS = 3 };
-#define GC_WORDS (32 * 17) /* grid.wgsl's control words: 16 stripes on their own lines */
+/* grid.wgsl's control words: GC_EXIT, GC_FAIL, GC_COUNT, and 16 arrival
+ * stripes at words 32, 64, .. 512 (each on its own line) */
+#define GC_WORDS (32 * 17)
+enum { GC_EXIT = 1, GC_FAIL = 2, GC_COUNT = 4, GC_STRIPES = 16 };
 
 typedef struct chain {
     uint32_t n, k, stages;
@@ -45,9 +48,9 @@ typedef struct chain {
  * a standard deviation of ~74, so a sum of k terms grows by 74 sqrt(k). */
 static float gp_scale(uint32_t k) { return (float)(1.0 / (74.0 * sqrt((double)k))); }
 
-/* The probe's template defines: WG=256 in the tests; --bench may add
- * WF32 (f32 weights), XPLAIN (x staged by plain loads, a 5th binding) or
- * WG=1024. */
+/* The probe's template defines (grid_probe.wgsl): WG=256 or 1024; WF32
+ * (f32 weights), W4 (int4), XI8 (x as 8-bit codes), LAYER (per-stage
+ * shapes: binding 5), XPLAIN (x staged by plain loads: binding 4). */
 static char g_defs[128] = "WG=256";
 
 static int has_def(const char *d) { return strstr(g_defs, d) != NULL; }
@@ -63,8 +66,8 @@ static wgml_kernel *kernel(void)
 
 static uint32_t wg_threads(void) { return has_def("WG=1024") ? 1024 : 256; }
 static uint32_t epv(void) { return has_def("WF32") ? 4 : has_def("W4") ? 32 : 16; } /* weights a vec4<u32> */
-/* LAYER: elements a weight byte (W4: two nibbles) */
-static uint32_t per_byte(void) { return has_def("W4") ? 2 : 1; }
+/* Bytes of n x k weights: f32, int8 or int4 (two a byte). */
+static uint64_t wbytes_of(uint64_t n, uint64_t k) { return n * k * (has_def("WF32") ? 4 : 1) / (has_def("W4") ? 2 : 1); }
 
 static wgml_status dispatch(chain *c, const gp_params *p, uint32_t groups)
 {
@@ -94,7 +97,7 @@ static gp_params base(const chain *c, uint32_t mode)
 static uint32_t arrivals(const uint32_t *v)
 {
     uint32_t n = 0;
-    for (int i = 1; i <= 16; i++)
+    for (int i = 1; i <= GC_STRIPES; i++)
         n += v[32 * i];
     return n;
 }
@@ -112,8 +115,32 @@ static uint32_t discover(chain *c, uint32_t grid)
     CHECK_OK(wgml_buffer_fill(c->ctl, 0, GC_WORDS * 4, 0));
     gp_params p = base(c, GP_DISCOVER);
     CHECK_OK(dispatch(c, &p, grid));
-    uint32_t n = ctl_word(c, 4);
-    return n;
+    return ctl_word(c, GC_COUNT);
+}
+
+/* Both chains' buffers (shp: LAYER's, made by layer_init), x0 random and
+ * uploaded, the weights random (kept in hw for the CPU) when upload_w,
+ * else a fill (timing: no host copy). */
+static int chain_alloc(chain *c, uint64_t wbytes, uint64_t ywords, int upload_w)
+{
+    CHECK_OK(wgml_buffer_create(ctx, wbytes, &c->w));
+    CHECK_OK(wgml_buffer_create(ctx, ywords * 4, &c->y));
+    CHECK_OK(wgml_buffer_create(ctx, GC_WORDS * 4, &c->ctl));
+    c->hw = upload_w ? malloc(wbytes) : NULL;
+    c->x0 = malloc((size_t)c->k * 4);
+    if (!c->w || !c->y || !c->ctl || (upload_w && !c->hw) || !c->x0)
+        return 1;
+    if (upload_w) {
+        for (uint64_t i = 0; i < wbytes; i++)
+            c->hw[i] = (int8_t)(t_rand() & 0xff);
+        CHECK_OK(wgml_buffer_write(c->w, 0, c->hw, wbytes));
+    } else {
+        CHECK_OK(wgml_buffer_fill(c->w, 0, wbytes, 0x01ff02feu));
+    }
+    for (uint32_t i = 0; i < c->k; i++)
+        c->x0[i] = (float)((double)(t_rand() % 20001) / 10000.0 - 1.0);
+    CHECK_OK(wgml_buffer_write(c->y, 0, c->x0, (uint64_t)c->k * 4));
+    return 0;
 }
 
 static int chain_init(chain *c, uint32_t n, uint32_t k, uint32_t stages, int upload_w)
@@ -126,22 +153,7 @@ static int chain_init(chain *c, uint32_t n, uint32_t k, uint32_t stages, int upl
         printf("    chain %ux%u: n must be at least k\n", n, k);
         return 1;
     }
-    uint64_t wbytes = (uint64_t)stages * n * k * (epv() == 4 ? 4 : 1), ywords = (uint64_t)(stages + 1) * (n > k ? n : k);
-    CHECK_OK(wgml_buffer_create(ctx, wbytes, &c->w));
-    CHECK_OK(wgml_buffer_create(ctx, ywords * 4, &c->y));
-    CHECK_OK(wgml_buffer_create(ctx, GC_WORDS * 4, &c->ctl));
-    c->hw = malloc(wbytes);
-    c->x0 = malloc((size_t)k * 4);
-    if (!c->w || !c->y || !c->ctl || !c->hw || !c->x0)
-        return 1;
-    for (uint64_t i = 0; i < wbytes; i++)
-        c->hw[i] = (int8_t)(t_rand() & 0xff);
-    for (uint32_t i = 0; i < k; i++)
-        c->x0[i] = (float)((double)(t_rand() % 20001) / 10000.0 - 1.0);
-    if (upload_w)
-        CHECK_OK(wgml_buffer_write(c->w, 0, c->hw, wbytes));
-    CHECK_OK(wgml_buffer_write(c->y, 0, c->x0, (uint64_t)k * 4));
-    return 0;
+    return chain_alloc(c, stages * wbytes_of(n, k), (uint64_t)(stages + 1) * n, upload_w);
 }
 
 static void chain_free(chain *c)
@@ -183,7 +195,7 @@ static int layer_init(chain *c, const uint32_t (*shapes)[2], int ns, int layers,
     if (c->stages > 64)
         return 1;
     uint64_t wbytes = 0;
-    uint32_t shp[64][4];
+    uint32_t shp[64][4] = {{0}};
     for (uint32_t s = 0; s < c->stages; s++) {
         c->sn[s] = shapes[s % ns][0];
         c->sk[s] = shapes[s % ns][1];
@@ -197,30 +209,14 @@ static int layer_init(chain *c, const uint32_t (*shapes)[2], int ns, int layers,
         shp[s][1] = c->sk[s];
         shp[s][2] = (uint32_t)(wbytes / 16);
         memcpy(&shp[s][3], &sc, 4);
-        wbytes += (uint64_t)c->sn[s] * c->sk[s] / per_byte();
+        wbytes += wbytes_of(c->sn[s], c->sk[s]);
         c->n = c->n > c->sn[s] ? c->n : c->sn[s];
     }
     c->k = c->sk[0];
-    uint64_t ywords = (uint64_t)(c->stages + 1) * c->n;
-    CHECK_OK(wgml_buffer_create(ctx, wbytes, &c->w));
-    CHECK_OK(wgml_buffer_create(ctx, ywords * 4, &c->y));
-    CHECK_OK(wgml_buffer_create(ctx, GC_WORDS * 4, &c->ctl));
     CHECK_OK(wgml_buffer_create(ctx, sizeof shp, &c->shp));
-    c->hw = upload_w ? malloc(wbytes) : NULL;
-    c->x0 = malloc((size_t)c->k * 4);
-    if (!c->w || !c->y || !c->ctl || !c->shp || (upload_w && !c->hw) || !c->x0)
+    if (!c->shp || chain_alloc(c, wbytes, (uint64_t)(c->stages + 1) * c->n, upload_w))
         return 1;
     CHECK_OK(wgml_buffer_write(c->shp, 0, shp, sizeof shp));
-    for (uint32_t i = 0; i < c->k; i++)
-        c->x0[i] = (float)((double)(t_rand() % 20001) / 10000.0 - 1.0);
-    if (upload_w) {
-        for (uint64_t i = 0; i < wbytes; i++)
-            c->hw[i] = (int8_t)(t_rand() & 0xff);
-        CHECK_OK(wgml_buffer_write(c->w, 0, c->hw, wbytes));
-    } else {
-        CHECK_OK(wgml_buffer_fill(c->w, 0, wbytes, 0x01ff02feu));
-    }
-    CHECK_OK(wgml_buffer_write(c->y, 0, c->x0, (uint64_t)c->k * 4));
     return 0;
 }
 
@@ -228,7 +224,7 @@ static int layer_init(chain *c, const uint32_t (*shapes)[2], int ns, int layers,
  * i's low nibbles elements 8i .. 8i + 3 and its high ones 8i + 4 .. 8i + 7. */
 static int weight(const int8_t *wr, uint32_t j)
 {
-    if (per_byte() == 1)
+    if (!has_def("W4"))
         return wr[j];
     uint8_t b = (uint8_t)wr[4 * (j / 8) + j % 4];
     return (int)(j % 8 < 4 ? b & 15 : b >> 4) - 8;
@@ -249,7 +245,7 @@ static void layer_check(chain *c, const char *what)
     double mag = 0;
     for (uint32_t s = 0; s < c->stages; s++)
         for (uint32_t r = 0; r < c->sn[s]; r++) {
-            const int8_t *wr = c->hw + c->sw[s] + (uint64_t)r * c->sk[s] / per_byte();
+            const int8_t *wr = c->hw + c->sw[s] + wbytes_of(r, c->sk[s]);
             const float *x = y + (uint64_t)s * c->n;
             double acc = 0;
             for (uint32_t j = 0; j < c->sk[s]; j++) {
@@ -285,7 +281,7 @@ static void layer_case(const char *defs)
             CHECK_OK(wgml_buffer_fill(c.y, (uint64_t)c.k * 4, wgml_buffer_size(c.y) - (uint64_t)c.k * 4, 0x7fc00000u));
             CHECK_OK(run_form(&c, form));
             layer_check(&c, what);
-            CHECK(ctl_word(&c, 2) == 0, "%s: the fail word is set", what);
+            CHECK(ctl_word(&c, GC_FAIL) == 0, "%s: the fail word is set", what);
         }
 out:
     chain_free(&c);
@@ -377,8 +373,9 @@ static void chain_case(uint32_t n, uint32_t k, uint32_t stages)
             chain_check(&c, ref, what);
             uint32_t v[GC_WORDS];
             CHECK_OK(wgml_buffer_read(c.ctl, 0, v, sizeof v));
-            CHECK(v[2] == 0 && arrivals(v) == 0 && v[1] == 0,
-                  "%s: control words %u %u %u after the run (fail, arrivals, exit)", what, v[2], arrivals(v), v[1]);
+            CHECK(v[GC_FAIL] == 0 && arrivals(v) == 0 && v[GC_EXIT] == 0,
+                  "%s: control words %u %u %u after the run (fail, arrivals, exit)", what, v[GC_FAIL], arrivals(v),
+                  v[GC_EXIT]);
         }
     free(ref);
 out:
@@ -404,16 +401,17 @@ static void t_overcommit(void)
     CHECK_OK(run_form(&c, 0));
     uint32_t v[GC_WORDS];
     CHECK_OK(wgml_buffer_read(c.ctl, 0, v, sizeof v));
-    printf("    %u workgroups launched, %u resident: fail word %u after %.2f s\n", c.nwg, res, v[2], t_now() - t0);
-    CHECK(v[2] == 1, "the fail word is not set with %u workgroups launched and %u resident", c.nwg, res);
-    CHECK(arrivals(v) == 0 && v[1] == 0, "arrivals %u, exit %u after the run", arrivals(v), v[1]);
+    printf("    %u workgroups launched, %u resident: fail word %u after %.2f s\n", c.nwg, res, v[GC_FAIL],
+           t_now() - t0);
+    CHECK(v[GC_FAIL] == 1, "the fail word is not set with %u workgroups launched and %u resident", c.nwg, res);
+    CHECK(arrivals(v) == 0 && v[GC_EXIT] == 0, "arrivals %u, exit %u after the run", arrivals(v), v[GC_EXIT]);
     CHECK_OK(wgml_buffer_fill(c.ctl, 0, GC_WORDS * 4, 0));
     c.nwg = res;
     float *ref = chain_ref(&c);
     if (ref) {
         CHECK_OK(run_form(&c, 1));
         chain_check(&c, ref, "after an overcommitted run");
-        CHECK(ctl_word(&c, 2) == 0, "the fail word is set after a right-sized run");
+        CHECK(ctl_word(&c, GC_FAIL) == 0, "the fail word is set after a right-sized run");
     }
     free(ref);
 out:
@@ -462,7 +460,7 @@ static void warm_up(chain *c)
 static double timed(chain *c, int form, int reps, uint32_t *fail)
 {
     double t = time_it(c, form, reps);
-    *fail = ctl_word(c, 2);
+    *fail = ctl_word(c, GC_FAIL);
     if (*fail)
         CHECK_OK(wgml_buffer_fill(c->ctl, 0, GC_WORDS * 4, 0));
     return t;
@@ -480,13 +478,11 @@ static int bench(int argc, char **argv)
         printf("bad shape (k a multiple of 16, at most 4096)\n");
         return 1;
     }
-    CHECK_OK(wgml_buffer_fill(c.w, 0, wgml_buffer_size(c.w), 0x01ff02feu));
     c.nwg = discover(&c, 16384);
     uint32_t again = discover(&c, 16384);
-    double gb = (double)n * k * stages / 1e9;
-    gb *= epv() == 4 ? 4 : 1;
+    double gb = (double)(stages * wbytes_of(n, k)) / 1e9;
     printf("gridprobe: %u x %u %s x %u stages (%.1f MB a stage; %s), subgroups %u, resident workgroups %u / %u\n", n,
-           k, epv() == 4 ? "f32" : "int8", stages, gb * 1e3 / stages, g_defs, sgs, c.nwg, again);
+           k, has_def("WF32") ? "f32" : "int8", stages, gb * 1e3 / stages, g_defs, sgs, c.nwg, again);
     static const char *const names[] = {"persistent", "persistent+prefetch", "dispatch a stage", "barriers only"};
     warm_up(&c);
     for (int round = 0; round < 2; round++)
@@ -520,9 +516,9 @@ static int bench_layer(int argc, char **argv)
     c.nwg = discover(&c, 16384);
     double gb = 0;
     for (uint32_t s = 0; s < c.stages; s++)
-        gb += (double)c.sn[s] * c.sk[s] / per_byte() / 1e9;
+        gb += (double)wbytes_of(c.sn[s], c.sk[s]) / 1e9;
     printf("gridlayer: %s-shaped, %d layers of %s products (%.1f MB a layer; %s), resident workgroups %u\n",
-           is8 ? "8B" : "1B", layers, per_byte() == 2 ? "int4" : "int8", gb * 1e3 / layers, g_defs, c.nwg);
+           is8 ? "8B" : "1B", layers, has_def("W4") ? "int4" : "int8", gb * 1e3 / layers, g_defs, c.nwg);
     static const char *const names[] = {"persistent", "persistent+prefetch", "dispatch a stage"};
     warm_up(&c);
     for (int round = 0; round < 2; round++)

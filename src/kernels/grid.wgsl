@@ -6,8 +6,9 @@
 // each costs a fixed ~9.5 µs beyond its bytes (bench/NOTES.md 2026-11-27
 // (3)): the dispatch, the kernel's ramp and its tail, none of which
 // WebGPU lets one dispatch overlap with the next.  Inside one dispatch a
-// barrier across workgroups lets a stage's independent work (its weight
-// loads) start before the previous stage ends.
+// barrier across workgroups (~2 µs on an H200) replaces the dispatch:
+// a decode layer's four q4-sized products ran ~50 µs as one persistent
+// chain against 69-87 as dispatches (NOTES 2026-11-27 (7), call 6).
 //
 // Safety.  WebGPU promises nothing about workgroups running at the same
 // time, so a barrier among more workgroups than are resident would hang.
@@ -31,10 +32,13 @@
 //
 // Control words (grid_ctl): arrivals are counted over the whole dispatch
 // in GRID_STRIPES counters, each on its own 128-byte line (workgroup g adds
-// to stripe g % GRID_STRIPES, so ~nwg / 16 atomics queue on one address:
-// with one counter, 396 workgroups' arrivals took ~1.9 µs an H200
-// barrier, NOTES 2026-11-27 (7) call 1); barrier b waits until the stripes
-// sum to (b + 1) x nwg, summed by the first subgroup.  GC_EXIT counts the
+// to stripe g % GRID_STRIPES, so ~nwg / 16 atomics queue on one address);
+// barrier b waits until the stripes sum to (b + 1) x nwg, summed by the
+// first subgroup.  Measured, the stripes do not pay: 396 workgroups' H200
+// barrier took 1.8-1.9 µs on one counter and 2.0-2.1 on 16 (NOTES
+// 2026-11-27 (7), calls 1-2; the cost is the fences and two L2 round
+// trips).  One counter is the simpler form to return to; every figure
+// after call 1 was taken with the stripes.  GC_EXIT counts the
 // workgroups past their last wait (the last one sets every counter back to
 // 0 for the next dispatch that binds them), GC_FAIL is the fail word (the
 // host clears it), GC_DISC / GC_COUNT are grid_discover's window and

@@ -1,28 +1,28 @@
 // ---- A chain of dependent mat-vecs, persistent or a dispatch a stage
-// (tests/test_grid.c: its correctness test on any device, and with
-// --bench the timing that decides whether decode layers become persistent
-// kernels; bench/NOTES.md 2026-11-27 (7)).
+// (tests/test_grid.c: its correctness tests on any device, and with
+// --bench / --layer the timings of bench/NOTES.md 2026-11-27 (7)).
 //
 // Stage s: y_{s+1}[r] = scale * sum_j w_s[r, j] * y_s[j] (j < k), w_s int8
-// (a vec4<u32> holds 16), y_0 the input; y_s lives at word s * ystride of
-// `y` (so a stage's x is the first k values of the previous stage's n).
-// A subgroup owns a row at a time: lane l takes the row's vec4s l, l + sgs,
-// ...; x is staged in workgroup memory first (atomic loads: it was written
-// by other workgroups in this dispatch).
+// (a vec4<u32> holds 16; WF32: f32, 4; W4: int4, 32), y_0 the input; y_s
+// lives at word s * ystride of `y` (so a stage's x is the first k values
+// of the previous stage's n).  A subgroup owns a row at a time: lane l
+// takes the row's vec4s l, l + sgs, ...; x is staged in workgroup memory
+// first (atomic loads: it was written by other workgroups in this
+// dispatch; XPLAIN: plain loads, a timing probe).
 //
 // Modes (p.mode): 0 persistent: p.nwg workgroups (at most what
 // grid_discover counted) run every stage, a grid barrier between stages;
-// with p.pf each subgroup loads its first row of the next stage before the
+// with p.pf each subgroup loads its first row of a stage before the
 // barrier (weights do not depend on it); 1 one stage (p.first) a dispatch,
 // a subgroup a row; 2 grid_discover only; 3 p.stages barriers and nothing
 // else (their cost).
 //
-// XI8 (--bench): x staged as 8-bit codes (x * 32 rounded, clamped to
-// +-127: the chain's values are O(1)) and met by dot4I8Packed, as the
-// production kernels' integer path does, so the product is not bound by
-// int-to-float conversions (calls 1-2).  LAYER: stage s's (n, k, first
-// vec4 of w) from shp[s] (a decode layer's shapes in turn), y's stages
-// still p.ystride words apart.
+// XI8: x staged as 8-bit codes (x * 32 rounded, clamped to +-127: the
+// chain's values are O(1)) and met by dot4I8Packed, as the production
+// kernels' integer path does, so the product is not bound by int-to-float
+// conversions (calls 1-2).  LAYER: stage s's (n, k, first vec4 of w,
+// scale's f32 bits) from shp[s] (a decode layer's shapes in turn), y's
+// stages still p.ystride words apart.
 #include "prelude.wgsl"
 
 struct Params {
@@ -44,11 +44,11 @@ struct Params {
 @group(0) @binding(3) var<storage, read_write> grid_ctl: array<atomic<u32>>;
 
 #include "grid.wgsl"
-#ifdef LAYER
-@group(0) @binding(5) var<storage, read> shp: array<vec4<u32>>;
-#endif
 #ifdef XPLAIN
 @group(0) @binding(4) var<storage, read_write> yp: array<u32>;
+#endif
+#ifdef LAYER
+@group(0) @binding(5) var<storage, read> shp: array<vec4<u32>>;
 #endif
 
 const WG: u32 = {{WG}}u;  // 256 (the tests), or 1024 (--bench, WG=1024)
@@ -61,33 +61,12 @@ var<workgroup> xc: array<u32, XC>;
 var<workgroup> xs: array<vec4<f32>, KMAX / 4u>;
 #endif
 
-// Stage s's rows, columns and first vec4 of w.
-fn st_n(s: u32) -> u32 {
+// Stage s's (rows, columns, first vec4 of w, scale's f32 bits).
+fn stage(s: u32) -> vec4<u32> {
 #ifdef LAYER
-    return shp[s].x;
+    return shp[s];
 #else
-    return p.n;
-#endif
-}
-fn st_k(s: u32) -> u32 {
-#ifdef LAYER
-    return shp[s].y;
-#else
-    return p.k;
-#endif
-}
-fn st_scale(s: u32) -> f32 {
-#ifdef LAYER
-    return bitcast<f32>(shp[s].w);
-#else
-    return p.scale;
-#endif
-}
-fn st_w(s: u32) -> u32 {
-#ifdef LAYER
-    return shp[s].z;
-#else
-    return s * p.wstride;
+    return vec4<u32>(p.n, p.k, s * p.wstride, bitcast<u32>(p.scale));
 #endif
 }
 
@@ -154,13 +133,13 @@ fn x_at(s: u32, i: u32) -> f32 {
 
 fn stage_x(li: u32, s: u32) {
 #ifdef XI8
-    for (var i = li; 4u * i < st_k(s); i += WG) {
+    for (var i = li; 4u * i < stage(s).y; i += WG) {
         let v = vec4<f32>(x_at(s, 4u * i), x_at(s, 4u * i + 1u), x_at(s, 4u * i + 2u), x_at(s, 4u * i + 3u));
         let c = vec4<i32>(clamp(round(v * 32.0), vec4<f32>(-127.0), vec4<f32>(127.0)));
         xc[i] = pack4xI8(c);
     }
 #else
-    for (var i = li; i < st_k(s); i += WG) {
+    for (var i = li; i < stage(s).y; i += WG) {
         xs[i / 4u][i % 4u] = x_at(s, i);
     }
 #endif
@@ -183,8 +162,8 @@ fn ldw(base: u32, j: u32, kv: u32) -> vec4<u32> {
 }
 
 fn row_load(s: u32, r: u32, lane: u32, sgs: u32) -> Row8 {
-    let kv = st_k(s) / EPV;
-    let b = st_w(s) + r * kv;
+    let kv = stage(s).y / EPV;
+    let b = stage(s).z + r * kv;
     return Row8(ldw(b, lane, kv), ldw(b, lane + sgs, kv), ldw(b, lane + 2u * sgs, kv), ldw(b, lane + 3u * sgs, kv),
                 ldw(b, lane + 4u * sgs, kv), ldw(b, lane + 5u * sgs, kv), ldw(b, lane + 6u * sgs, kv),
                 ldw(b, lane + 7u * sgs, kv));
@@ -198,18 +177,18 @@ fn dotj(q: vec4<u32>, j: u32, kv: u32) -> f32 {
 }
 
 fn row_finish(s: u32, r: u32, q: Row8, lane: u32, sgs: u32) {
-    let kv = st_k(s) / EPV;
+    let kv = stage(s).y / EPV;
     var acc = dotj(q.a, lane, kv) + dotj(q.b, lane + sgs, kv) + dotj(q.c, lane + 2u * sgs, kv) +
               dotj(q.d, lane + 3u * sgs, kv);
     acc += dotj(q.e, lane + 4u * sgs, kv) + dotj(q.f, lane + 5u * sgs, kv) + dotj(q.g, lane + 6u * sgs, kv) +
            dotj(q.h, lane + 7u * sgs, kv);
     // the rest of a long row (k > 16 * PFN * sgs), loaded as it goes
     for (var j = lane + PFN * sgs; j < kv; j += sgs) {
-        acc += dot16(w[st_w(s) + r * kv + j], j);
+        acc += dot16(w[stage(s).z + r * kv + j], j);
     }
     let t = subgroupAdd(acc);
     if (lane == 0u) {
-        atomicStore(&y[(s + 1u) * p.ystride + r], bitcast<u32>(st_scale(s) * t));
+        atomicStore(&y[(s + 1u) * p.ystride + r], bitcast<u32>(bitcast<f32>(stage(s).w) * t));
     }
 }
 
@@ -226,7 +205,7 @@ fn gp_chain(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
     if (p.mode == 1u) {
         stage_x(li, p.first);
         let r = g * nsub + sid;
-        if (r < st_n(p.first)) {
+        if (r < stage(p.first).x) {
             row_finish(p.first, r, row_load(p.first, r, lane, sgs), lane, sgs);
         }
         return;
@@ -244,18 +223,15 @@ fn gp_chain(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
     let gs = g * nsub + sid;
     let ts = p.nwg * nsub;
     var q = Row8();
-    if (gs < st_n(0u)) {
-        q = row_load(0u, gs, lane, sgs);
-    }
     for (var s = 0u; s < p.stages; s++) {
+        if (p.pf != 0u && gs < stage(s).x) {
+            q = row_load(s, gs, lane, sgs);  // before the barrier (pf)
+        }
         if (s > 0u) {
-            if (p.pf != 0u && gs < st_n(s)) {
-                q = row_load(s, gs, lane, sgs);
-            }
             grid_sync(li, sid, lane, sgs, g, s * p.nwg);
         }
         stage_x(li, s);
-        for (var r = gs; r < st_n(s); r += ts) {
+        for (var r = gs; r < stage(s).x; r += ts) {
             if (r != gs || p.pf == 0u) {
                 q = row_load(s, r, lane, sgs);
             }
