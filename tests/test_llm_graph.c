@@ -262,12 +262,16 @@ static void run_arch_q(llm_arch arch, bool fuse, bool q8)
         }
         *y = (llm_layer){w.attn_norm[l].t, w.wq[l].t, w.wk[l].t, w.wv[l].t, w.wo[l].t, w.bq[l].t, w.bk[l].t,
                          w.bv[l].t, w.qn[l].t, w.kn[l].t, w.pan[l].t, w.pfn[l].t, w.fn[l].t, w.wg[l].t,
-                         w.wu[l].t, w.wd[l].t, NULL, NULL, NULL, NULL, NULL, NULL, false, false};
+                         w.wu[l].t, w.wd[l].t, NULL, NULL, NULL, NULL, NULL, NULL, false, NULL, false};
         if (fuse) { /* q|k|v (and qwen2's biases) and gate|up as one product each */
             CHECK_OK(llm_layer_fuse(t_ctx, &hp, y));
             CHECK(y->wqkv && y->wgu && (arch != LLM_QWEN2 || y->bqkv), "layer %d not fused", l);
             /* qwen2 (NEOX, no q/k norms): q and k rows paired for NORMAL pairs */
             CHECK(y->qk_pairs == (arch == LLM_QWEN2), "layer %d: qk_pairs %d", l, y->qk_pairs);
+            if (y->wdown_pk) { /* gate|up and down packed in one buffer: as the loader swaps it in */
+                y->w_down = y->wdown_pk;
+                y->wdown_pk = NULL;
+            }
         }
         if (fuse && !y->q_norm && !y->k_norm) { /* as the loader does: one k|v cache, one rope, one write */
             CHECK_OK(wgml_tensor_new(t_ctx, WGML_F16, 2, (int64_t[]){CTX, 2 * HKV * D}, &y->kv_cache));
@@ -413,6 +417,8 @@ static void run_arch_q(llm_arch arch, bool fuse, bool q8)
     for (int l = 0; l < L; l++) {
         t_tensor *ts[] = {&w.attn_norm[l], &w.wq[l], &w.wk[l], &w.wv[l], &w.wo[l], &w.bq[l], &w.bk[l], &w.bv[l],
                           &w.qn[l], &w.kn[l], &w.pan[l], &w.pfn[l], &w.fn[l], &w.wg[l], &w.wu[l], &w.wd[l]};
+        if (layers[l].w_down != w.wd[l].t) /* llm_layer_fuse's packed copy */
+            wgml_tensor_free(layers[l].w_down);
         for (size_t i = 0; i < sizeof ts / sizeof *ts; i++)
             if (ts[i]->t)
                 t_free(ts[i]);

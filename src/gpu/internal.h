@@ -82,6 +82,7 @@ struct wgml_kernel {
     WGPUBindGroupLayout bgl;
     int n_buffers;
     unsigned readonly_mask;
+    uint32_t grid_count;  /* wg_grid_discover's answer for this pipeline (0: not asked yet) */
     /* profile accumulators */
     double prof_ns;
     uint64_t prof_count;

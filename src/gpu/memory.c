@@ -607,15 +607,18 @@ wgml_status wgml_buffer_copy(wgml_buffer *dst, uint64_t doff, wgml_buffer *src, 
 
 /* ------------------------------------------------------------ device error word */
 
+/* The read-back: the error words, then the grid words' first 4 (GC_FAIL). */
+#define ERRW_STAGE (WG_ERRW_WORDS * 4 + 16)
+
 wgml_status wg_errword_init(wgml_ctx *ctx)
 {
     /* A fresh device buffer is zeroed by WebGPU; the pool is empty at
      * context creation, so no fill is recorded either. */
-    wgml_status st = wgml_buffer_create(ctx, WG_ERRW_WORDS * 4, &ctx->errw.buf);
+    wgml_status st = wgml_buffer_create(ctx, WG_GRID_AT + WG_GRID_WORDS * 4, &ctx->errw.buf);
     if (st != WGML_OK)
         return st;
     WGPUBufferDescriptor d = {0};
-    d.size = WG_ERRW_WORDS * 4;
+    d.size = ERRW_STAGE;
     d.usage = WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst;
     ctx->errw.stage = wgpuDeviceCreateBuffer(ctx->device, &d);
     return ctx->errw.stage ? WGML_OK : wg_fail(WGML_ERR_OOM, "could not allocate the error word's read-back");
@@ -632,7 +635,12 @@ void wg_errword_release(wgml_ctx *ctx)
     ctx->errw.stage = NULL;
 }
 
-wg_binding wg_errword_bind(wgml_ctx *ctx) { return wg_bind_all(ctx->errw.buf); }
+wg_binding wg_errword_bind(wgml_ctx *ctx) { return (wg_binding){ctx->errw.buf, 0, WG_ERRW_WORDS * 4}; }
+
+/* The grid words live in the error word's buffer, 256 bytes in (a binding
+ * offset), so a persistent kernel's fail word (grid.wgsl GC_FAIL) rides on
+ * the error word's read-back at every sync. */
+wg_binding wg_grid_bind(wgml_ctx *ctx) { return (wg_binding){ctx->errw.buf, WG_GRID_AT, WG_GRID_WORDS * 4}; }
 
 wgml_status wg_tickets_init(wgml_ctx *ctx)
 {
@@ -662,6 +670,7 @@ bool wg_errword_stage(wgml_ctx *ctx)
         return false;
     WGPUCommandEncoder enc = wg_stream_encoder(ctx);
     wgpuCommandEncoderCopyBufferToBuffer(enc, ctx->errw.buf->buf, 0, ctx->errw.stage, 0, WG_ERRW_WORDS * 4);
+    wgpuCommandEncoderCopyBufferToBuffer(enc, ctx->errw.buf->buf, WG_GRID_AT, ctx->errw.stage, WG_ERRW_WORDS * 4, 16);
     ctx->errw.dirty = false;
     ctx->errw.staged = true;
     return true;
@@ -697,10 +706,10 @@ wgml_status wg_errword_report(wgml_ctx *ctx)
     ci.userdata1 = (void *)&done;
     /* The submit that carried the copy has been waited on: this map is
      * answered at once (it is not another GPU wait). */
-    wgpuBufferMapAsync(ctx->errw.stage, WGPUMapMode_Read, 0, WG_ERRW_WORDS * 4, ci);
+    wgpuBufferMapAsync(ctx->errw.stage, WGPUMapMode_Read, 0, ERRW_STAGE, ci);
     if (!wg_wait_flag(ctx, &done, 120.0))
         return wg_fail(WGML_ERR_TIMEOUT, "reading the error word back: no answer in 120 s");
-    uint32_t w[WG_ERRW_WORDS] = {0};
+    uint32_t w[ERRW_STAGE / 4] = {0};
     const uint32_t *m = done == 1 ? wgpuBufferGetConstMappedRange(ctx->errw.stage, 0, sizeof w) : NULL;
     if (m)
         memcpy(w, m, sizeof w);
@@ -708,6 +717,13 @@ wgml_status wg_errword_report(wgml_ctx *ctx)
         wgpuBufferUnmap(ctx->errw.stage);
     if (!m)
         return wg_fail(WGML_ERR_DEVICE, "reading the error word back: mapping failed");
+    if (w[WG_ERRW_WORDS + 2]) { /* grid.wgsl's GC_FAIL */
+        static const uint32_t z = 0;
+        wgpuQueueWriteBuffer(ctx->queue, ctx->errw.buf->buf, WG_GRID_AT + 8, &z, 4);
+        return wg_fail(WGML_ERR_DEVICE, "a persistent kernel's grid barrier gave up waiting (its workgroups were not "
+                       "all running at once on this device): results since the last sync are wrong; "
+                       "WGML_DISABLE=grid runs such work as separate dispatches");
+    }
     if (w[WG_ERRW_COUNT] == 0)
         return WGML_OK;
     static const uint32_t zero[WG_ERRW_WORDS];

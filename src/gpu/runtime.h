@@ -17,7 +17,8 @@
 #include <stdint.h>
 
 #define WG_MAX_BUFFERS 8       /* storage bindings per kernel */
-#define WG_PARAMS_MAX 256      /* bytes of uniform parameters per dispatch */
+#define WG_PARAMS_MAX 512      /* bytes of uniform parameters per dispatch (a two-stage
+                                * persistent kernel's two blocks: matvec_pffn.wgsl) */
 
 /* ---------------------------------------------------------------- kernels */
 
@@ -215,6 +216,22 @@ wgml_status wg_errword_arm(wgml_ctx *ctx);
  * buffer), so one word serves them all. */
 #define WG_TICKET_WORDS 64
 wg_binding wg_tickets_bind(wgml_ctx *ctx);
+/* Persistent kernels (src/kernels/grid.wgsl): the context's control
+ * words, WG_GRID_WORDS bound read_write (zero between dispatches: the last
+ * workgroup out resets them; every dispatch binding them is ordered after
+ * the previous one), and occupancy discovery.  wg_grid_discover runs
+ * kernel k once with `params` (the kernel's discovery form, which calls
+ * grid_discover and nothing else) on `grid` workgroups in a submission of
+ * its own (not the stream's, not a recording's: it may be called while
+ * recording) and returns how many workgroups were resident together,
+ * cached on k.  Its storage bindings are the control words (read_write
+ * ones) and the error word (read-only ones): the discovery form touches
+ * nothing else.  A persistent dispatch of k launches at most that many. */
+#define WG_GRID_WORDS (32 * 17)
+#define WG_GRID_AT 256 /* bytes into the error word's buffer (memory.c) */
+wg_binding wg_grid_bind(wgml_ctx *ctx);
+wgml_status wg_grid_discover(wgml_ctx *ctx, wgml_kernel *k, const void *params, size_t psize, uint32_t grid,
+                             uint32_t *count);
 /* The code a check kernel records for (op, what) ("wgml_embedding",
  * "ids"); both must be string literals (kept by pointer).  0 if the small
  * table is full (the message then names no op). */

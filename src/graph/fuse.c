@@ -1,7 +1,7 @@
 /*
  * Fusion, before planning (off with wgml_graph_options.no_fuse or
  * WGML_GRAPH_FUSE=0; the linear prologue only with WGML_GRAPH_FUSE=prologue,
- * see wg_graph_fuse).  Nine rewrites, each saving dispatches and the
+ * see wg_graph_fuse).  Ten rewrites, each saving dispatches and the
  * memory traffic of an intermediate:
  *
  *   unary chains    float unary ops feeding only each other become one
@@ -34,6 +34,10 @@
  *                   read by one one-row product, becomes a LINEAR_NORM whose
  *                   workgroups write its blocks' codes and sums of squares,
  *                   and its reader scales its sums (fuse_norm_split);
+ *   ffn             (default, WGML_GRAPH_FUSE=noffn: off) a linear_glu read
+ *                   by a linear or norm-split linear_norm becomes one
+ *                   WG_OP_FFN: one persistent dispatch for a decoder's
+ *                   gate|up and down products (fuse_ffn, src/ops/ffn.c);
  *   matmul epilogue add(matmul(a, b), bias) with a bias of shape [n] (or
  *                   [1, ..., n]) and relu/gelu(erf)/silu of a matmul or
  *                   linear become the product's own bias and activation
@@ -555,6 +559,47 @@ static void fuse_norm_split(wgml_graph *g, size_t *uses)
     }
 }
 
+/* The feed-forward block (default; WGML_GRAPH_FUSE=noffn keeps it apart):
+ * a LINEAR_GLU whose x is a split norm's codes, read only by a LINEAR (no
+ * bias; its c the residual) or a norm-split LINEAR_NORM (a decoder's
+ * gate|up and down products), becomes one WG_OP_FFN, the second's node:
+ * for one row on a GPU both products run as one persistent dispatch with a
+ * grid barrier between them (src/ops/ffn.c), else the two fused ops run
+ * as before.  Runs after fuse_norm_split, whose codes the glu product
+ * reads. */
+static void fuse_ffn(wgml_graph *g, size_t *uses)
+{
+    for (size_t i = 0; i < g->n; i++) {
+        wgml_node *b = g->nodes[i], *a = b->nin ? b->in[0] : NULL;
+        bool norm = live_op(b, WG_OP_LINEAR_NORM);
+        if ((!norm && !live_op(b, WG_OP_LINEAR)) || (norm && !b->p.norm_split) || b->p.xq_in ||
+            (b->nin > 2 && b->in[2]) || b->p.mm.act != WGML_ACT_NONE || !live_op(a, WG_OP_LINEAR_GLU) ||
+            uses[a->id] != 1 || a->output || !a->p.xq_in || !a->p.xq_split || a->nin < 2 || !a->in[1] ||
+            a->in[1]->d.dtype != b->in[1]->d.dtype)
+            continue;
+        wg_op_params p = b->p;
+        p.mm2 = a->p.mm;
+        p.xnorm = a->p.norm;
+        p.sub = a->p.sub;
+        p.xq_in = a->p.xq_in;
+        p.xq_split = a->p.xq_split;
+        p.flag = norm;
+        wgml_node *in[5] = {a->in[0], a->in[1], b->in[1], b->nin > 3 ? b->in[3] : NULL, norm && b->nin > 4 ? b->in[4] : NULL};
+        uses[a->id]--;
+        for (int k = 0; k < 5; k++) {
+            b->in[k] = in[k];
+            if (k < 2 && in[k])
+                uses[in[k]->id]++; /* the glu product's, now read here (fold takes them back) */
+        }
+        for (int k = 5; k < WG_OP_MAX_IN; k++)
+            b->in[k] = NULL;
+        b->nin = 5;
+        b->op = WG_OP_FFN;
+        b->p = p;
+        fold(g, a, b, uses);
+    }
+}
+
 size_t wg_graph_fuse(wgml_graph *g)
 {
     const char *e = getenv("WGML_GRAPH_FUSE");
@@ -590,6 +635,8 @@ size_t wg_graph_fuse(wgml_graph *g)
         fuse_linear_norm(g, uses);
     else if (!(e && strstr(e, "nosplit")))
         fuse_norm_split(g, uses);
+    if (!(e && strstr(e, "noffn")))
+        fuse_ffn(g, uses);
     fuse_chains(g, uses);
     free(uses);
     return g->fused;

@@ -61,7 +61,13 @@ struct Params {
     chk: vec4<u32>,           // CHECK: op code, experts, tokens, -
 }
 
+#ifdef XS_PFFN
+// one Params a stage (matvec_pffn.wgsl), the current one copied into p
+@group(0) @binding(0) var<uniform> pst: array<Params, 2>;
+var<private> p: Params;
+#else
 @group(0) @binding(0) var<uniform> p: Params;
+#endif
 
 #ifdef CHECK
 @group(0) @binding(1) var<storage, {{IDS_ACC}}> ids: array<i32>;

@@ -88,25 +88,9 @@ fn xs_blocks(li: u32, xr0: u32) {
         q8_block(0u, p.k / 4u, blk, v);
     }
 }
-#endif
 
-@compute @workgroup_size(WG)
-fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-           @builtin(subgroup_invocation_id) lane: u32, @builtin(subgroup_size) sgs: u32,
-           @builtin(subgroup_id) sid: u32, @builtin(num_subgroups) nsub: u32,
-           @builtin(local_invocation_index) li: u32) {
-    let g = wg_linear(wid, nwg);
-    if (g >= p.pad0) {
-        return;  // a folded grid's overshoot (the whole workgroup: uniform)
-    }
-    if (li == 0u) {
-        atomicStore(&xslot, 0u);
-    }
-#ifdef XS_ROPE
-    rope_setup(li);
-#endif
-#ifndef XS_PREQ
-    let xr0 = p.xo[0].x;
+// x's row at element xr0 quantised into workgroup memory (all threads).
+fn xs_quantise(li: u32, lane: u32, sid: u32, nsub: u32, sgs: u32, xr0: u32) {
 #ifdef XS_LANES
     if (sgs % 8u == 0u) {
         // a vec4 a lane, consecutive lanes on consecutive vectors
@@ -125,6 +109,58 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
 #else
     xs_blocks(li, xr0);
 #endif
+}
+#endif
+
+// The RPW rows from row0 of the current stage's weights (p) against x's
+// codes at word xr: the subgroup's sums, every lane holding them all.
+// Rows past n read row n - 1 and are never written (as main's).
+fn xs_sums(row0: u32, lane: u32, sgs: u32, xr: array<u32, M>) -> array<vec4<f32>, (NV + 3u) / 4u> {
+    var rb: array<u32, RPW>;
+    for (var rr = 0u; rr < RPW; rr++) {
+        rb[rr] = p.w_off + min(row0 + rr, p.n - 1u) * p.rowb;
+    }
+    var acc: array<f32, NV>;
+    for (var j = 0u; j < NV; j++) {
+        acc[j] = 0.0;
+    }
+    let nch = p.k / CH;
+    var c = lane;
+    for (; c + sgs < nch; c += 2u * sgs) {
+        accq(&acc, rb, xr, c);
+        accq(&acc, rb, xr, c + sgs);
+    }
+    if (c < nch) {
+        accq(&acc, rb, xr, c);
+    }
+    var s: array<vec4<f32>, (NV + 3u) / 4u>;
+    for (var j = 0u; j < NV; j += 4u) {
+        s[j / 4u] = subgroupAdd(vec4<f32>(acc[j], acc[min(j + 1u, NV - 1u)], acc[min(j + 2u, NV - 1u)],
+                                          acc[min(j + 3u, NV - 1u)]));
+    }
+    return s;
+}
+
+#ifdef XS_PFFN
+#include "matvec_pffn.wgsl"
+#else
+@compute @workgroup_size(WG)
+fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+           @builtin(subgroup_invocation_id) lane: u32, @builtin(subgroup_size) sgs: u32,
+           @builtin(subgroup_id) sid: u32, @builtin(num_subgroups) nsub: u32,
+           @builtin(local_invocation_index) li: u32) {
+    let g = wg_linear(wid, nwg);
+    if (g >= p.pad0) {
+        return;  // a folded grid's overshoot (the whole workgroup: uniform)
+    }
+    if (li == 0u) {
+        atomicStore(&xslot, 0u);
+    }
+#ifdef XS_ROPE
+    rope_setup(li);
+#endif
+#ifndef XS_PREQ
+    xs_quantise(li, lane, sid, nsub, sgs, p.xo[0].x);
 #endif
     workgroupBarrier();
     var slot = 0u;
@@ -133,7 +169,6 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     }
     let first = subgroupBroadcastFirst(slot);
     let nsg = max(WG / sgs, 1u);
-    let nch = p.k / CH;
     var xr: array<u32, M>;  // x's codes start at word 0 (xq_row)
 #ifdef XS_PREQ
     xr[0] = p.xo[0].x;      // or where the norm wrote them
@@ -156,31 +191,12 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
         if (row0 >= p.n) {
             break;  // subgroup-uniform: the last group's spare sets
         }
-        // rows past n read row n - 1 and are never written (as main's)
-        var rb: array<u32, RPW>;
-        for (var rr = 0u; rr < RPW; rr++) {
-            rb[rr] = p.w_off + min(row0 + rr, p.n - 1u) * p.rowb;
-        }
-        var acc: array<f32, NV>;
-        for (var j = 0u; j < NV; j++) {
-            acc[j] = 0.0;
-        }
-        var c = lane;
-        for (; c + sgs < nch; c += 2u * sgs) {
-            accq(&acc, rb, xr, c);
-            accq(&acc, rb, xr, c + sgs);
-        }
-        if (c < nch) {
-            accq(&acc, rb, xr, c);
-        }
-        var s: array<vec4<f32>, (NV + 3u) / 4u>;
-        for (var j = 0u; j < NV; j += 4u) {
-            s[j / 4u] = subgroupAdd(vec4<f32>(acc[j], acc[min(j + 1u, NV - 1u)], acc[min(j + 2u, NV - 1u)],
-                                              acc[min(j + 3u, NV - 1u)]));
+        var s = xs_sums(row0, lane, sgs, xr);
 #ifdef XS_NRMS
+        for (var j = 0u; j < NV; j += 4u) {
             s[j / 4u] *= nsc;
-#endif
         }
+#endif
 #ifdef XS_ROPE
         if (lane == 0u) {
             rope_out(row0, p.alpha * s[0].xy);
@@ -213,3 +229,4 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     ntail(li, lane, sid, nsub, sgs);
 #endif
 }
+#endif

@@ -63,6 +63,10 @@ typedef struct llm_layer {
      * projection for each group */
     wgml_tensor *wqkv, *bqkv, *wgu;
     bool gu_stacked;  /* wgu holds gate's rows, then up's (rows not on 4 bytes: no interleaved copy) */
+    /* where gate, up and down share a dtype: wgu and this copy of w_down
+     * are views of one buffer (the persistent FFN, src/ops/ffn.c, binds
+     * both weights at once); the loader swaps it for w_down */
+    wgml_tensor *wdown_pk;
     /* wqkv's (and bqkv's) q and k rows paired for a NEOX rope: in each
      * head row i of the first n_rot went to 2i and row i + n_rot / 2 to
      * 2i + 1, so the graph ropes them as NORMAL pairs (q . k is unchanged

@@ -393,6 +393,46 @@ static wgml_status stack_rows(wgml_ctx *ctx, wgml_tensor *const *parts, int n, c
     return WGML_OK;
 }
 
+/* L->wgu (interleaved) and w_down copied into one tensor of wgu's rows
+ * (w_down's n x F values as n F / E more rows of E, reshaped): views
+ * L->wgu and L->wdown_pk.  Where the shapes or dtypes do not allow it,
+ * nothing changes (WGML_OK): packing is an optimisation. */
+static wgml_status pack_ffn(wgml_ctx *ctx, llm_layer *L)
+{
+    wgml_tensor *gu = L->wgu, *dn = L->w_down;
+    if (!gu || !dn || L->gu_stacked || wgml_tensor_ndim(gu) != 2 || wgml_tensor_ndim(dn) != 2 ||
+        wgml_tensor_dtype(gu) != wgml_tensor_dtype(dn))
+        return WGML_OK;
+    int64_t R = wgml_tensor_dim(gu, 0), E = wgml_tensor_dim(gu, 1), n = wgml_tensor_dim(dn, 0),
+            F = wgml_tensor_dim(dn, 1);
+    if (E <= 0 || (n * F) % E)
+        return WGML_OK;
+    wgml_tensor *pack = NULL, *a = NULL, *b = NULL, *bv = NULL;
+    wgml_status st = wgml_tensor_new(ctx, wgml_tensor_dtype(gu), 2, (int64_t[]){R + n * F / E, E}, &pack);
+    if (st == WGML_OK)
+        st = wgml_view_slice(pack, 0, 0, R, 1, &a);
+    if (st == WGML_OK)
+        st = wgml_view_slice(pack, 0, R, R + n * F / E, 1, &b);
+    if (st == WGML_OK)
+        st = wgml_view_reshape(b, 2, (int64_t[]){n, F}, &bv);
+    if (st == WGML_OK)
+        st = wgml_copy(gu, a);
+    if (st == WGML_OK)
+        st = wgml_copy(dn, bv);
+    wgml_tensor_free(pack);
+    wgml_tensor_free(b);
+    if (st != WGML_OK) {
+        wgml_tensor_free(a);
+        wgml_tensor_free(bv);
+        /* a layout the views or the copy refuse: the weights stay apart */
+        return st == WGML_ERR_OOM || st == WGML_ERR_DEVICE ? st : WGML_OK;
+    }
+    wgml_tensor_free(L->wgu);
+    L->wgu = a;
+    L->wdown_pk = bv;
+    return WGML_OK;
+}
+
 wgml_status llm_layer_fuse(wgml_ctx *ctx, const llm_hparams *hp, llm_layer *L)
 {
     wgml_tensor *qkv[3] = {L->wq, L->wk, L->wv}, *bias[3] = {L->bq, L->bk, L->bv}, *gu[2] = {L->w_gate, L->w_up};
@@ -416,6 +456,8 @@ wgml_status llm_layer_fuse(wgml_ctx *ctx, const llm_hparams *hp, llm_layer *L)
     L->gu_stacked = st == WGML_ERR_DTYPE;
     if (L->gu_stacked)
         st = stack_rows(ctx, gu, 2, NULL, &L->wgu);
+    if (st == WGML_OK)
+        st = pack_ffn(ctx, L);
     return st == WGML_ERR_UNSUPPORTED ? WGML_OK : st;
 }
 

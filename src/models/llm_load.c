@@ -59,7 +59,7 @@ static void release(wgml_model *mm, wgml_tensor **t)
 static wgml_status fuse_layer(wgml_model *mm, llm_layer *L)
 {
     TRY(llm_layer_fuse(mm->ctx, &mm->m.hp, L));
-    wgml_tensor **made[] = {&L->wqkv, &L->bqkv, &L->wgu};
+    wgml_tensor **made[] = {&L->wqkv, &L->bqkv, &L->wgu, &L->wdown_pk};
     for (size_t i = 0; i < sizeof made / sizeof *made; i++)
         if (*made[i]) {
             wgml_status st = own(mm, *made[i]);
@@ -74,6 +74,11 @@ static wgml_status fuse_layer(wgml_model *mm, llm_layer *L)
     }
     if (L->wgu)
         release(mm, &L->w_gate), release(mm, &L->w_up);
+    if (L->wdown_pk) { /* the packed copy replaces it */
+        release(mm, &L->w_down);
+        L->w_down = L->wdown_pk;
+        L->wdown_pk = NULL;
+    }
     return WGML_OK;
 }
 

@@ -117,6 +117,10 @@ wgml_status wg_ck_linear_norm(const wg_op_params *p, const wg_desc *const *in, i
 uint64_t wg_sc_linear_norm(const wg_op_params *p, const wg_desc *const *in, int nin, const wg_desc *out);
 wgml_status wg_en_linear_norm(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out,
                               wgml_tensor *out2);
+wgml_status wg_ck_ffn(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out);
+uint64_t wg_sc_ffn(const wg_op_params *p, const wg_desc *const *in, int nin, const wg_desc *out);
+wgml_status wg_en_ffn(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out,
+                      wgml_tensor *out2);
 wgml_status wg_ck_linear_rope_kv(const wg_op_params *p, const wg_desc *const *in, int nin, wg_desc *out);
 uint64_t wg_sc_linear_rope_kv(const wg_op_params *p, const wg_desc *const *in, int nin, const wg_desc *out);
 wgml_status wg_en_linear_rope_kv(const wg_op_params *p, const wgml_tensor *const *in, int nin, wgml_tensor *out,

@@ -38,6 +38,7 @@ typedef enum wg_op {
     WG_OP_LINEAR_GLU, /* the glu of a linear's even and odd columns: made by graph fusion only (linear_glu.c) */
     WG_OP_LINEAR_ROPE_KV, /* set_rows of a roped linear's heads: made by graph fusion only (linear_rope_kv.c) */
     WG_OP_LINEAR_NORM, /* a linear and the RMS/L2 norm of its output: made by graph fusion only (linear_norm.c) */
+    WG_OP_FFN, /* a linear_glu feeding a linear or linear_norm: made by graph fusion only (ffn.c) */
     WG_OP_COUNT
 } wg_op;
 
@@ -83,6 +84,12 @@ typedef struct wg_op_params {
      * are such a row's: it scales its sums by the factor of the norm in
      * `norm` (kind, eps). */
     bool norm_split, xq_split;
+    /* WG_OP_FFN (graph fusion's linear_glu -> linear / linear_norm, ffn.c):
+     * the glu product's own mm and x-codes norm; mm, norm, norm_split and
+     * xq_tail are the second product's, xq_in and xq_split the first's,
+     * flag 1 when the second is a LINEAR_NORM. */
+    wgml_matmul_params mm2;
+    wgml_norm_params xnorm;
     int chain_n;        /* WG_OP_EW_CHAIN: ops applied in order */
     int chain_op[WG_CHAIN_MAX];
     float chain_p[WG_CHAIN_MAX][2];

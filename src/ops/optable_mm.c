@@ -7,7 +7,8 @@
  * (x, w, ids), attention (q, k, v, mask, sinks), linear_pre (a, w, bias,
  * u, g: matvec_pre.c), linear_glu (x, w: linear_glu.c), linear_rope_kv (cache,
  * idx, x, w, pos, ff: linear_rope_kv.c; it updates the cache), linear_norm (x, w, bias, c,
- * g: linear_norm.c; its out2 the norm's output).  c is the beta operand:
+ * g: linear_norm.c; its out2 the norm's output), ffn (x, w_gu, w_down, c, g: ffn.c; its out2 the
+ * second product's norm output).  c is the beta operand:
  * the eager call passes out itself, a graph a separate node.
  * Scratch: linear_id's grouped path (moe.c) takes 4 (2 (E + 1) + P +
  * ceil(P / 256) E) bytes for P = tokens x used pairs and E experts (its
@@ -30,6 +31,7 @@ static const wg_op_def table[] = {
          wg_en_linear_rope_kv),
     ROWS(WG_OP_LINEAR_NORM, "linear_norm", 2, 5, false, false, wg_ck_linear_norm, wg_sc_linear_norm,
          wg_en_linear_norm),
+    ROWS(WG_OP_FFN, "ffn", 3, 5, false, false, wg_ck_ffn, wg_sc_ffn, wg_en_ffn),
 };
 _Static_assert(sizeof table / sizeof *table == WG_OP_COUNT - WG_OP_MATMUL,
                "optable_mm.c's rows and enum wg_op are out of step");

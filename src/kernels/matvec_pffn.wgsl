@@ -1,0 +1,124 @@
+// ---- A decoder's feed-forward block as one persistent dispatch (XS_PFFN;
+// matvec_xs.wgsl includes it; host: src/ops/ffn.c, graph fusion
+// src/graph/fuse.c fuse_ffn).
+//
+//   h = glu(gate, up) of gate|up = w_gu . x    (stage 0: XS_GLU's rows)
+//   out = h . w_down + c                       (stage 1: emit's rows, with
+//                                               XS_NSPLIT the next norm's
+//                                               codes and sums of squares)
+//
+// for one activation row, where x is a split norm's codes (the o
+// product's, matvec_nsplit.wgsl) and both weights lie in one binding.
+//
+// Why.  As two dispatches the down product waits for the whole gate|up
+// dispatch to drain and then ramps up again: on an H200 each dependent
+// decode dispatch costs ~4-9 µs beyond its bytes (bench/NOTES.md
+// 2026-11-27 (7)), against ~2 µs for a grid barrier (grid.wgsl).  Here the
+// workgroups (no more than grid_discover counted for this pipeline) run
+// stage 0's row groups, meet at one grid barrier, quantise h into their
+// workgroup memory and run stage 1's.
+//
+// Parameters: pst[0] and pst[1], one Params a stage (matvec.wgsl), copied
+// into the private p each stage so the shared helpers (accq, emit,
+// xs_quantise, ns_block) read the stage's own; loops that hold a barrier
+// take their bounds from pst (uniform) instead.  pst[0].act 1: the
+// discovery pass (grid_discover, nothing else).  Bindings: w 1 (both
+// weights), h 2 (x's binding: stage 0 writes it, stage 1 reads it), out 3,
+// x's codes 4, c 5, the split's y and g 6 and 7, grid_ctl 8.
+//
+// Coherence: h is written by other workgroups in stage 0 and read with
+// plain loads in stage 1.  Nothing in this dispatch read h's lines before
+// the barrier, so no workgroup's L1 holds a stale copy (grid.wgsl's rule);
+// the barrier's fences order the stores before the loads.
+@group(0) @binding(4) var<storage, {{XQI_ACC}}> xqi: array<vec4<u32>>;
+@group(0) @binding(8) var<storage, read_write> grid_ctl: array<atomic<u32>>;
+#include "grid.wgsl"
+#include "fbits.wgsl"
+#include "norm_fns.wgsl"
+
+@compute @workgroup_size(WG)
+fn main_pffn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+             @builtin(subgroup_invocation_id) lane: u32, @builtin(subgroup_size) sgs: u32,
+             @builtin(subgroup_id) sid: u32, @builtin(num_subgroups) nsub: u32,
+             @builtin(local_invocation_index) li: u32) {
+    if (pst[0].act == 1u) {
+        grid_discover(li);
+        return;
+    }
+    let g = wg_linear(wid, nwg);
+    let nw = pst[0].pad0;  // workgroups launched (every one meets the barrier)
+    let nsg = max(WG / sgs, 1u);
+
+    // ---- stage 0: gate|up and the glu
+    p = pst[0];
+    if (li == 0u) {
+        atomicStore(&xslot, 0u);
+    }
+    // x's codes and (d, sum) pairs into workgroup memory (the XS layout)
+    let xw = ((p.k / 4u + p.k / 16u + 3u) / 4u) * 4u;  // wg_q8_row_words(k)
+    for (var i = li; i < xw / 4u; i += WG) {
+        xq[i] = xqi[p.xo[0].x / 4u + i];
+    }
+    // the split norm's factor from its blocks' sums of squares, after the row
+    var nss = 0.0;
+    for (var i = lane; i < p.k / 32u; i += sgs) {
+        let a = p.xo[0].x + xw + i;
+        nss += bitcast<f32>(xqi[a >> 2u][a & 3u]);
+    }
+    let nsc = ss_scale(subgroupAdd(nss), p.k, bitcast<f32>(p.xst_t), p.xst_u == 1u);
+    workgroupBarrier();
+    var slot = 0u;
+    if (lane == 0u) {
+        slot = atomicAdd(&xslot, 1u);
+    }
+    var first = subgroupBroadcastFirst(slot);
+    var xr: array<u32, M>;
+    for (var gg = g; gg < pst[0].ngroups; gg += nw) {
+        for (var rs = first; rs < RSETS; rs += nsg) {
+            let row0 = (gg * RSETS + rs) * RPW;
+            if (row0 >= p.n) {
+                break;
+            }
+            let s = xs_sums(row0, lane, sgs, xr)[0] * nsc;  // as main_xs's XS_NRMS, XS_GLU
+            if (lane == 0u) {
+                x_st(p.oo[0].x + (row0 / 2u) * p.os, glu_act(p.pad1, p.alpha * s.x) * (p.alpha * s.y));
+            }
+        }
+    }
+    grid_sync(li, sid, lane, sgs, g, nw);
+
+    // ---- stage 1: the down product, c, and the next norm's split
+    p = pst[1];
+    if (li == 0u) {
+        atomicStore(&xslot, 0u);
+    }
+    xs_quantise(li, lane, sid, nsub, sgs, p.xo[0].x);
+    workgroupBarrier();
+    slot = 0u;
+    if (lane == 0u) {
+        slot = atomicAdd(&xslot, 1u);
+    }
+    first = subgroupBroadcastFirst(slot);
+    for (var gg = g; gg < pst[1].ngroups; gg += nw) {
+        for (var rs = first; rs < RSETS; rs += nsg) {
+            let row0 = (gg * RSETS + rs) * RPW;
+            if (row0 >= p.n) {
+                break;
+            }
+            let s = xs_sums(row0, lane, sgs, xr);
+            let row = row0 + lane;
+            if (lane < NV && row < p.n) {
+                let v = emit(row, 0u, s[lane / 4u][lane % 4u], p.oo[0].x + row * p.os);
+#ifdef XS_NSPLIT
+                ns_put(row - 32u * gg, v);
+#endif
+            }
+        }
+#ifdef XS_NSPLIT
+        workgroupBarrier();
+        ns_block(gg, li, lane, sid, sgs);
+        workgroupBarrier();
+#endif
+    }
+    grid_exit(li, nw);
+}
