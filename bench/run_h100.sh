@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk qwen ntail ntprobe ntprobe2 q8lanes ntab mvab3 mvab4 mergeprobe l2probe nsprobe nsplit nsvar attnprobe dsgt256 glq xscap mvrows onechunk dsgprobe wtab pairs gridprobe gridprobe2 mtail gridlayer (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk qwen ntail ntprobe ntprobe2 q8lanes ntab mvab3 mvab4 mergeprobe l2probe nsprobe nsplit nsvar attnprobe dsgt256 glq xscap mvrows onechunk dsgprobe wtab pairs gridprobe gridprobe2 mtail gridlayer pffn (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -518,6 +518,15 @@ for s in $sections; do
       for d in ${GRIDDEFS:-"WG=256;XI8;LAYER" "WG=256;XI8;LAYER;XPLAIN" "WG=256;XI8;LAYER;XPLAIN;W4"}; do
         $B/tests/test_grid --layer 8b 4 20 "$d" 2>&1 | grep gridlayer
         $B/tests/test_grid --layer 1b 16 20 "$d" 2>&1 | grep gridlayer; done ;;
+    pffn) # the persistent FFN (WG_OP_FFN: gate|up and down as one dispatch, a grid barrier between) against
+      # WGML_GRAPH_FUSE=noffn: its tests natively (the dtypes case too), the decoder-graph tests, the greedy
+      # text of both and tg128 pipelined (two rounds, 8B then 1B), then each step's kernel times (8B)
+      tmodes native test_graph_ffn test_llm_graph test_graph_nsplit
+      $B/tests/test_graph_ffn dtypes 2>&1 | tail -n 3
+      wait_gen
+      for m in 8b 1b; do WGML_GRID_VERBOSE=1 $B/wgml bench llm -m /tmp/models/llama-$m-q4k.gguf -p 16 -n 4 -r 1 2>&1 | grep resident; done
+      fuseab noffn
+      for f in "" noffn; do echo "-- 8b profile ${f:-ffn}"; WGML_GRAPH_FUSE=$f WGML_PROFILE=1 $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 16 -n 32 -r 1 2>&1 | grep -vE "^\|" | head -n 14; done ;;
     mtail) # (2026-11-27 (7) call 4: a tie, not landed; kept as the record) the split-KV decode's merge in dsg's last workgroup of a row group (attention_mtail.wgsl) against the
       # merge dispatch (WGML_ATTN_MTAIL=0): test_op_attention and the decoder-graph tests natively and without f16,
       # tg128 pipelined (two rounds, 8B then 1B), the issue-9 decode rows (bench attn --decode, graph replay)

@@ -12,6 +12,8 @@
  */
 #include "internal.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { GC_DISC = 3, GC_COUNT = 4 }; /* grid.wgsl's words */
@@ -96,6 +98,9 @@ wgml_status wg_grid_discover(wgml_ctx *ctx, wgml_kernel *k, const void *params, 
     }
     k->grid_count = n;
     *count = n;
+    const char *v = getenv("WGML_GRID_VERBOSE"); /* bench/run_h100.sh: what discovery found */
+    if (v && *v == '1')
+        fprintf(stderr, "wgml: %s: %u workgroups resident together (of %u launched)\n", k->name, n, grid);
 done:
     if (bg)
         wgpuBindGroupRelease(bg);
