@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk qwen ntail ntprobe ntprobe2 q8lanes ntab mvab3 mvab4 mergeprobe l2probe nsprobe nsplit nsvar attnprobe dsgt256 glq xscap mvrows onechunk dsgprobe wtab pairs gridprobe gridprobe2 mtail gridlayer pffn (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk qwen ntail ntprobe ntprobe2 q8lanes ntab mvab3 mvab4 mergeprobe l2probe nsprobe nsplit nsvar attnprobe dsgt256 glq xscap mvrows onechunk dsgprobe wtab pairs gridprobe gridprobe2 mtail gridlayer pffn pffnab pffnsass (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -527,6 +527,18 @@ for s in $sections; do
       for m in 8b 1b; do WGML_GRID_VERBOSE=1 $B/wgml bench llm -m /tmp/models/llama-$m-q4k.gguf -p 16 -n 4 -r 1 2>&1 | grep resident; done
       fuseab noffn
       for f in "" noffn; do echo "-- 8b profile ${f:-ffn}"; WGML_GRAPH_FUSE=$f WGML_PROFILE=1 $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 16 -n 32 -r 1 2>&1 | grep -vE "^\|" | head -n 14; done ;;
+    pffnab) # the persistent FFN's knobs (waits for llmgen): tg128 pipelined, two rounds, 8B then 1B:
+      # noffn (two dispatches), the default, the barrier on one counter (WGML_GRID_ONE), stage 1 on
+      # every other workgroup (WGML_PFFN_SPREAD), both, 132 workgroups
+      wait_gen
+      for r in 1 2; do for m in 8b 1b; do
+        echo "-- $m r$r: noffn $(tg $m WGML_GRAPH_FUSE=noffn) | ffn $(tg $m) | one $(tg $m WGML_GRID_ONE=1) | spread $(tg $m WGML_PFFN_SPREAD=1) | both $(tg $m WGML_GRID_ONE=1 WGML_PFFN_SPREAD=1) | wgs132 $(tg $m WGML_PFFN_WGS=132)"
+      done; done ;;
+    pffnsass) # the driver's disk cache of the 8B decode's kernels (bench/sass.py cache-pffn here: registers, local memory)
+      wait_gen
+      rm -rf /tmp/sass-pffn
+      WGML_CACHE_DIR=/tmp/sass-pffn $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 16 -n 4 -r 1 > $OUTDIR/sass-pffn.txt 2>&1
+      du -sm /tmp/sass-pffn; [ $(du -sm /tmp/sass-pffn | cut -f1) -lt 16 ] && cp -r /tmp/sass-pffn $OUTDIR/cache-pffn ;;
     mtail) # (2026-11-27 (7) call 4: a tie, not landed; kept as the record) the split-KV decode's merge in dsg's last workgroup of a row group (attention_mtail.wgsl) against the
       # merge dispatch (WGML_ATTN_MTAIL=0): test_op_attention and the decoder-graph tests natively and without f16,
       # tg128 pipelined (two rounds, 8B then 1B), the issue-9 decode rows (bench attn --decode, graph replay)

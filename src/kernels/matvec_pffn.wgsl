@@ -88,18 +88,29 @@ fn main_pffn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
     grid_sync(li, sid, lane, sgs, g, nw);
 
     // ---- stage 1: the down product, c, and the next norm's split
+#ifdef PFFN_SPREAD
+    // stage 1's groups on every other workgroup (timing: whether two
+    // consecutive workgroups share an SM)
+    let g1 = select(pst[1].ngroups, g / 2u, g % 2u == 0u);
+    let nw1 = (nw + 1u) / 2u;
+#else
+    let g1 = g;
+    let nw1 = nw;
+#endif
     p = pst[1];
     if (li == 0u) {
         atomicStore(&xslot, 0u);
     }
-    xs_quantise(li, lane, sid, nsub, sgs, p.xo[0].x);
+    if (g1 < pst[1].ngroups) {
+        xs_quantise(li, lane, sid, nsub, sgs, p.xo[0].x);  // only where there are rows to run
+    }
     workgroupBarrier();
     slot = 0u;
     if (lane == 0u) {
         slot = atomicAdd(&xslot, 1u);
     }
     first = subgroupBroadcastFirst(slot);
-    for (var gg = g; gg < pst[1].ngroups; gg += nw) {
+    for (var gg = g1; gg < pst[1].ngroups; gg += nw1) {
         for (var rs = first; rs < RSETS; rs += nsg) {
             let row0 = (gg * RSETS + rs) * RPW;
             if (row0 >= p.n) {

@@ -232,6 +232,13 @@ static wgml_status persistent(const wg_op_params *p, const wgml_tensor *x, const
     if (split)
         n += snprintf(defs + n, sizeof defs - (size_t)n, ";XS_NSPLIT;NSN=%lld;NSQW=%llu;NSG_ACC=%s%s", (long long)n1,
                       (unsigned long long)wg_q8_row_words(n1), acc[BG], g ? ";NS_G" : "");
+    /* timing knobs (bench/NOTES.md 2026-11-27 (8)): the barrier on one
+     * counter; stage 1's groups on every other workgroup */
+    const char *one = getenv("WGML_GRID_ONE"), *spread = getenv("WGML_PFFN_SPREAD");
+    if (one && *one == '1')
+        n += snprintf(defs + n, sizeof defs - (size_t)n, ";GRID_ONE");
+    if (spread && *spread == '1')
+        n += snprintf(defs + n, sizeof defs - (size_t)n, ";PFFN_SPREAD");
     if (n >= (int)sizeof defs)
         return wg_fail(WGML_ERR_INTERNAL, "wgml_linear (ffn): kernel defines too long");
     wg_kernel_ref ref = {"matvec.wgsl", "main_pffn", defs, NB, ro};
@@ -245,8 +252,10 @@ static wgml_status persistent(const wg_op_params *p, const wgml_tensor *x, const
     uint32_t resident;
     if ((st = wg_grid_discover(ctx, k, dp, sizeof dp, PF_DISCOVER, &resident)) != WGML_OK)
         return st;
+    /* as few workgroups as take the most groups in the fewest rounds: the
+     * same time for the busiest, fewer waiting at the barrier */
     uint32_t groups = ps[0].ngroups > ps[1].ngroups ? ps[0].ngroups : ps[1].ngroups;
-    uint32_t nw = resident < groups ? resident : groups;
+    uint32_t rounds = (groups + resident - 1) / resident, nw = (groups + rounds - 1) / rounds;
     /* WGML_PFFN_WGS=n launches n workgroups whatever discovery said:
      * timing (fewer), and tests of the barrier giving up (more) */
     const char *force = getenv("WGML_PFFN_WGS");
