@@ -528,16 +528,21 @@ for s in $sections; do
       fuseab noffn
       for f in "" noffn; do echo "-- 8b profile ${f:-ffn}"; WGML_GRAPH_FUSE=$f WGML_PROFILE=1 $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 16 -n 32 -r 1 2>&1 | grep -vE "^\|" | head -n 14; done ;;
     pffnab) # the persistent FFN's knobs (waits for llmgen): tg128 pipelined, two rounds, 8B then 1B:
-      # noffn (two dispatches), the default, the barrier on one counter (WGML_GRID_ONE), stage 1 on
-      # every other workgroup (WGML_PFFN_SPREAD), both, 132 workgroups
+      # noffn (two dispatches), the default, then each PFFNVARS column "label:VAR=v[,VAR2=v2]"
+      # (default: the barrier on one counter, stage 1 on every other workgroup, 132 workgroups)
       wait_gen
       for r in 1 2; do for m in 8b 1b; do
-        echo "-- $m r$r: noffn $(tg $m WGML_GRAPH_FUSE=noffn) | ffn $(tg $m) | one $(tg $m WGML_GRID_ONE=1) | spread $(tg $m WGML_PFFN_SPREAD=1) | both $(tg $m WGML_GRID_ONE=1 WGML_PFFN_SPREAD=1) | wgs132 $(tg $m WGML_PFFN_WGS=132)"
+        line="-- $m r$r: noffn $(tg $m WGML_GRAPH_FUSE=noffn) | ffn $(tg $m)"
+        for v in ${PFFNVARS:-one:WGML_GRID_ONE=1 spread:WGML_PFFN_SPREAD=1 wgs132:WGML_PFFN_WGS=132}; do
+          line="$line | ${v%%:*} $(tg $m $(echo ${v#*:} | tr ',' ' '))"
+        done
+        echo "$line"
       done; done ;;
     pffnsass) # the driver's disk cache of the 8B decode's kernels (bench/sass.py cache-pffn here: registers, local memory)
       wait_gen
       rm -rf /tmp/sass-pffn
-      WGML_CACHE_DIR=/tmp/sass-pffn $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 16 -n 4 -r 1 > $OUTDIR/sass-pffn.txt 2>&1
+      WGML_CACHE_DIR=/tmp/sass-pffn $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 16 -n 4 -r 1 > /dev/null 2>&1
+      [ -n "${PFFNSASS:-}" ] && WGML_CACHE_DIR=/tmp/sass-pffn env $PFFNSASS $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 16 -n 4 -r 1 > $OUTDIR/sass-pffn.txt 2>&1
       du -sm /tmp/sass-pffn; [ $(du -sm /tmp/sass-pffn | cut -f1) -lt 16 ] && cp -r /tmp/sass-pffn $OUTDIR/cache-pffn ;;
     mtail) # (2026-11-27 (7) call 4: a tie, not landed; kept as the record) the split-KV decode's merge in dsg's last workgroup of a row group (attention_mtail.wgsl) against the
       # merge dispatch (WGML_ATTN_MTAIL=0): test_op_attention and the decoder-graph tests natively and without f16,

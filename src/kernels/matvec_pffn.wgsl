@@ -36,6 +36,24 @@
 #include "fbits.wgsl"
 #include "norm_fns.wgsl"
 
+// Stage s's parameters into p and the slot counter reset (all threads;
+// no thread reads p of the stage before).  PFFN_PWG: p in workgroup
+// memory (one copy, read where used), else private (each thread's).
+fn pffn_stage(s: u32, li: u32) {
+#ifdef PFFN_PWG
+    if (li == 0u) {
+        p = pst[s];
+        atomicStore(&xslot, 0u);
+    }
+    workgroupBarrier();
+#else
+    p = pst[s];
+    if (li == 0u) {
+        atomicStore(&xslot, 0u);
+    }
+#endif
+}
+
 @compute @workgroup_size(WG)
 fn main_pffn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
              @builtin(subgroup_invocation_id) lane: u32, @builtin(subgroup_size) sgs: u32,
@@ -50,10 +68,7 @@ fn main_pffn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
     let nsg = max(WG / sgs, 1u);
 
     // ---- stage 0: gate|up and the glu
-    p = pst[0];
-    if (li == 0u) {
-        atomicStore(&xslot, 0u);
-    }
+    pffn_stage(0u, li);
     // x's codes and (d, sum) pairs into workgroup memory (the XS layout)
     let xw = ((p.k / 4u + p.k / 16u + 3u) / 4u) * 4u;  // wg_q8_row_words(k)
     for (var i = li; i < xw / 4u; i += WG) {
@@ -97,10 +112,7 @@ fn main_pffn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
     let g1 = g;
     let nw1 = nw;
 #endif
-    p = pst[1];
-    if (li == 0u) {
-        atomicStore(&xslot, 0u);
-    }
+    pffn_stage(1u, li);
     if (g1 < pst[1].ngroups) {
         xs_quantise(li, lane, sid, nsub, sgs, p.xo[0].x);  // only where there are rows to run
     }

@@ -234,7 +234,9 @@ static wgml_status persistent(const wg_op_params *p, const wgml_tensor *x, const
                       (unsigned long long)wg_q8_row_words(n1), acc[BG], g ? ";NS_G" : "");
     /* timing knobs (bench/NOTES.md 2026-11-27 (8)): the barrier on one
      * counter; stage 1's groups on every other workgroup */
-    const char *one = getenv("WGML_GRID_ONE"), *spread = getenv("WGML_PFFN_SPREAD");
+    const char *one = getenv("WGML_GRID_ONE"), *spread = getenv("WGML_PFFN_SPREAD"), *pwg = getenv("WGML_PFFN_PWG");
+    if (pwg && *pwg == '1')
+        n += snprintf(defs + n, sizeof defs - (size_t)n, ";PFFN_PWG");
     if (one && *one == '1')
         n += snprintf(defs + n, sizeof defs - (size_t)n, ";GRID_ONE");
     if (spread && *spread == '1')
