@@ -7,14 +7,13 @@
  *   [y = norm(out) * g, split]                (linear_norm.c, flag 1)
  *
  * where x is a split norm's codes (xq_in, xq_split: the o product's) and
- * nothing else reads h.  For one activation row on a GPU, both products
- * run as one persistent dispatch (matvec_pffn.wgsl): stage 0's workgroups
- * meet the down product's at one grid barrier instead of a dispatch
- * boundary.  Elsewhere (more rows, a CPU adapter, weights in two buffers
- * or past one binding, WGML_FORCE=ffn=split, WGML_DISABLE=grid) the two
- * fused ops run as before, h in declared scratch.  WGML_FORCE=ffn=persist
- * takes the persistent form wherever its kernel applies, CPU adapters too
- * (tests).
+ * nothing else reads h.  With WGML_FORCE=ffn=persist, for one activation
+ * row, both products run as one persistent dispatch (matvec_pffn.wgsl):
+ * stage 0's workgroups meet the down product's at one grid barrier
+ * instead of a dispatch boundary.  Off by default (wanted() says what it
+ * measured); otherwise (and for more rows, weights in two buffers or past
+ * one binding, WGML_DISABLE=grid) the two fused ops run as before, h in
+ * declared scratch.
  *
  * Inputs: x, w_gu, w_down, c (or NULL), g (flag 1: the norm's weight, or
  * NULL).  Params: wg_op_params' FFN fields (optable.h).
@@ -84,7 +83,7 @@ uint64_t wg_sc_ffn(const wg_op_params *p, const wg_desc *const *in, int nin, con
 enum { BW = 0, BH, BO, BQ, BC, BY, BG, BCTL, NB };
 
 /* Whether the persistent form is asked for: 1 yes, 0 no. */
-static int wanted(wgml_ctx *ctx)
+static int wanted(void)
 {
     const char *d = getenv("WGML_DISABLE");
     if (d && strstr(d, "grid"))
@@ -92,7 +91,12 @@ static int wanted(wgml_ctx *ctx)
     int f = wg_forced_path("wgml_linear (ffn)", "ffn", "split", "persist", false);
     if (f == 0 || f == 1)
         return f;
-    return !wg_is_cpu(ctx) && wg_has(ctx, WGML_FEATURE_SUBGROUPS);
+    /* off by default: on an H200 the persistent form ran the 8B decode
+     * 1.3% slower than the two dispatches at equal workgroup shapes (401.5
+     * against 406.9 tokens/s; 2.4% at the table's shapes), the 1B 0.9%
+     * (bench/NOTES.md 2026-11-27 (8), calls 1-4): a grid barrier costs
+     * about what the dispatch boundary it replaces does */
+    return 0;
 }
 
 static bool contiguous_row(const wgml_tensor *t, int64_t n)
@@ -119,7 +123,7 @@ static wgml_status persistent(const wg_op_params *p, const wgml_tensor *x, const
     int64_t k1 = wd->ndim == 2 ? wd->shape[1] : 0, n1 = wd->ndim == 2 ? wd->shape[0] : 0;
     const mv_type *ty = wg_mv_type(wgu->dtype);
     bool split = p->flag && p->norm_split;
-    if (!wanted(ctx) || !ty || !ty->q8 || !ty->ch || wd->dtype != wgu->dtype || !p->xq_in || !p->xq_split ||
+    if (!wanted() || !ty || !ty->q8 || !ty->ch || wd->dtype != wgu->dtype || !p->xq_in || !p->xq_split ||
         x->dtype != WGML_F32 || wgml_tensor_nelem(x) != k0 || k0 <= 0 || k0 % 32 || k1 % 32 || n0 != 2 * k1 ||
         n1 <= 0 || n1 % PF_ROWS || !contiguous_row(h, k1) || !contiguous_row(out, n1) ||
         (p->mm.beta != 0.0f && !contiguous_row(c, n1)) || p->mm.act != WGML_ACT_NONE ||

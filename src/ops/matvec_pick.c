@@ -171,7 +171,9 @@ wgml_status wg_mv_pick(wgml_ctx *ctx, const char *op, int64_t n, int64_t k, cons
          * SMs idle) 1,001 -> 972, and every product of the 8B on 512
          * threads 331.8: long rows of at least 4096 rows only. */
         wgml_device_info di;
-        if (*out == wg_mv_named("sgx_r2") && n >= 4096 && ty->ch && k / ty->ch >= 128 &&
+        const char *tc = getenv("WGML_MV_T512_CHUNKS"); /* timing: the chunks a row from which 512 threads */
+        int64_t t512 = tc && atoi(tc) > 0 ? atoi(tc) : 128;
+        if (*out == wg_mv_named("sgx_r2") && n >= 4096 && ty->ch && k / ty->ch >= t512 &&
             wgml_device_info_get(ctx, &di) == WGML_OK && di.max_invocations_per_workgroup >= 512)
             *out = wg_mv_named("sgx_r2t512");
         /* Float weights (f16, bf16, f32), one row: the unit path, whose
