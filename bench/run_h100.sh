@@ -531,6 +531,7 @@ for s in $sections; do
       # noffn (two dispatches), the default, then each PFFNVARS column "label:VAR=v[,VAR2=v2]"
       # (default: the barrier on one counter, stage 1 on every other workgroup, 132 workgroups)
       wait_gen
+      [ -n "${PFFNGREEDY:-}" ] && for m in 1b 8b; do greedy $m $B/wgml; greedy $m env $PFFNGREEDY $B/wgml; done
       for r in 1 2; do for m in 8b 1b; do
         line="-- $m r$r: noffn $(tg $m WGML_GRAPH_FUSE=noffn) | ffn $(tg $m)"
         for v in ${PFFNVARS:-one:WGML_GRID_ONE=1 spread:WGML_PFFN_SPREAD=1 wgs132:WGML_PFFN_WGS=132}; do

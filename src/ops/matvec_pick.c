@@ -161,8 +161,12 @@ wgml_status wg_mv_pick(wgml_ctx *ctx, const char *op, int64_t n, int64_t k, cons
          * 4096x14336 723 -> 688, 16384x2048 602 -> 451; tg128 8B 270 ->
          * 276, 1B 726 -> 816.  Not q6_K vocabulary products (n >= 65536):
          * 128256x4096 5388 -> 5748. */
-        if (q8 && sg && rows == 1 && wg_mv_xs_fits(ctx, k) && !(ty->dt == WGML_Q6_K && n >= 65536))
+        const char *vt = getenv("WGML_MV_VOCAB"); /* timing: "t512", the q6_K vocabulary product on sgx_r2t512 */
+        bool vocab = ty->dt == WGML_Q6_K && n >= 65536;
+        if (q8 && sg && rows == 1 && wg_mv_xs_fits(ctx, k) && !vocab)
             *out = wg_mv_named("sgx_r2");
+        if (q8 && sg && rows == 1 && wg_mv_xs_fits(ctx, k) && vocab && vt && !strcmp(vt, "t512"))
+            *out = wg_mv_named("sgx_r2t512");
         /* Long rows of many rows: 512 threads, 32 rows a workgroup, so half
          * as many workgroups each quantise x (14336 values: 448 blocks, one
          * round of threads) for twice the rows.  H200, tg128 (bench/NOTES.md):
