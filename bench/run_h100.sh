@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk qwen ntail ntprobe ntprobe2 q8lanes ntab mvab3 mvab4 mergeprobe l2probe nsprobe nsplit nsvar attnprobe dsgt256 glq xscap mvrows onechunk dsgprobe wtab pairs gridprobe gridprobe2 mtail gridlayer pffn pffnab pffnsass (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk qwen ntail ntprobe ntprobe2 q8lanes ntab mvab3 mvab4 mergeprobe l2probe nsprobe nsplit nsvar attnprobe dsgt256 glq xscap mvrows onechunk dsgprobe wtab pairs gridprobe gridprobe2 mtail gridlayer pffn pffnab pffnsass vocab (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -545,6 +545,10 @@ for s in $sections; do
       WGML_CACHE_DIR=/tmp/sass-pffn $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 16 -n 4 -r 1 > /dev/null 2>&1
       [ -n "${PFFNSASS:-}" ] && WGML_CACHE_DIR=/tmp/sass-pffn env $PFFNSASS $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 16 -n 4 -r 1 > $OUTDIR/sass-pffn.txt 2>&1
       du -sm /tmp/sass-pffn; [ $(du -sm /tmp/sass-pffn | cut -f1) -lt 16 ] && cp -r /tmp/sass-pffn $OUTDIR/cache-pffn ;;
+    vocab) # the q6_K vocabulary product on sgx_r2t512 (the table from 2026-11-27 (8)) against WGML_MV_VOCAB=sgq:
+      # test_op_matvec, test_llm_graph, test_graph_ffn natively, the greedy text of both, tg128 two rounds
+      tmodes native test_op_matvec test_llm_graph test_graph_ffn
+      PFFNGREEDY="WGML_MV_VOCAB=sgq" PFFNVARS="sgq:WGML_MV_VOCAB=sgq" bash "$0" pffnab 2>&1 | grep -E "^-- |greedy" ;;
     mtail) # (2026-11-27 (7) call 4: a tie, not landed; kept as the record) the split-KV decode's merge in dsg's last workgroup of a row group (attention_mtail.wgsl) against the
       # merge dispatch (WGML_ATTN_MTAIL=0): test_op_attention and the decoder-graph tests natively and without f16,
       # tg128 pipelined (two rounds, 8B then 1B), the issue-9 decode rows (bench attn --decode, graph replay)

@@ -161,11 +161,20 @@ wgml_status wg_mv_pick(wgml_ctx *ctx, const char *op, int64_t n, int64_t k, cons
          * 4096x14336 723 -> 688, 16384x2048 602 -> 451; tg128 8B 270 ->
          * 276, 1B 726 -> 816.  Not q6_K vocabulary products (n >= 65536):
          * 128256x4096 5388 -> 5748. */
-        const char *vt = getenv("WGML_MV_VOCAB"); /* timing: "t512", the q6_K vocabulary product on sgx_r2t512 */
         bool vocab = ty->dt == WGML_Q6_K && n >= 65536;
         if (q8 && sg && rows == 1 && wg_mv_xs_fits(ctx, k) && !vocab)
             *out = wg_mv_named("sgx_r2");
-        if (q8 && sg && rows == 1 && wg_mv_xs_fits(ctx, k) && vocab && vt && !strcmp(vt, "t512"))
+        /* ... but on 512 threads (32 rows a workgroup, x quantised once for
+         * twice the rows), rows of 64+ chunks: H200, tg128 of the 8B
+         * (128256 x 4096 q6_K) 402.5 -> 409.3 tokens/s, the greedy text
+         * the same; the 1B's (128256 x 2048) within noise, so not below 64
+         * chunks (bench/NOTES.md 2026-11-27 (8), call 6).  WGML_MV_VOCAB
+         * (timing): "t512" at any k, "sgq" never. */
+        const char *vt = getenv("WGML_MV_VOCAB");
+        bool vt512 = vt && *vt ? !strcmp(vt, "t512") : ty->ch && k / ty->ch >= 64;
+        wgml_device_info vdi;
+        if (q8 && sg && rows == 1 && wg_mv_xs_fits(ctx, k) && vocab && vt512 &&
+            wgml_device_info_get(ctx, &vdi) == WGML_OK && vdi.max_invocations_per_workgroup >= 512)
             *out = wg_mv_named("sgx_r2t512");
         /* Long rows of many rows: 512 threads, 32 rows a workgroup, so half
          * as many workgroups each quantise x (14336 values: 448 blocks, one
