@@ -529,12 +529,12 @@ for s in $sections; do
       for f in "" noffn; do echo "-- 8b profile ${f:-ffn}"; WGML_GRAPH_FUSE=$f WGML_PROFILE=1 $B/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 16 -n 32 -r 1 2>&1 | grep -vE "^\|" | head -n 14; done ;;
     pffnab) # the persistent FFN's knobs (waits for llmgen): tg128 pipelined, two rounds, 8B then 1B:
       # noffn (two dispatches), the default, then each PFFNVARS column "label:VAR=v[,VAR2=v2]"
-      # (default: the barrier on one counter, stage 1 on every other workgroup, 132 workgroups)
+      # (default: the persistent form, and it on 132 workgroups); PFFNGREEDY="VAR=v": the greedy text too
       wait_gen
       [ -n "${PFFNGREEDY:-}" ] && for m in 1b 8b; do greedy $m $B/wgml; greedy $m env $PFFNGREEDY $B/wgml; done
       for r in 1 2; do for m in 8b 1b; do
         line="-- $m r$r: noffn $(tg $m WGML_GRAPH_FUSE=noffn) | ffn $(tg $m)"
-        for v in ${PFFNVARS:-one:WGML_GRID_ONE=1 spread:WGML_PFFN_SPREAD=1 wgs132:WGML_PFFN_WGS=132}; do
+        for v in ${PFFNVARS:-persist:WGML_FORCE=ffn=persist wgs132:WGML_FORCE=ffn=persist,WGML_PFFN_WGS=132}; do
           line="$line | ${v%%:*} $(tg $m $(echo ${v#*:} | tr ',' ' '))"
         done
         echo "$line"

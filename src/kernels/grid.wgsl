@@ -60,24 +60,6 @@ const GRID_QUIET: u32 = 5000u;
 // workgroup's index, goal (barriers so far + 1) x the workgroups launched.
 fn grid_sync(li: u32, sid: u32, lane: u32, sgs: u32, g: u32, goal: u32) {
     storageBarrier();  // release: this workgroup's stores before its arrival
-#ifdef GRID_ONE
-    // one counter (stripe 0's word), polled by one lane (GRID_ONE: fewer
-    // L2 loads while the early workgroups wait on the late ones)
-    if (li == 0u) {
-        atomicAdd(&grid_ctl[GC_STRIPE0], 1u);
-        var it = 0u;
-        loop {
-            if (atomicLoad(&grid_ctl[GC_STRIPE0]) >= goal) {
-                break;
-            }
-            it += 1u;
-            if (it >= GRID_SPIN) {
-                atomicStore(&grid_ctl[GC_FAIL], 1u);
-                break;
-            }
-        }
-    }
-#else
     if (li == 0u) {
         atomicAdd(&grid_ctl[GC_STRIPE0 * (1u + g % GRID_STRIPES)], 1u);
     }
@@ -99,7 +81,6 @@ fn grid_sync(li: u32, sid: u32, lane: u32, sgs: u32, g: u32, goal: u32) {
             }
         }
     }
-#endif
     storageBarrier();  // acquire, and the workgroup waits for its poll
 }
 

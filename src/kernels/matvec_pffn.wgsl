@@ -33,25 +33,13 @@
 @group(0) @binding(4) var<storage, {{XQI_ACC}}> xqi: array<vec4<u32>>;
 @group(0) @binding(8) var<storage, read_write> grid_ctl: array<atomic<u32>>;
 #include "grid.wgsl"
-#include "fbits.wgsl"
-#include "norm_fns.wgsl"
 
-// Stage s's parameters into p and the slot counter reset (all threads;
-// no thread reads p of the stage before).  PFFN_PWG: p in workgroup
-// memory (one copy, read where used), else private (each thread's).
+// Stage s's parameters into p, and the slot counter reset.
 fn pffn_stage(s: u32, li: u32) {
-#ifdef PFFN_PWG
-    if (li == 0u) {
-        p = pst[s];
-        atomicStore(&xslot, 0u);
-    }
-    workgroupBarrier();
-#else
     p = pst[s];
     if (li == 0u) {
         atomicStore(&xslot, 0u);
     }
-#endif
 }
 
 @compute @workgroup_size(WG)
@@ -69,19 +57,14 @@ fn main_pffn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
 
     // ---- stage 0: gate|up and the glu
     pffn_stage(0u, li);
-    // x's codes and (d, sum) pairs into workgroup memory (the XS layout)
+    // x's codes, (d, sum) pairs and the split's sums of squares into
+    // workgroup memory (the XS layout, then wg_q8_split_words' tail)
     let xw = ((p.k / 4u + p.k / 16u + 3u) / 4u) * 4u;  // wg_q8_row_words(k)
-    for (var i = li; i < xw / 4u; i += WG) {
+    for (var i = li; i < (xw + p.k / 32u + 3u) / 4u; i += WG) {
         xq[i] = xqi[p.xo[0].x / 4u + i];
     }
-    // the split norm's factor from its blocks' sums of squares, after the row
-    var nss = 0.0;
-    for (var i = lane; i < p.k / 32u; i += sgs) {
-        let a = p.xo[0].x + xw + i;
-        nss += bitcast<f32>(xqi[a >> 2u][a & 3u]);
-    }
-    let nsc = ss_scale(subgroupAdd(nss), p.k, bitcast<f32>(p.xst_t), p.xst_u == 1u);
     workgroupBarrier();
+    let nsc = xs_nscale(xw, lane, sgs);
     var slot = 0u;
     if (lane == 0u) {
         slot = atomicAdd(&xslot, 1u);
@@ -103,17 +86,8 @@ fn main_pffn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
     grid_sync(li, sid, lane, sgs, g, nw);
 
     // ---- stage 1: the down product, c, and the next norm's split
-#ifdef PFFN_SPREAD
-    // stage 1's groups on every other workgroup (timing: whether two
-    // consecutive workgroups share an SM)
-    let g1 = select(pst[1].ngroups, g / 2u, g % 2u == 0u);
-    let nw1 = (nw + 1u) / 2u;
-#else
-    let g1 = g;
-    let nw1 = nw;
-#endif
     pffn_stage(1u, li);
-    if (g1 < pst[1].ngroups) {
+    if (g < pst[1].ngroups) {
         xs_quantise(li, lane, sid, nsub, sgs, p.xo[0].x);  // only where there are rows to run
     }
     workgroupBarrier();
@@ -122,7 +96,7 @@ fn main_pffn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
         slot = atomicAdd(&xslot, 1u);
     }
     first = subgroupBroadcastFirst(slot);
-    for (var gg = g1; gg < pst[1].ngroups; gg += nw1) {
+    for (var gg = g; gg < pst[1].ngroups; gg += nw) {
         for (var rs = first; rs < RSETS; rs += nsg) {
             let row0 = (gg * RSETS + rs) * RPW;
             if (row0 >= p.n) {

@@ -112,6 +112,20 @@ fn xs_quantise(li: u32, lane: u32, sid: u32, nsub: u32, sgs: u32, xr0: u32) {
 }
 #endif
 
+#ifdef XS_NRMS
+// The split norm's factor from the n / 32 blocks' sums of squares at word
+// a0 of xq (every subgroup its own: no barrier; needed only once the rows'
+// sums are in).
+fn xs_nscale(a0: u32, lane: u32, sgs: u32) -> f32 {
+    var nss = 0.0;
+    for (var i = lane; i < p.k / 32u; i += sgs) {
+        let a = a0 + i;
+        nss += bitcast<f32>(xq[a >> 2u][a & 3u]);
+    }
+    return ss_scale(subgroupAdd(nss), p.k, bitcast<f32>(p.xst_t), p.xst_u == 1u);
+}
+#endif
+
 // The RPW rows from row0 of the current stage's weights (p) against x's
 // codes at word xr: the subgroup's sums, every lane holding them all.
 // Rows past n read row n - 1 and are never written (as main's).
@@ -174,14 +188,7 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     xr[0] = p.xo[0].x;      // or where the norm wrote them
 #endif
 #ifdef XS_NRMS
-    // the norm's factor from the blocks' sums of squares (every subgroup
-    // its own: no barrier; needed only once the rows' sums are in)
-    var nss = 0.0;
-    for (var i = lane; i < p.k / 32u; i += sgs) {
-        let a = xr[0] + {{XSW}}u + i;
-        nss += bitcast<f32>(xq[a >> 2u][a & 3u]);
-    }
-    let nsc = ss_scale(subgroupAdd(nss), p.k, bitcast<f32>(p.xst_t), p.xst_u == 1u);
+    let nsc = xs_nscale(xr[0] + {{XSW}}u, lane, sgs);
 #endif
     // p.pad0 workgroups serve p.ngroups groups of RSETS sets: past about a
     // wave of them each walks several groups, its x quantised once

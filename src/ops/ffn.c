@@ -124,15 +124,19 @@ static wgml_status persistent(const wg_op_params *p, const wgml_tensor *x, const
     const mv_type *ty = wg_mv_type(wgu->dtype);
     bool split = p->flag && p->norm_split;
     if (!wanted() || !ty || !ty->q8 || !ty->ch || wd->dtype != wgu->dtype || !p->xq_in || !p->xq_split ||
-        x->dtype != WGML_F32 || wgml_tensor_nelem(x) != k0 || k0 <= 0 || k0 % 32 || k1 % 32 || n0 != 2 * k1 ||
+        x->dtype != WGML_F32 || wgml_tensor_nelem(x) != k0 || k0 <= 0 || k0 % 128 || k1 % 32 || n0 != 2 * k1 ||
         n1 <= 0 || n1 % PF_ROWS || !contiguous_row(h, k1) || !contiguous_row(out, n1) ||
         (p->mm.beta != 0.0f && !contiguous_row(c, n1)) || p->mm.act != WGML_ACT_NONE ||
         p->mm2.act != WGML_ACT_NONE || p->mm2.beta != 0.0f || wgu->st->buf != wd->st->buf ||
         (p->xnorm.kind != WGML_RMS_NORM && p->xnorm.kind != WGML_L2_NORM) || (p->flag && !split) ||
-        !wg_mv_xs_fits(ctx, k0 > k1 ? k0 : k1) || wgu->strides[1] != 1 || wd->strides[1] != 1)
+        wgu->strides[1] != 1 || wd->strides[1] != 1)
         return WGML_ERR_UNSUPPORTED;
+    /* workgroup memory: stage 0's codes with the split's sums of squares,
+     * or stage 1's codes; the split's block of 32 rows and the counter */
+    uint64_t xsw = wg_q8_split_words(k0) > wg_q8_row_words(k1) ? wg_q8_split_words(k0) : wg_q8_row_words(k1);
     wgml_device_info in;
-    if (wgml_device_info_get(ctx, &in) != WGML_OK || in.subgroup_size < 8 || in.subgroup_size % 8)
+    if (wgml_device_info_get(ctx, &in) != WGML_OK || in.subgroup_size < 8 || in.subgroup_size % 8 ||
+        xsw * 4 + 128 + 64 > in.max_workgroup_storage)
         return WGML_ERR_UNSUPPORTED;
     uint64_t bb = ty->bb, qk = ty->qk;
     uint64_t rowb0 = (uint64_t)wgu->strides[0] / qk * bb, rowb1 = (uint64_t)wd->strides[0] / qk * bb;
@@ -222,11 +226,10 @@ static wgml_status persistent(const wg_op_params *p, const wgml_tensor *x, const
     }
     if (ps[0].rowb % 2 || ps[1].rowb % 2 || ps[0].w_off % 2 || ps[1].w_off % 2)
         return WGML_ERR_UNSUPPORTED; /* the wide path's f16 fields in one word */
-    uint64_t xsw = wg_q8_row_words(k0 > k1 ? k0 : k1);
     char defs[640];
     int n = snprintf(defs, sizeof defs,
                      "M=1;RPW=%d;WG=%d;UPT=1;QK=%u;BB=%u;%s;%s;X_DT=f32;X_MODE=rw%s;O_DT=f32;O_MODE=w;W_ACC=%s;SG%s%s;"
-                     "WIDE;CH=%u;WQK=%u;WBB=%u;ACCW=accq;Q8X%s%s;XS;XSW=%llu;RSETS=%d;XS_GLU;XS_LANES;XS_PFFN;"
+                     "WIDE;CH=%u;WQK=%u;WBB=%u;ACCW=accq;Q8X%s%s;XS;XSW=%llu;RSETS=%d;XS_GLU;XS_LANES;XS_PFFN;XS_NRMS;"
                      "XQI_ACC=%s",
                      PF_RPW, PF_WG, ty->qk, ty->bb, ty->def, ty->group, hx % 4 ? "" : "4", acc[BW],
                      hx % 4 ? "" : ";XV4", align4 ? ";ALIGN4" : "", ty->ch, wqk, wbb, align16 ? ";ALIGN16" : "",
@@ -236,15 +239,6 @@ static wgml_status persistent(const wg_op_params *p, const wgml_tensor *x, const
     if (split)
         n += snprintf(defs + n, sizeof defs - (size_t)n, ";XS_NSPLIT;NSN=%lld;NSQW=%llu;NSG_ACC=%s%s", (long long)n1,
                       (unsigned long long)wg_q8_row_words(n1), acc[BG], g ? ";NS_G" : "");
-    /* timing knobs (bench/NOTES.md 2026-11-27 (8)): the barrier on one
-     * counter; stage 1's groups on every other workgroup */
-    const char *one = getenv("WGML_GRID_ONE"), *spread = getenv("WGML_PFFN_SPREAD"), *pwg = getenv("WGML_PFFN_PWG");
-    if (pwg && *pwg == '1')
-        n += snprintf(defs + n, sizeof defs - (size_t)n, ";PFFN_PWG");
-    if (one && *one == '1')
-        n += snprintf(defs + n, sizeof defs - (size_t)n, ";GRID_ONE");
-    if (spread && *spread == '1')
-        n += snprintf(defs + n, sizeof defs - (size_t)n, ";PFFN_SPREAD");
     if (n >= (int)sizeof defs)
         return wg_fail(WGML_ERR_INTERNAL, "wgml_linear (ffn): kernel defines too long");
     wg_kernel_ref ref = {"matvec.wgsl", "main_pffn", defs, NB, ro};
