@@ -102,19 +102,10 @@ fn main_pffn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
             if (row0 >= p.n) {
                 break;
             }
-            let s = xs_sums(row0, lane, sgs, xr);
-            let row = row0 + lane;
-            if (lane < NV && row < p.n) {
-                let v = emit(row, 0u, s[lane / 4u][lane % 4u], p.oo[0].x + row * p.os);
-#ifdef XS_NSPLIT
-                ns_put(row - 32u * gg, v);
-#endif
-            }
+            xs_emit(row0, gg, lane, xs_sums(row0, lane, sgs, xr));
         }
 #ifdef XS_NSPLIT
-        workgroupBarrier();
-        ns_block(gg, li, lane, sid, sgs);
-        workgroupBarrier();
+        xs_block(gg, li, lane, sid, sgs);
 #endif
     }
     grid_exit(li, nw);

@@ -155,6 +155,28 @@ fn xs_sums(row0: u32, lane: u32, sgs: u32, xr: array<u32, M>) -> array<vec4<f32>
     return s;
 }
 
+// The subgroup's rows' outputs (emit: c, bias, activation) and, with the
+// norm split, their values kept for the group's block.
+fn xs_emit(row0: u32, gg: u32, lane: u32, s: array<vec4<f32>, (NV + 3u) / 4u>) {
+    let row = row0 + lane;
+    if (lane < NV && row < p.n) {
+        let v = emit(row, 0u, s[lane / 4u][lane % 4u], p.oo[0].x + row * p.os);
+#ifdef XS_NSPLIT
+        ns_put(row - 32u * gg, v);
+#endif
+    }
+}
+
+#ifdef XS_NSPLIT
+// Group gg's 32 rows are stored: its block's codes and sum of squares (all
+// threads; the host gives the split a variant of 32 rows a group).
+fn xs_block(gg: u32, li: u32, lane: u32, sid: u32, sgs: u32) {
+    workgroupBarrier();
+    ns_block(gg, li, lane, sid, sgs);
+    workgroupBarrier();
+}
+#endif
+
 #ifdef XS_PFFN
 #include "matvec_pffn.wgsl"
 #else
@@ -214,22 +236,12 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
             o_st(p.oo[0].x + (row0 / 2u) * p.os, glu_act(p.pad1, p.alpha * s[0].x) * (p.alpha * s[0].y));
         }
 #else
-        let row = row0 + lane;
-        if (lane < NV && row < p.n) {
-            let v = emit(row, 0u, s[lane / 4u][lane % 4u], p.oo[0].x + row * p.os);
-#ifdef XS_NSPLIT
-            ns_put(row - 32u * gg, v);
-#endif
-        }
+        xs_emit(row0, gg, lane, s);
 #endif
 #endif
     }
 #ifdef XS_NSPLIT
-    // the group's 32 rows are stored: its block (the host gives this a
-    // variant of 32 rows a group)
-    workgroupBarrier();
-    ns_block(gg, li, lane, sid, sgs);
-    workgroupBarrier();
+    xs_block(gg, li, lane, sid, sgs);
 #endif
     }
 #ifdef XS_NTAIL
