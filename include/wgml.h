@@ -196,7 +196,7 @@ wgml_status wgml_buffer_fill(wgml_buffer *buf, uint64_t offset, uint64_t size, u
 
 /*
  * A kernel is a WGSL compute entry point with this binding convention:
- *   @group(0) @binding(0) var<uniform> params : YourParams;   (<= 256 bytes)
+ *   @group(0) @binding(0) var<uniform> params : YourParams;   (<= 512 bytes)
  *   @group(0) @binding(1 + i) var<storage, read|read_write> ...  buffer i
  * Bit i of readonly_mask says buffer i is declared `read`.
  *

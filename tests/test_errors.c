@@ -67,8 +67,8 @@ static void t_bad_args(void)
     d.n_buffers = 1;
     CHECK_OK(wgml_kernel_create(ctx, &d, &k));
     CHECK(wgml_dispatch(ctx, k, &b, 2, NULL, 0, 1, 1, 1) == WGML_ERR_INVALID_ARG, "wrong buffer count accepted");
-    char big[300] = {0};
-    CHECK(wgml_dispatch(ctx, k, &b, 1, big, sizeof big, 1, 1, 1) == WGML_ERR_INVALID_ARG, "300 param bytes accepted");
+    char big[600] = {0}; /* past WG_PARAMS_MAX (512) */
+    CHECK(wgml_dispatch(ctx, k, &b, 1, big, sizeof big, 1, 1, 1) == WGML_ERR_INVALID_ARG, "600 param bytes accepted");
     CHECK(wgml_dispatch(ctx, k, &b, 1, NULL, 0, 0, 1, 1) == WGML_OK, "empty grid refused");
     /* One buffer bound read-only and writable: refused up front (wgpu-native
      * would abort the process at submit). */
