@@ -11,12 +11,15 @@
 // product's, matvec_nsplit.wgsl) and both weights lie in one binding.
 //
 // Why.  As two dispatches the down product waits for the whole gate|up
-// dispatch to drain and then ramps up again: on an H200 each dependent
-// decode dispatch costs ~4-9 µs beyond its bytes (bench/NOTES.md
-// 2026-11-27 (7)), against ~2 µs for a grid barrier (grid.wgsl).  Here the
-// workgroups (no more than grid_discover counted for this pipeline) run
-// stage 0's row groups, meet at one grid barrier, quantise h into their
-// workgroup memory and run stage 1's.
+// dispatch to drain and then ramps up again; a probe had put each such
+// boundary at ~4-9 µs on an H200 against ~2 µs for a grid barrier
+// (bench/NOTES.md 2026-11-27 (7)).  Here the workgroups (no more than
+// grid_discover counted for this pipeline) run stage 0's row groups, meet
+// at one grid barrier, quantise h into their workgroup memory and run
+// stage 1's.  Measured in the pipelined decode it is slower (8B tg128
+// -1.3% at equal shapes, -2.4% at the table's; this kernel's 61-70
+// registers leave 2 workgroups an SM), so the host takes it only when
+// forced (WGML_FORCE=ffn=persist; NOTES 2026-11-27 (8)).
 //
 // Parameters: pst[0] and pst[1], one Params a stage (matvec.wgsl), copied
 // into the private p each stage so the shared helpers (accq, emit,
@@ -28,8 +31,11 @@
 //
 // Coherence: h is written by other workgroups in stage 0 and read with
 // plain loads in stage 1.  Nothing in this dispatch read h's lines before
-// the barrier, so no workgroup's L1 holds a stale copy (grid.wgsl's rule);
-// the barrier's fences order the stores before the loads.
+// the barrier, so no workgroup's L1 should hold a stale copy, and the
+// barrier's fences order the stores before the loads; every H200 run was
+// bit-exact against the two dispatches, but README's hazards record a
+// norm tail that read the same way and was wrong once: settle that (an
+// atomic-load form) before this becomes a default.
 @group(0) @binding(4) var<storage, {{XQI_ACC}}> xqi: array<vec4<u32>>;
 @group(0) @binding(8) var<storage, read_write> grid_ctl: array<atomic<u32>>;
 #include "grid.wgsl"
