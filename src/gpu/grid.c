@@ -18,12 +18,6 @@
 
 enum { GC_DISC = 3, GC_COUNT = 4 }; /* grid.wgsl's words */
 
-static void on_map(WGPUMapAsyncStatus status, WGPUStringView msg, void *u1, void *u2)
-{
-    (void)msg, (void)u2;
-    *(volatile int *)u1 = status == WGPUMapAsyncStatus_Success ? 1 : 2;
-}
-
 wgml_status wg_grid_discover(wgml_ctx *ctx, wgml_kernel *k, const void *params, size_t psize, uint32_t grid,
                              uint32_t *count)
 {
@@ -74,26 +68,15 @@ wgml_status wg_grid_discover(wgml_ctx *ctx, wgml_kernel *k, const void *params, 
     wgpuQueueSubmit(ctx->queue, 1, &cb);
     wgpuCommandBufferRelease(cb);
     wgpuQueueWriteBuffer(ctx->queue, gw->buf, WG_GRID_AT + GC_DISC * 4, zero, sizeof zero);
-    volatile int flag = 0;
-    WGPUBufferMapCallbackInfo ci = {0};
-    ci.mode = WGPUCallbackMode_AllowProcessEvents;
-    ci.callback = on_map;
-    ci.userdata1 = (void *)&flag;
-    wgpuBufferMapAsync(sbuf, WGPUMapMode_Read, 0, 32, ci);
     ctx->stats.waits++;
-    if (!wg_wait_flag(ctx, &flag, 120.0)) {
-        st = wg_fail(WGML_ERR_TIMEOUT, "wg_grid_discover(%s): no answer in 120 s", k->name);
+    uint32_t w[8];
+    char what[160];
+    snprintf(what, sizeof what, "wg_grid_discover(%s)", k->name);
+    if ((st = wg_map_read(ctx, sbuf, sizeof w, w, what)) != WGML_OK || (st = wg_check(ctx)) != WGML_OK)
         goto done;
-    }
-    const uint32_t *m = flag == 1 ? wgpuBufferGetConstMappedRange(sbuf, 0, 32) : NULL;
-    uint32_t n = m ? m[GC_COUNT] : 0;
-    if (flag == 1)
-        wgpuBufferUnmap(sbuf);
-    if ((st = wg_check(ctx)) != WGML_OK)
-        goto done;
-    if (!m || n == 0 || n > grid) {
-        st = wg_fail(WGML_ERR_DEVICE, "wg_grid_discover(%s): %s (%u of %u workgroups)", k->name,
-                     m ? "no sensible count" : "the read-back failed", n, grid);
+    uint32_t n = w[GC_COUNT];
+    if (n == 0 || n > grid) {
+        st = wg_fail(WGML_ERR_DEVICE, "%s: no sensible count (%u of %u workgroups)", what, n, grid);
         goto done;
     }
     k->grid_count = n;

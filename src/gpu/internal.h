@@ -147,6 +147,10 @@ wgml_status wg_errword_report(wgml_ctx *ctx);
 /* The ticket counters (runtime.h): created zeroed with the context (with
  * the error word), released at teardown. */
 wgml_status wg_tickets_init(wgml_ctx *ctx);
+/* Maps the first `size` bytes of a MapRead buffer (the work writing them
+ * already submitted), waits up to 120 s, copies them to dst and unmaps;
+ * `what` names the read-back in the messages (memory.c). */
+wgml_status wg_map_read(wgml_ctx *ctx, WGPUBuffer buf, uint64_t size, void *dst, const char *what);
 
 typedef struct wg_staging {
     WGPUBuffer buf;

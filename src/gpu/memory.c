@@ -694,29 +694,35 @@ static void coords_str(uint32_t pos, uint32_t ndim, const uint32_t shape[4], cha
         snprintf(buf + u, n - u, "]");
 }
 
-wgml_status wg_errword_report(wgml_ctx *ctx)
+wgml_status wg_map_read(wgml_ctx *ctx, WGPUBuffer buf, uint64_t size, void *dst, const char *what)
 {
-    if (!ctx->errw.staged)
-        return WGML_OK;
-    ctx->errw.staged = false;
     volatile int done = 0;
     WGPUBufferMapCallbackInfo ci = {0};
     ci.mode = WGPUCallbackMode_AllowProcessEvents;
     ci.callback = on_map;
     ci.userdata1 = (void *)&done;
+    wgpuBufferMapAsync(buf, WGPUMapMode_Read, 0, size, ci);
+    if (!wg_wait_flag(ctx, &done, 120.0))
+        return wg_fail(WGML_ERR_TIMEOUT, "%s: no answer in 120 s", what);
+    const void *m = done == 1 ? wgpuBufferGetConstMappedRange(buf, 0, size) : NULL;
+    if (m)
+        memcpy(dst, m, size);
+    if (done == 1)
+        wgpuBufferUnmap(buf);
+    return m ? WGML_OK : wg_fail(WGML_ERR_DEVICE, "%s: mapping failed", what);
+}
+
+wgml_status wg_errword_report(wgml_ctx *ctx)
+{
+    if (!ctx->errw.staged)
+        return WGML_OK;
+    ctx->errw.staged = false;
     /* The submit that carried the copy has been waited on: this map is
      * answered at once (it is not another GPU wait). */
-    wgpuBufferMapAsync(ctx->errw.stage, WGPUMapMode_Read, 0, ERRW_STAGE, ci);
-    if (!wg_wait_flag(ctx, &done, 120.0))
-        return wg_fail(WGML_ERR_TIMEOUT, "reading the error word back: no answer in 120 s");
     uint32_t w[ERRW_STAGE / 4] = {0};
-    const uint32_t *m = done == 1 ? wgpuBufferGetConstMappedRange(ctx->errw.stage, 0, sizeof w) : NULL;
-    if (m)
-        memcpy(w, m, sizeof w);
-    if (done == 1)
-        wgpuBufferUnmap(ctx->errw.stage);
-    if (!m)
-        return wg_fail(WGML_ERR_DEVICE, "reading the error word back: mapping failed");
+    wgml_status st = wg_map_read(ctx, ctx->errw.stage, sizeof w, w, "reading the error word back");
+    if (st != WGML_OK)
+        return st;
     if (w[WG_ERRW_WORDS + 2]) { /* grid.wgsl's GC_FAIL */
         static const uint32_t z = 0;
         wgpuQueueWriteBuffer(ctx->queue, ctx->errw.buf->buf, WG_GRID_AT + 8, &z, 4);

@@ -225,7 +225,7 @@ wg_binding wg_tickets_bind(wgml_ctx *ctx);
  * its own (not the stream's, not a recording's: it may be called while
  * recording) and returns how many workgroups were resident together,
  * cached on k.  Its storage bindings are the control words (read_write
- * ones) and the error word (read-only ones): the discovery form touches
+ * ones) and the ticket words (read-only ones): the discovery form touches
  * nothing else.  A persistent dispatch of k launches at most that many. */
 #define WG_GRID_WORDS (32 * 17)
 #define WG_GRID_AT 256 /* bytes into the error word's buffer (memory.c) */

@@ -36,8 +36,9 @@
  *                   and its reader scales its sums (fuse_norm_split);
  *   ffn             (default, WGML_GRAPH_FUSE=noffn: off) a linear_glu read
  *                   by a linear or norm-split linear_norm becomes one
- *                   WG_OP_FFN: one persistent dispatch for a decoder's
- *                   gate|up and down products (fuse_ffn, src/ops/ffn.c);
+ *                   WG_OP_FFN: a decoder's gate|up and down products, as
+ *                   two dispatches or, forced, one persistent dispatch
+ *                   (fuse_ffn, src/ops/ffn.c);
  *   matmul epilogue add(matmul(a, b), bias) with a bias of shape [n] (or
  *                   [1, ..., n]) and relu/gelu(erf)/silu of a matmul or
  *                   linear become the product's own bias and activation
@@ -563,9 +564,9 @@ static void fuse_norm_split(wgml_graph *g, size_t *uses)
  * a LINEAR_GLU whose x is a split norm's codes, read only by a LINEAR (no
  * bias; its c the residual) or a norm-split LINEAR_NORM (a decoder's
  * gate|up and down products), becomes one WG_OP_FFN, the second's node:
- * for one row on a GPU both products run as one persistent dispatch with a
- * grid barrier between them (src/ops/ffn.c), else the two fused ops run
- * as before.  Runs after fuse_norm_split, whose codes the glu product
+ * it runs the two fused ops as before, or with WGML_FORCE=ffn=persist,
+ * for one row, one persistent dispatch with a grid barrier between them
+ * (src/ops/ffn.c says why that is not the default).  Runs after fuse_norm_split, whose codes the glu product
  * reads. */
 static void fuse_ffn(wgml_graph *g, size_t *uses)
 {

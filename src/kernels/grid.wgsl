@@ -7,8 +7,11 @@
 // (3)): the dispatch, the kernel's ramp and its tail, none of which
 // WebGPU lets one dispatch overlap with the next.  Inside one dispatch a
 // barrier across workgroups (~2 µs on an H200) replaces the dispatch:
-// a decode layer's four q4-sized products ran ~50 µs as one persistent
-// chain against 69-87 as dispatches (NOTES 2026-11-27 (7), call 6).
+// a probe's decode layer of four q4-sized products ran ~50 µs as one
+// persistent chain against 69-87 as its own dispatches (NOTES 2026-11-27
+// (7), call 6).  The production kernels' boundaries turned out cheaper:
+// the persistent FFN (matvec_pffn.wgsl) ran the 8B decode 1.3% slower
+// than its two dispatches (NOTES 2026-11-27 (8)).
 //
 // Safety.  WebGPU promises nothing about workgroups running at the same
 // time, so a barrier among more workgroups than are resident would hang.

@@ -64,11 +64,7 @@ struct Params {
 #ifdef XS_PFFN
 // one Params a stage (matvec_pffn.wgsl), the current one copied into p
 @group(0) @binding(0) var<uniform> pst: array<Params, 2>;
-#ifdef PFFN_PWG
-var<workgroup> p: Params;
-#else
 var<private> p: Params;
-#endif
 #else
 @group(0) @binding(0) var<uniform> p: Params;
 #endif

@@ -352,8 +352,9 @@ static wgml_status copy_paired(const wgml_tensor *src, wgml_tensor *dst, int64_t
 
 /* parts' rows stacked along dim 0 into a new tensor (n > 0; pairs: per
  * part, or NULL), or -n parts of equal rows interleaved row by row; the
- * same dtype and row length, else WGML_ERR_UNSUPPORTED, no message. */
-static wgml_status stack_rows(wgml_ctx *ctx, wgml_tensor *const *parts, int n, const row_pairs *pairs,
+ * same dtype and row length, else WGML_ERR_UNSUPPORTED, no message.  The
+ * tensor has `extra` more rows after them, left for the caller. */
+static wgml_status stack_rows(wgml_ctx *ctx, wgml_tensor *const *parts, int n, const row_pairs *pairs, int64_t extra,
                               wgml_tensor **out)
 {
     *out = NULL;
@@ -374,8 +375,8 @@ static wgml_status stack_rows(wgml_ctx *ctx, wgml_tensor *const *parts, int n, c
     }
     int nd = wgml_tensor_ndim(parts[0]);
     wgml_tensor *t;
-    TRY(wgml_tensor_new(ctx, wgml_tensor_dtype(parts[0]), nd, (int64_t[]){rows, nd == 2 ? wgml_tensor_dim(parts[0], 1) : 1},
-                        &t));
+    TRY(wgml_tensor_new(ctx, wgml_tensor_dtype(parts[0]), nd,
+                        (int64_t[]){rows + extra, nd == 2 ? wgml_tensor_dim(parts[0], 1) : 1}, &t));
     wgml_status st = WGML_OK;
     for (int64_t i = 0, r = 0; i < n && st == WGML_OK; i++) {
         int64_t m = wgml_tensor_dim(parts[i], 0);
@@ -393,42 +394,44 @@ static wgml_status stack_rows(wgml_ctx *ctx, wgml_tensor *const *parts, int n, c
     return WGML_OK;
 }
 
-/* L->wgu (interleaved) and w_down copied into one tensor of wgu's rows
- * (w_down's n x F values as n F / E more rows of E, reshaped): views
- * L->wgu and L->wdown_pk.  Where the shapes or dtypes do not allow it,
- * nothing changes (WGML_OK): packing is an optimisation. */
-static wgml_status pack_ffn(wgml_ctx *ctx, llm_layer *L)
+/* Rows of gate|up's width that hold w_down, where gate, up and down share
+ * a dtype and w_down's n x F values reshape to them (F a whole number of
+ * blocks): then gate|up is stacked with that many rows more and w_down
+ * copied into them (pack_down), one buffer for both; else 0. */
+static int64_t down_rows(const llm_layer *L)
 {
-    wgml_tensor *gu = L->wgu, *dn = L->w_down;
-    if (!gu || !dn || L->gu_stacked || wgml_tensor_ndim(gu) != 2 || wgml_tensor_ndim(dn) != 2 ||
-        wgml_tensor_dtype(gu) != wgml_tensor_dtype(dn))
-        return WGML_OK;
-    int64_t R = wgml_tensor_dim(gu, 0), E = wgml_tensor_dim(gu, 1), n = wgml_tensor_dim(dn, 0),
-            F = wgml_tensor_dim(dn, 1);
-    if (E <= 0 || (n * F) % E)
-        return WGML_OK;
-    wgml_tensor *pack = NULL, *a = NULL, *b = NULL, *bv = NULL;
-    wgml_status st = wgml_tensor_new(ctx, wgml_tensor_dtype(gu), 2, (int64_t[]){R + n * F / E, E}, &pack);
+    wgml_tensor *g = L->w_gate, *dn = L->w_down;
+    if (!g || !dn || wgml_tensor_ndim(g) != 2 || wgml_tensor_ndim(dn) != 2 ||
+        wgml_tensor_dtype(g) != wgml_tensor_dtype(dn) || wgml_tensor_dtype(L->w_up) != wgml_tensor_dtype(g))
+        return 0;
+    int64_t E = wgml_tensor_dim(g, 1), n = wgml_tensor_dim(dn, 0), F = wgml_tensor_dim(dn, 1);
+    return E > 0 && (n * F) % E == 0 && F % wgml_dtype_block_elems(wgml_tensor_dtype(dn)) == 0 ? n * F / E : 0;
+}
+
+/* L->wgu, stacked with `extra` rows after gate|up's: views of the two
+ * parts become L->wgu and L->wdown_pk, w_down copied into the second (the
+ * persistent FFN, src/ops/ffn.c, binds both weights at once).  A view or
+ * copy refused leaves the weights apart (packing is an optimisation; the
+ * extra rows then go unused). */
+static wgml_status pack_down(llm_layer *L, int64_t extra)
+{
+    wgml_tensor *t = L->wgu, *a = NULL, *b = NULL, *bv = NULL;
+    int64_t R = wgml_tensor_dim(t, 0) - extra;
+    wgml_status st = wgml_view_slice(t, 0, 0, R, 1, &a);
+    if (st != WGML_OK)
+        return st;
+    st = wgml_view_slice(t, 0, R, R + extra, 1, &b);
     if (st == WGML_OK)
-        st = wgml_view_slice(pack, 0, 0, R, 1, &a);
+        st = wgml_view_reshape(b, 2, (int64_t[]){wgml_tensor_dim(L->w_down, 0), wgml_tensor_dim(L->w_down, 1)}, &bv);
     if (st == WGML_OK)
-        st = wgml_view_slice(pack, 0, R, R + n * F / E, 1, &b);
-    if (st == WGML_OK)
-        st = wgml_view_reshape(b, 2, (int64_t[]){n, F}, &bv);
-    if (st == WGML_OK)
-        st = wgml_copy(gu, a);
-    if (st == WGML_OK)
-        st = wgml_copy(dn, bv);
-    wgml_tensor_free(pack);
+        st = wgml_copy(L->w_down, bv);
     wgml_tensor_free(b);
+    wgml_tensor_free(t);
+    L->wgu = a;
     if (st != WGML_OK) {
-        wgml_tensor_free(a);
         wgml_tensor_free(bv);
-        /* a layout the views or the copy refuse: the weights stay apart */
         return st == WGML_ERR_OOM || st == WGML_ERR_DEVICE ? st : WGML_OK;
     }
-    wgml_tensor_free(L->wgu);
-    L->wgu = a;
     L->wdown_pk = bv;
     return WGML_OK;
 }
@@ -442,8 +445,8 @@ wgml_status llm_layer_fuse(wgml_ctx *ctx, const llm_hparams *hp, llm_layer *L)
                 hp->n_rot <= hp->head_dim && !(e && !strcmp(e, "0"));
     const row_pairs pr[3] = {{hp->n_head, hp->head_dim, hp->n_rot}, {hp->n_head_kv, hp->head_dim, hp->n_rot}, {0, 0, 0}};
     L->qk_pairs = false;
-    wgml_status st = stack_rows(ctx, qkv, 3, pair ? pr : NULL, &L->wqkv);
-    if (st == WGML_OK && biased && (st = stack_rows(ctx, bias, 3, pair ? pr : NULL, &L->bqkv)) != WGML_OK) {
+    wgml_status st = stack_rows(ctx, qkv, 3, pair ? pr : NULL, 0, &L->wqkv);
+    if (st == WGML_OK && biased && (st = stack_rows(ctx, bias, 3, pair ? pr : NULL, 0, &L->bqkv)) != WGML_OK) {
         wgml_tensor_free(L->wqkv); /* biases that do not stack: no fusion */
         L->wqkv = NULL;
     }
@@ -452,12 +455,13 @@ wgml_status llm_layer_fuse(wgml_ctx *ctx, const llm_hparams *hp, llm_layer *L)
     L->qk_pairs = pair && L->wqkv;
     /* interleaved; quantised rows not on 4 bytes (wgml_copy's strided
      * copy refuses them: WGML_ERR_DTYPE) stacked one after the other */
-    st = stack_rows(ctx, gu, -2, NULL, &L->wgu);
+    int64_t extra = down_rows(L);
+    st = stack_rows(ctx, gu, -2, NULL, extra, &L->wgu);
     L->gu_stacked = st == WGML_ERR_DTYPE;
     if (L->gu_stacked)
-        st = stack_rows(ctx, gu, 2, NULL, &L->wgu);
-    if (st == WGML_OK)
-        st = pack_ffn(ctx, L);
+        st = stack_rows(ctx, gu, 2, NULL, 0, &L->wgu);
+    else if (st == WGML_OK && extra)
+        st = pack_down(L, extra);
     return st == WGML_ERR_UNSUPPORTED ? WGML_OK : st;
 }
 

@@ -55,19 +55,23 @@ static void release(wgml_model *mm, wgml_tensor **t)
     *t = NULL;
 }
 
-/* The layer's stacked weights (llm_layer_fuse) replace their parts. */
+/* The layer's stacked weights (llm_layer_fuse) replace their parts.  What
+ * it made is owned even when it failed part way, so the model's free
+ * releases it. */
 static wgml_status fuse_layer(wgml_model *mm, llm_layer *L)
 {
-    TRY(llm_layer_fuse(mm->ctx, &mm->m.hp, L));
+    wgml_status fst = llm_layer_fuse(mm->ctx, &mm->m.hp, L);
     wgml_tensor **made[] = {&L->wqkv, &L->bqkv, &L->wgu, &L->wdown_pk};
     for (size_t i = 0; i < sizeof made / sizeof *made; i++)
         if (*made[i]) {
             wgml_status st = own(mm, *made[i]);
             if (st != WGML_OK) {
                 *made[i] = NULL; /* own() freed it */
-                return st;
+                fst = fst != WGML_OK ? fst : st;
             }
         }
+    if (fst != WGML_OK)
+        return fst;
     if (L->wqkv) {
         release(mm, &L->wq), release(mm, &L->wk), release(mm, &L->wv);
         release(mm, &L->bq), release(mm, &L->bk), release(mm, &L->bv);

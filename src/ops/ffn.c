@@ -104,6 +104,7 @@ static bool contiguous_row(const wgml_tensor *t, int64_t n)
     return t && t->dtype == WGML_F32 && wgml_tensor_nelem(t) == n && wgml_tensor_is_contiguous(t);
 }
 
+/* Whether buf is bound where the dispatch writes (itself included). */
 static bool shares_any(const wgml_buffer *buf, const wg_binding *b, const bool *written)
 {
     for (int i = 0; i < NB; i++)
@@ -188,11 +189,12 @@ static wgml_status persistent(const wg_op_params *p, const wgml_tensor *x, const
     }
     if (wg_tensors_overlap(h, out) || wg_tensors_overlap(h, x) || (c && wg_tensors_overlap(h, c)))
         return WGML_ERR_UNSUPPORTED;
-    /* one buffer is bound writable or not at all in a dispatch */
+    /* one buffer is bound writable or not at all in a dispatch (the
+     * dummies share the grid words' buffer, which is written) */
     const char *acc[NB];
     unsigned ro = 0;
     for (int i = 0; i < NB; i++) {
-        bool rw = written[i] || shares_any(b[i].buffer, b, written) || b[i].buffer == grid.buffer;
+        bool rw = shares_any(b[i].buffer, b, written);
         acc[i] = rw ? "read_write" : "read";
         ro |= rw ? 0u : 1u << i;
     }
@@ -218,7 +220,7 @@ static wgml_status persistent(const wg_op_params *p, const wgml_tensor *x, const
     ps[1].co[0] = cx;
     ps[1].chk[0] = yx;
     ps[1].chk[1] = gx;
-    uint32_t wqk = ty->qk > 8 ? ty->qk : ty->ch, wbb = ty->qk > 8 ? ty->bb : ty->ch * ty->bb / 8;
+    uint32_t wqk = wg_mv_wqk(ty), wbb = wg_mv_wbb(ty);
     bool align4 = bb % 4 == 0, align16 = wbb % 16 == 0;
     for (int s = 0; s < 2; s++) {
         align4 = align4 && ps[s].rowb % 4 == 0 && ps[s].w_off % 4 == 0;

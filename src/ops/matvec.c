@@ -141,7 +141,7 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
     bool covered = b[SW].size / 16 * 16 >= (off[SW] + wg_win_bytes(&w[SW], it) - WIDE_SLACK + 15) / 16 * 16;
     bool wide = j->var->wide && j->ty->ch && mk <= 2 && p.rowb % 2 == 0 && p.w_off % 2 == 0 && p.eb % 2 == 0 &&
                 (covered || j->q8 || j->xs);
-    uint32_t wqk = j->ty->qk > 8 ? j->ty->qk : j->ty->ch, wbb = j->ty->qk > 8 ? j->ty->bb : j->ty->ch * j->ty->bb / 8;
+    uint32_t wqk = wg_mv_wqk(j->ty), wbb = wg_mv_wbb(j->ty);
     bool align16 = wbb % 16 == 0 && p.rowb % 16 == 0 && p.w_off % 16 == 0 && p.eb % 16 == 0;
     const char *xm = wr(j, j->t[SX]) ? "rw" : "r";
     char defs[512];

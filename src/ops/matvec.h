@@ -39,6 +39,10 @@ typedef struct mv_variant {
 } mv_variant;
 
 const mv_type *wg_mv_type(wgml_dtype dt);          /* NULL: not on the mat-vec path */
+/* The wide path's block as its kernels see it (WQK, WBB): elements and
+ * bytes; a plain dtype's is one chunk. */
+static inline uint32_t wg_mv_wqk(const mv_type *ty) { return ty->qk > 8 ? ty->qk : ty->ch; }
+static inline uint32_t wg_mv_wbb(const mv_type *ty) { return ty->qk > 8 ? ty->bb : ty->ch * ty->bb / 8; }
 const mv_variant *wg_mv_named(const char *name);   /* NULL: no such variant */
 /* The variant for n x k weights of dtype ty and `rows` activation rows
  * (WGML_FORCE=matvec=<name> first) and its units per step. */

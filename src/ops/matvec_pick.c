@@ -161,33 +161,32 @@ wgml_status wg_mv_pick(wgml_ctx *ctx, const char *op, int64_t n, int64_t k, cons
          * 4096x14336 723 -> 688, 16384x2048 602 -> 451; tg128 8B 270 ->
          * 276, 1B 726 -> 816.  Not q6_K vocabulary products (n >= 65536):
          * 128256x4096 5388 -> 5748. */
-        bool vocab = ty->dt == WGML_Q6_K && n >= 65536;
-        if (q8 && sg && rows == 1 && wg_mv_xs_fits(ctx, k) && !vocab)
+        bool vocab = ty->dt == WGML_Q6_K && n >= 65536, xs = q8 && sg && rows == 1 && wg_mv_xs_fits(ctx, k);
+        if (xs && !vocab)
             *out = wg_mv_named("sgx_r2");
-        /* ... but on 512 threads (32 rows a workgroup, x quantised once for
-         * twice the rows), rows of 64+ chunks: H200, tg128 of the 8B
-         * (128256 x 4096 q6_K) 402.5 -> 409.3 tokens/s, the greedy text
-         * the same; the 1B's (128256 x 2048) within noise, so not below 64
-         * chunks (bench/NOTES.md 2026-11-27 (8), call 6).  WGML_MV_VOCAB
-         * (timing): "t512" at any k, "sgq" never. */
-        const char *vt = getenv("WGML_MV_VOCAB");
-        bool vt512 = vt && *vt ? !strcmp(vt, "t512") : ty->ch && k / ty->ch >= 64;
-        wgml_device_info vdi;
-        if (q8 && sg && rows == 1 && wg_mv_xs_fits(ctx, k) && vocab && vt512 &&
-            wgml_device_info_get(ctx, &vdi) == WGML_OK && vdi.max_invocations_per_workgroup >= 512)
-            *out = wg_mv_named("sgx_r2t512");
         /* Long rows of many rows: 512 threads, 32 rows a workgroup, so half
          * as many workgroups each quantise x (14336 values: 448 blocks, one
          * round of threads) for twice the rows.  H200, tg128 (bench/NOTES.md):
          * the 8B's down product (4096 x 14336: 128 workgroups) 329.1 ->
          * 337.9 tokens/s; the 1B's (2048 x 8192: 64 workgroups, half the
          * SMs idle) 1,001 -> 972, and every product of the 8B on 512
-         * threads 331.8: long rows of at least 4096 rows only. */
+         * threads 331.8: long rows of at least 4096 rows only.
+         * WGML_MV_T512_CHUNKS (timing): the chunks a row from which. */
         wgml_device_info di;
-        const char *tc = getenv("WGML_MV_T512_CHUNKS"); /* timing: the chunks a row from which 512 threads */
-        int64_t t512 = tc && atoi(tc) > 0 ? atoi(tc) : 128;
-        if (*out == wg_mv_named("sgx_r2") && n >= 4096 && ty->ch && k / ty->ch >= t512 &&
-            wgml_device_info_get(ctx, &di) == WGML_OK && di.max_invocations_per_workgroup >= 512)
+        bool t512 = wgml_device_info_get(ctx, &di) == WGML_OK && di.max_invocations_per_workgroup >= 512;
+        const char *tc = getenv("WGML_MV_T512_CHUNKS");
+        int64_t long_row = tc && atoi(tc) > 0 ? atoi(tc) : 128;
+        if (*out == wg_mv_named("sgx_r2") && n >= 4096 && ty->ch && k / ty->ch >= long_row && t512)
+            *out = wg_mv_named("sgx_r2t512");
+        /* q6_K vocabulary products on 512 threads too, rows of 64+ chunks:
+         * H200, tg128 of the 8B (128256 x 4096 q6_K) 402.5 -> 409.3
+         * tokens/s, the greedy text the same; the 1B's (128256 x 2048)
+         * within noise, so not below 64 chunks (bench/NOTES.md 2026-11-27
+         * (8), call 6).  WGML_MV_VOCAB (timing): "t512" at any k, "sgq"
+         * never. */
+        const char *vt = getenv("WGML_MV_VOCAB");
+        bool vt512 = vt && *vt ? !strcmp(vt, "t512") : ty->ch && k / ty->ch >= 64;
+        if (xs && vocab && vt512 && t512)
             *out = wg_mv_named("sgx_r2t512");
         /* Float weights (f16, bf16, f32), one row: the unit path, whose
          * lanes read consecutive 16-byte pieces, not the wide path's
