@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk qwen ntail ntprobe ntprobe2 q8lanes ntab mvab3 mvab4 mergeprobe l2probe nsprobe nsplit nsvar attnprobe dsgt256 glq xscap mvrows onechunk dsgprobe wtab pairs gridprobe gridprobe2 mtail gridlayer pffn pffnab pffnsass vocab (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk qwen ntail ntprobe ntprobe2 q8lanes ntab mvab3 mvab4 mergeprobe l2probe nsprobe nsplit nsvar attnprobe dsgt256 glq xscap mvrows onechunk dsgprobe wtab pairs gridprobe gridprobe2 mtail gridlayer pffn pffnab pffnsass vocab ksplit (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -538,6 +538,20 @@ for s in $sections; do
           line="$line | ${v%%:*} $(tg $m $(echo ${v#*:} | tr ',' ' '))"
         done
         echo "$line"
+      done; done ;;
+    ksplit) # the k split (sgx_*k<n>: KS subgroups a row pair, each a KS-th of its chunks; 2026-11-27 (9)):
+      # test_op_matvec / test_graph_nsplit natively, the decoder's four products (32 in one replay) by variant, the
+      # greedy text, then tg128 two rounds: table | nsplit (o, down) on t1024k2 | every product t1024k2 | t512k2
+      tmodes native test_op_matvec test_graph_nsplit
+      for nk in 4096x14336 4096x4096 28672x4096 6144x4096; do
+        line="$nk table $(mvrow $nk q4_K)"
+        for v in ${KSVARS:-sgx_r2t512 sgx_r2t1024k2 sgx_r2t512k2 sgx_r2t1024k4}; do line="$line | $v $(mvrow $nk q4_K WGML_FORCE=matvec=$v)"; done
+        echo "$line" | tr -s ' '
+      done
+      wait_gen
+      for m in 1b 8b; do greedy $m $B/wgml; greedy $m env WGML_FORCE=matvec=sgx_r2t1024k2 $B/wgml; done
+      for r in 1 2; do for m in 8b 1b; do
+        echo "-- $m r$r: table $(tg $m) | ns-k2 $(tg $m WGML_FORCE=nsplit=sgx_r2t1024k2) | all-k2 $(tg $m WGML_FORCE=matvec=sgx_r2t1024k2) | all-t512k2 $(tg $m WGML_FORCE=matvec=sgx_r2t512k2)"
       done; done ;;
     pffnsass) # the driver's disk cache of the 8B decode's kernels (bench/sass.py cache-pffn here: registers, local memory)
       wait_gen

@@ -162,6 +162,8 @@ static void test_variants(void)
         {"sgx_r2", 4352}, {"sgx_r1", 8704}, /* x quantised by each workgroup (matvec_xs.wgsl) */
         {"sgx_r2t512", 8704},                /* 512 threads: a GPU's table for long rows of many rows */
         {"sgx_r4", 4352}, {"sgx_r1t1024", 8704}, /* 32 rows a workgroup, as the norm split's producer may run */
+        {"sgx_r2t1024k2", 8704}, {"sgx_r2t512k2", 4352}, /* the k split: two subgroups a row pair */
+        {"sgx_r2t1024k4", 4352},
     };
     wgml_device_info in;
     CHECK_OK(wgml_device_info_get(t_ctx, &in));
@@ -175,7 +177,8 @@ static void test_variants(void)
      * sgq_r1; sgq_r4 differs from both only in what sg_r4 / sgw_r4 test) */
     static const char *const ci_set[] = {"sg_r1", "sg_r2", "sg_r4", "wg_r1", "wg_r2",
                                          "wg_r4", "sgw_r1", "sgw_r4", "wgq_r4", "sgx_r2", "sgx_r1",
-                                         "sgx_r2t512", "sg_r4u4", "sg_r2u8"}; /* the last five: a GPU's table */
+                                         "sgx_r2t512", "sg_r4u4", "sg_r2u8", /* the last five: a GPU's table */
+                                         "sgx_r2t1024k2"};
     char env[64];
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         if (names[i][0] == 's' && !(in.features & WGML_FEATURE_SUBGROUPS))
@@ -209,6 +212,13 @@ static void test_variants(void)
             /* 3 workgroups for its 9 groups of 16 rows: each walks three */
             t_env("WGML_MV_XS_WGS", "3");
             run_case("sgx_r2 (3 workgroups)", WGML_Q4_K, 1, 130, wide[i].k, WGML_F32, WGML_F32);
+            t_env("WGML_MV_XS_WGS", NULL);
+        }
+        if (!strcmp(wide[i].name, "sgx_r2t1024k2")) {
+            /* q8_0's 32-element chunks: 129 a row, parts of 65 and 64, and
+             * 3 workgroups (12 x 256 threads) walking the 7 groups of 32 rows */
+            t_env("WGML_MV_XS_WGS", "12");
+            run_case("sgx_r2t1024k2 (q8_0, odd chunks)", WGML_Q8_0, 1, 200, 4128, WGML_F32, WGML_F32);
             t_env("WGML_MV_XS_WGS", NULL);
         }
     }

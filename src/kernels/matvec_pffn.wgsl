@@ -83,7 +83,7 @@ fn main_pffn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
             if (row0 >= p.n) {
                 break;
             }
-            let s = xs_sums(row0, lane, sgs, xr)[0] * nsc;  // as main_xs's XS_NRMS, XS_GLU
+            let s = xs_sums(row0, lane, sgs, xr, 0u, p.k / CH)[0] * nsc;  // as main_xs's XS_NRMS, XS_GLU
             if (lane == 0u) {
                 x_st(p.oo[0].x + (row0 / 2u) * p.os, glu_act(p.pad1, p.alpha * s.x) * (p.alpha * s.y));
             }
@@ -108,7 +108,7 @@ fn main_pffn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
             if (row0 >= p.n) {
                 break;
             }
-            xs_emit(row0, gg, lane, xs_sums(row0, lane, sgs, xr));
+            xs_emit(row0, gg, lane, xs_sums(row0, lane, sgs, xr, 0u, p.k / CH));
         }
 #ifdef XS_NSPLIT
         xs_block(gg, li, lane, sid, sgs);

@@ -55,6 +55,19 @@
 // (eps's f32 bits in p.xst_t, p.xst_u 1 for RMS, 2 for L2: fields of the
 // IDS path, which one-row products never take).
 const RSETS: u32 = {{RSETS}}u;
+const NVV: u32 = (NV + 3u) / 4u;  // vec4s of a subgroup's sums
+#ifdef KS
+// XS with KS (the k split: sgx_*k<n>): KS subgroups share a row set, each
+// taking a contiguous KS-th of its chunks; their sums meet in workgroup
+// memory (one barrier a row group) and the part-0 slot's subgroup emits.
+// Why: the 8B's down product (4096 x 14336) runs 128 workgroups of 16
+// subgroups, one an SM, and its SASS (bench/NOTES.md 2026-11-27 (9)) issues
+// the 12 weight loads of a step in five bursts between the dot products:
+// 16 warps an SM keep too few bytes in flight.  KS 2 on 1024 threads keeps
+// 32 rows a workgroup (the norm split's block) with twice the warps.
+const KS: u32 = {{KS}}u;
+var<workgroup> ksum: array<vec4<f32>, RSETS * KS * NVV>;
+#endif
 #include "q8_lanes.wgsl"
 #ifdef XS_GLU
 #include "glu_act.wgsl"
@@ -127,9 +140,10 @@ fn xs_nscale(a0: u32, lane: u32, sgs: u32) -> f32 {
 #endif
 
 // The RPW rows from row0 of the current stage's weights (p) against x's
-// codes at word xr: the subgroup's sums, every lane holding them all.
-// Rows past n read row n - 1 and are never written (as main's).
-fn xs_sums(row0: u32, lane: u32, sgs: u32, xr: array<u32, M>) -> array<vec4<f32>, (NV + 3u) / 4u> {
+// codes at word xr, chunks [c0, c1) of each: the subgroup's sums, every
+// lane holding them all.  Rows past n read row n - 1 and are never
+// written (as main's).
+fn xs_sums(row0: u32, lane: u32, sgs: u32, xr: array<u32, M>, c0: u32, c1: u32) -> array<vec4<f32>, NVV> {
     var rb: array<u32, RPW>;
     for (var rr = 0u; rr < RPW; rr++) {
         rb[rr] = p.w_off + min(row0 + rr, p.n - 1u) * p.rowb;
@@ -138,16 +152,15 @@ fn xs_sums(row0: u32, lane: u32, sgs: u32, xr: array<u32, M>) -> array<vec4<f32>
     for (var j = 0u; j < NV; j++) {
         acc[j] = 0.0;
     }
-    let nch = p.k / CH;
-    var c = lane;
-    for (; c + sgs < nch; c += 2u * sgs) {
+    var c = c0 + lane;
+    for (; c + sgs < c1; c += 2u * sgs) {
         accq(&acc, rb, xr, c);
         accq(&acc, rb, xr, c + sgs);
     }
-    if (c < nch) {
+    if (c < c1) {
         accq(&acc, rb, xr, c);
     }
-    var s: array<vec4<f32>, (NV + 3u) / 4u>;
+    var s: array<vec4<f32>, NVV>;
     for (var j = 0u; j < NV; j += 4u) {
         s[j / 4u] = subgroupAdd(vec4<f32>(acc[j], acc[min(j + 1u, NV - 1u)], acc[min(j + 2u, NV - 1u)],
                                           acc[min(j + 3u, NV - 1u)]));
@@ -157,7 +170,7 @@ fn xs_sums(row0: u32, lane: u32, sgs: u32, xr: array<u32, M>) -> array<vec4<f32>
 
 // The subgroup's rows' outputs (emit: c, bias, activation) and, with the
 // norm split, their values kept for the group's block.
-fn xs_emit(row0: u32, gg: u32, lane: u32, s: array<vec4<f32>, (NV + 3u) / 4u>) {
+fn xs_emit(row0: u32, gg: u32, lane: u32, s: array<vec4<f32>, NVV>) {
     let row = row0 + lane;
     if (lane < NV && row < p.n) {
         let v = emit(row, 0u, s[lane / 4u][lane % 4u], p.oo[0].x + row * p.os);
@@ -176,6 +189,30 @@ fn xs_block(gg: u32, li: u32, lane: u32, sid: u32, sgs: u32) {
     workgroupBarrier();
 }
 #endif
+
+// A row set's sums s out: the split norm's factor nsc (XS_NRMS; else 1),
+// then the fused epilogue's store (rope pair, glu) or the plain emit.
+fn xs_out(row0: u32, gg: u32, lane: u32, s0: array<vec4<f32>, NVV>, nsc: f32) {
+    var s = s0;
+#ifdef XS_NRMS
+    for (var j = 0u; j < NVV; j++) {
+        s[j] *= nsc;
+    }
+#endif
+#ifdef XS_ROPE
+    if (lane == 0u) {
+        rope_out(row0, p.alpha * s[0].xy);
+    }
+#else
+#ifdef XS_GLU
+    if (lane == 0u) {
+        o_st(p.oo[0].x + (row0 / 2u) * p.os, glu_act(p.pad1, p.alpha * s[0].x) * (p.alpha * s[0].y));
+    }
+#else
+    xs_emit(row0, gg, lane, s);
+#endif
+#endif
+}
 
 #ifdef XS_PFFN
 #include "matvec_pffn.wgsl"
@@ -215,31 +252,56 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     // p.pad0 workgroups serve p.ngroups groups of RSETS sets: past about a
     // wave of them each walks several groups, its x quantised once
     for (var gg = g; gg < p.ngroups; gg += p.pad0) {
+#ifdef KS
+    let kc = (p.k / CH + KS - 1u) / KS;
+    for (var t = first; t < RSETS * KS; t += nsg) {
+        let rs = t / KS;
+        let kp = t - rs * KS;
+        let row0 = (gg * RSETS + rs) * RPW;
+        if (row0 >= p.n) {
+            break;  // subgroup-uniform (t only grows)
+        }
+        let s = xs_sums(row0, lane, sgs, xr, kp * kc, min(kp * kc + kc, p.k / CH));
+        if (lane == 0u) {
+            for (var j = 0u; j < NVV; j++) {
+                ksum[t * NVV + j] = s[j];
+            }
+        }
+    }
+    workgroupBarrier();
+    for (var rs = first; rs < RSETS; rs += nsg) {
+        let row0 = (gg * RSETS + rs) * RPW;
+        if (row0 >= p.n) {
+            break;
+        }
+        var s: array<vec4<f32>, NVV>;
+        for (var j = 0u; j < NVV; j++) {
+            s[j] = ksum[rs * KS * NVV + j];
+            for (var kp = 1u; kp < KS; kp++) {
+                s[j] += ksum[(rs * KS + kp) * NVV + j];
+            }
+        }
+#ifdef XS_NRMS
+        xs_out(row0, gg, lane, s, nsc);
+#else
+        xs_out(row0, gg, lane, s, 1.0);
+#endif
+    }
+    workgroupBarrier();  // ksum is the next group's
+#else
     for (var rs = first; rs < RSETS; rs += nsg) {
         let row0 = (gg * RSETS + rs) * RPW;
         if (row0 >= p.n) {
             break;  // subgroup-uniform: the last group's spare sets
         }
-        var s = xs_sums(row0, lane, sgs, xr);
+        let s = xs_sums(row0, lane, sgs, xr, 0u, p.k / CH);
 #ifdef XS_NRMS
-        for (var j = 0u; j < NV; j += 4u) {
-            s[j / 4u] *= nsc;
-        }
-#endif
-#ifdef XS_ROPE
-        if (lane == 0u) {
-            rope_out(row0, p.alpha * s[0].xy);
-        }
+        xs_out(row0, gg, lane, s, nsc);
 #else
-#ifdef XS_GLU
-        if (lane == 0u) {
-            o_st(p.oo[0].x + (row0 / 2u) * p.os, glu_act(p.pad1, p.alpha * s[0].x) * (p.alpha * s[0].y));
-        }
-#else
-        xs_emit(row0, gg, lane, s);
-#endif
+        xs_out(row0, gg, lane, s, 1.0);
 #endif
     }
+#endif
 #ifdef XS_NSPLIT
     xs_block(gg, li, lane, sid, sgs);
 #endif

@@ -163,8 +163,10 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
         const char *le = getenv("WGML_MV_XS_LANES"); /* "0": a block a thread anyway (tests) */
         bool lanes = sg8(j->ctx) && !(le && !strcmp(le, "0"));
         n += snprintf(defs + n, sizeof defs - (size_t)n, ";XS;XSW=%llu;RSETS=%d%s%s",
-                      (unsigned long long)wg_q8_row_words(p.k), j->var->wg / 32, j->glu >= 0 ? ";XS_GLU" : "",
+                      (unsigned long long)wg_q8_row_words(p.k), wg_mv_sets(j->var), j->glu >= 0 ? ";XS_GLU" : "",
                       lanes ? ";XS_LANES" : "");
+        if (j->var->ks > 1)
+            n += snprintf(defs + n, sizeof defs - (size_t)n, ";KS=%d", j->var->ks);
     }
     if (j->preq)
         n += snprintf(defs + n, sizeof defs - (size_t)n, ";XS_PREQ;XQ_ACC=%s%s",
@@ -242,13 +244,14 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
     wgml_status st = wg_kernel_get(j->ctx, &ref, &k);
     if (st != WGML_OK)
         return st;
-    int rows_wg = j->xs ? j->var->rpw * (j->var->wg / 32) : j->var->rpw;
+    int rows_wg = j->xs ? wg_mv_xs_rows(j->var) : j->var->rpw;
     p.ngroups = (uint32_t)((it[2] + rows_wg - 1) / rows_wg);
     uint64_t groups = (uint64_t)p.ngroups * (p.pairs ? p.pairs : 1);
     if (j->xs) {
         /* main_xs: at most wg_mv_xs_wgs() workgroups, each walking several row
          * groups with x quantised once (p.pad0: how many were dispatched) */
         uint32_t cap = wg_mv_xs_wgs() * 256 / (uint32_t)j->var->wg; /* as many threads */
+        cap = cap ? cap : 1;
         groups = p.ngroups < cap ? p.ngroups : cap;
         p.pad0 = (uint32_t)groups;
     }
@@ -270,7 +273,12 @@ static bool q8_ok(const mv_type *ty, int64_t rows, int64_t k, uint64_t rowb, uin
 static bool xs_takes(wgml_ctx *ctx, const mv_type *ty, const mv_variant *var, int64_t rows, int64_t k, uint64_t rowb,
                      uint64_t w_offset)
 {
-    return var->xs && rows == 1 && q8_ok(ty, rows, k, rowb, w_offset) && wg_mv_xs_fits(ctx, k);
+    if (!var->xs || rows != 1 || !q8_ok(ty, rows, k, rowb, w_offset) || !wg_mv_xs_fits(ctx, k))
+        return false;
+    /* the k split's sums (ksum: a vec4 a subgroup) beside x's codes */
+    wgml_device_info in;
+    return var->ks <= 1 || (wgml_device_info_get(ctx, &in) == WGML_OK &&
+                            wg_q8_row_words(k) * 4 + 64 + (uint64_t)var->wg / 32 * 16 <= in.max_workgroup_storage);
 }
 
 /* The XQUANT pass over p->m rows of p->k (p's xo and oo set): b[0] the
@@ -506,10 +514,10 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
         char fb[32];
         const char *f = wg_forced_variant("nsplit", fb, sizeof fb);
         const mv_variant *fv = f ? wg_mv_named(f) : NULL;
-        if (f && (!fv || !fv->xs || fv->rpw * (fv->wg / 32) != 32))
+        if (f && (!fv || !fv->xs || wg_mv_xs_rows(fv) != 32))
             return wg_fail(WGML_ERR_INVALID_ARG, "%s: WGML_FORCE nsplit=%s is not a one-dispatch variant of 32 rows "
-                           "a workgroup (sgx_r2t512, sgx_r4, sgx_r1t1024)", op, f);
-        var = fv ? fv : var->rpw * (var->wg / 32) == 32 ? var : wg_mv_named("sgx_r2t512");
+                           "a workgroup (sgx_r2t512, sgx_r4, sgx_r1t1024, sgx_r2t1024k2)", op, f);
+        var = fv ? fv : wg_mv_xs_rows(var) == 32 ? var : wg_mv_named("sgx_r2t512");
     }
     bool xs = !pre && xs_takes(x->ctx, ty, var, rows, k, rowb, w->offset);
     if (xi.norm && rows == 1 && (!xs || !xi.codes || x->dtype != WGML_F32))
@@ -564,7 +572,8 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
     }
     if (nt) { /* the tail's reduction (the split's block: 128 bytes) beside x's codes in workgroup memory */
         wgml_device_info in;
-        uint64_t wgm = (j.preq ? 0 : wg_q8_row_words(k) * 4) + (nt->split ? 128 : (uint64_t)var->wg * 4 + 64);
+        uint64_t wgm = (j.preq ? 0 : wg_q8_row_words(k) * 4) + (nt->split ? 128 : (uint64_t)var->wg * 4 + 64) +
+                       (var->ks > 1 ? (uint64_t)var->wg / 32 * 16 : 0);
         /* the tail's codes take a vec4 a lane, 8 lanes a block (q8_lanes.wgsl) */
         if (wgml_device_info_get(x->ctx, &in) != WGML_OK || wgm > in.max_workgroup_storage ||
             (!nt->split && !sg8(x->ctx)))

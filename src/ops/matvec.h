@@ -36,7 +36,13 @@ typedef struct mv_variant {
     bool q8;   /* the integer path where the weight dtype has one (else the wide path, same shape) */
     bool xs;   /* one activation row: x quantised by each workgroup (matvec_xs.wgsl), no first pass;
                 * rpw rows a subgroup, wg / 32 subgroups' worth of rows a workgroup */
+    int ks;    /* xs: the k split, subgroups a row set, each a ks-th of its chunks (0: none, as 1) */
 } mv_variant;
+
+/* An xs variant's subgroups' worth of row sets a workgroup (RSETS), and
+ * its rows a workgroup. */
+static inline int wg_mv_sets(const mv_variant *v) { return v->wg / 32 / (v->ks > 1 ? v->ks : 1); }
+static inline int wg_mv_xs_rows(const mv_variant *v) { return v->rpw * wg_mv_sets(v); }
 
 const mv_type *wg_mv_type(wgml_dtype dt);          /* NULL: not on the mat-vec path */
 /* The wide path's block as its kernels see it (WQK, WBB): elements and
