@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk qwen ntail ntprobe ntprobe2 q8lanes ntab mvab3 mvab4 mergeprobe l2probe nsprobe nsplit nsvar attnprobe dsgt256 glq xscap mvrows onechunk dsgprobe wtab pairs gridprobe gridprobe2 mtail gridlayer pffn pffnab pffnsass vocab ksplit half (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk qwen ntail ntprobe ntprobe2 q8lanes ntab mvab3 mvab4 mergeprobe l2probe nsprobe nsplit nsvar attnprobe dsgt256 glq xscap mvrows onechunk dsgprobe wtab pairs gridprobe gridprobe2 mtail gridlayer pffn pffnab pffnsass vocab ksplit mvprobe (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -553,17 +553,13 @@ for s in $sections; do
       for r in 1 2; do for m in 8b 1b; do
         echo "-- $m r$r: table $(tg $m) | ns-k2 $(tg $m WGML_FORCE=nsplit=sgx_r2t1024k2) | all-k2 $(tg $m WGML_FORCE=matvec=sgx_r2t1024k2) | all-t512k2 $(tg $m WGML_FORCE=matvec=sgx_r2t512k2)"
       done; done ;;
-    half) # q4_K half chunks on main_xs (WGML_MV_HALF=1: a lane pair reads a 32-byte sector together; 2026-11-27 (9)):
-      # the tests with it natively, the decoder's four products (32 in one replay), the greedy text, tg128 two rounds
-      for t in test_op_matvec test_graph_nsplit test_llm_graph; do echo "$t half: $(WGML_MV_HALF=1 $B/tests/$t 2>&1 | tail -n 1)"; done
+    mvprobe) # main_xs's loads alone (WGML_MV_PROBE=1) and arithmetic alone (=2: weights from L1), results wrong
+      # (2026-11-27 (9)): the decoder's four products (32 in one replay), then tg128 of both models, one round each
       for nk in 4096x14336 4096x4096 28672x4096 6144x4096; do
-        echo "$nk table $(mvrow $nk q4_K) | half $(mvrow $nk q4_K WGML_MV_HALF=1) | half-k2 $(mvrow $nk q4_K WGML_MV_HALF=1 WGML_FORCE=matvec=sgx_r2t1024k2)" | tr -s ' '
+        echo "$nk table $(mvrow $nk q4_K) | loads $(mvrow $nk q4_K WGML_MV_PROBE=1) | alu $(mvrow $nk q4_K WGML_MV_PROBE=2)" | tr -s ' '
       done
       wait_gen
-      for m in 1b 8b; do greedy $m $B/wgml; greedy $m env WGML_MV_HALF=1 $B/wgml; done
-      for r in 1 2; do for m in 8b 1b; do
-        echo "-- $m r$r: table $(tg $m) | half $(tg $m WGML_MV_HALF=1) | half-nsk2 $(tg $m WGML_MV_HALF=1 WGML_FORCE=nsplit=sgx_r2t1024k2)"
-      done; done ;;
+      for m in 8b 1b; do echo "-- $m: table $(tg $m) | loads $(tg $m WGML_MV_PROBE=1) | alu $(tg $m WGML_MV_PROBE=2)"; done ;;
     pffnsass) # the driver's disk cache of the 8B decode's kernels (bench/sass.py cache-pffn here: registers, local memory)
       wait_gen
       rm -rf /tmp/sass-pffn

@@ -91,14 +91,7 @@ struct Chunk {
 fn chunk_e(j: u32) -> vec2<u32> {
     var e = vec2<u32>(0u, CH / 2u);
 #if QT_Q4_K
-#ifdef HALF
-    // half chunks: 16 bytes of qs, elements 16 (j % 2) .. + 15 of groups
-    // 2 (j / 2) and 2 (j / 2) + 1
-    let e0 = 64u * (j >> 1u) + 16u * (j & 1u);
-    e = vec2<u32>(e0, e0 + 32u);
-#else
     e = vec2<u32>(64u * j, 64u * j + 32u);          // groups 2j and 2j + 1
-#endif
 #endif
 #if QT_Q6_K
     // half h = j / 2 of the block: ql bytes 32 (j % 2) .. +31 of its 64
@@ -148,30 +141,16 @@ fn codes(b: u32, j: u32) -> Codes {
     // 2 from the top bits of s[g - 4] (scale) and s[g] (min).
     let h = ld4(b);
     let dm = unpack2x16float(h.x);
-#ifdef HALF
-    let jj = j >> 1u;   // the 64-element chunk the half is of
-#else
-    let jj = j;
-#endif
-    let first = jj < 2u;
+    let first = j < 2u;
     let scw = select((h.w & 0x0f0f0f0fu) | ((h.y >> 2u) & 0x30303030u), h.y & 0x3f3f3f3fu, first);
     let mnw = select(((h.w >> 4u) & 0x0f0f0f0fu) | ((h.z >> 2u) & 0x30303030u), h.z & 0x3f3f3f3fu, first);
-    let sh = (jj & 1u) * 16u;         // groups 2jj, 2jj + 1: bytes 2 (jj % 2), +1 of the word
+    let sh = (j & 1u) * 16u;          // groups 2j, 2j + 1: bytes 2 (j % 2), +1 of the word
     let d0 = dm.x * f32((scw >> sh) & 63u);
     let d1 = dm.x * f32((scw >> (sh + 8u)) & 63u);
     let m0 = -dm.y * f32((mnw >> sh) & 63u);
     let m1 = -dm.y * f32((mnw >> (sh + 8u)) & 63u);
     r.d = vec4<f32>(d0, d0, d1, d1);
     r.m = vec4<f32>(m0, m0, m1, m1);
-#ifdef HALF
-    // qs: half chunk j's 16 bytes (lanes 2i and 2i + 1 read one 32-byte
-    // sector together), byte l holding elements chunk_e(j).x + l and + 32
-    let c = ld4(b + 16u + 16u * j);
-    for (var i = 0u; i < 4u; i++) {
-        r.w[i] = c[i] & 0x0f0f0f0fu;
-        r.w[i + 4u] = (c[i] >> 4u) & 0x0f0f0f0fu;
-    }
-#else
     // qs: chunk j's 32 bytes, byte l holding elements 64j + l and + 32
     let c = ld8(b + 16u + 32u * j);
     for (var i = 0u; i < 4u; i++) {
@@ -180,7 +159,6 @@ fn codes(b: u32, j: u32) -> Codes {
         r.w[i + 8u] = (c.lo[i] >> 4u) & 0x0f0f0f0fu;
         r.w[i + 12u] = (c.hi[i] >> 4u) & 0x0f0f0f0fu;
     }
-#endif
 #endif
 #if QT_Q6_K
     // ql: 32 bytes at 64 h + 32 q (low nibbles: run 1, high: run 2); qh:
@@ -314,6 +292,16 @@ fn xqds(xr: u32, blk: u32) -> vec2<f32> {
 fn accq(acc: ptr<function, array<f32, NV>>, rb: array<u32, RPW>, xr: array<u32, M>, c: u32) {
     let blk = c / CPB;
     let j = c - blk * CPB;
+#ifdef MV_PROBE_LOADS
+    // timing probe (WGML_MV_PROBE=1, results wrong): the weight loads
+    // alone, folded into the sums so none is dropped (q4_K's three)
+    for (var rr = 0u; rr < RPW; rr++) {
+        let b = rb[rr] + blk * WBB;
+        let v = ld4(b) ^ ld4(b + 16u + 32u * j) ^ ld4(b + 32u + 32u * j);
+        (*acc)[rr * M] += f32(v.x ^ v.y ^ v.z ^ v.w);
+    }
+    return;
+#endif
     let e = chunk_e(j) + vec2<u32>(blk * WQK);
     // the x blocks of the chunk's two runs: CH 64, one each; CH 32, both
     // runs in one block (b1 == b0)
@@ -323,15 +311,6 @@ fn accq(acc: ptr<function, array<f32, NV>>, rb: array<u32, RPW>, xr: array<u32, 
     var h0 = array<vec2<f32>, M>();
     var h1 = array<vec2<f32>, M>();
     for (var r = 0u; r < M; r++) {
-#ifdef HALF
-        // a run of 16 codes: one vector of 4 words at word e / 4
-        let a = xq[(xr[r] + e.x / 4u) >> 2u];
-        let z = xq[(xr[r] + e.y / 4u) >> 2u];
-        for (var i = 0u; i < 4u; i++) {
-            xw[r * XN + i] = a[i];
-            xw[r * XN + 4u + i] = z[i];
-        }
-#else
         let a = xq8(xr[r] + 8u * b0);
         let z = xq8(xr[r] + 8u * b1);
         for (var i = 0u; i < 4u; i++) {
@@ -342,12 +321,17 @@ fn accq(acc: ptr<function, array<f32, NV>>, rb: array<u32, RPW>, xr: array<u32, 
                 xw[r * XN + 12u + i] = z.hi[i];
             }
         }
-#endif
         h0[r] = xqds(xr[r], b0);
         h1[r] = xqds(xr[r], b1);
     }
     for (var rr = 0u; rr < RPW; rr++) {
+#ifdef MV_PROBE_ALU
+        // timing probe (WGML_MV_PROBE=2, results wrong): every chunk
+        // from its row's first block (L1 hits): the arithmetic alone
+        var cw = codes(rb[rr], j);
+#else
         var cw = codes(rb[rr] + blk * WBB, j);
+#endif
 #if QT_Q6_K
         // codes less 32, signed bytes (v + 96 stays in its byte; its top
         // bit flipped is v - 32 in two's complement): no m term
@@ -363,13 +347,7 @@ fn accq(acc: ptr<function, array<f32, NV>>, rb: array<u32, RPW>, xr: array<u32, 
             }
             let dx = vec4<f32>(h0[r].x, h0[r].x, h1[r].x, h1[r].x);
             // q4_K's m is one per run (quarters 0-1, 2-3); q4_0's one per chunk
-#ifdef HALF
-            // the m term is a whole x block's (its sum): the even half of
-            // each chunk pair takes both runs', the odd one none
-            let mt = select(0.0, cw.m.x * h0[r].y + cw.m.z * h1[r].y, (j & 1u) == 0u);
-#else
             let mt = select(cw.m.x * h0[r].y, cw.m.x * h0[r].y + cw.m.z * h1[r].y, CH == 64u);
-#endif
             (*acc)[rr * M + r] += dot(vec4<f32>(t), cw.d * dx) + mt;
         }
     }

@@ -153,14 +153,14 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
                      dt_name(j->t[SX]), xm, xv4 ? "4" : "", dt_name(out),
                      wr(j, j->t[SW]) ? "read_write" : "read", j->var->sg ? ";SG" : "",
                      xv4 ? ";XV4" : "", align4 ? ";ALIGN4" : "");
-    /* half chunks (HALF: q4_K on main_xs, 32 elements a lane a step, so a
-     * lane pair reads a 32-byte sector together); WGML_MV_HALF=1 (timing) */
-    const char *he = getenv("WGML_MV_HALF");
-    bool half = j->xs && j->ty->dt == WGML_Q4_K && he && !strcmp(he, "1");
     if (wide)
-        n += snprintf(defs + n, sizeof defs - (size_t)n, ";WIDE;CH=%u;WQK=%u;WBB=%u;ACCW=%s%s%s%s",
-                      half ? j->ty->ch / 2 : j->ty->ch, wqk, wbb, j->q8 || j->xs ? "accq;Q8X" : "accw",
-                      align16 ? ";ALIGN16" : "", covered ? "" : ";PIECE32", half ? ";HALF" : "");
+        n += snprintf(defs + n, sizeof defs - (size_t)n, ";WIDE;CH=%u;WQK=%u;WBB=%u;ACCW=%s%s%s", j->ty->ch, wqk,
+                      wbb, j->q8 || j->xs ? "accq;Q8X" : "accw", align16 ? ";ALIGN16" : "", covered ? "" : ";PIECE32");
+    /* WGML_MV_PROBE=1|2 (timing probes of main_xs, results wrong):
+     * matvec_wide.wgsl's weight loads alone, or its arithmetic alone */
+    const char *pe = getenv("WGML_MV_PROBE");
+    if (j->xs && pe && (!strcmp(pe, "1") || !strcmp(pe, "2")))
+        n += snprintf(defs + n, sizeof defs - (size_t)n, "%s", pe[0] == '1' ? ";MV_PROBE_LOADS" : ";MV_PROBE_ALU");
     if (j->xs) {
         /* x's codes a vec4 a lane where subgroups hold whole 8-lane blocks
          * (q8_lanes.wgsl; the measured size: WebGPU on Vulkan runs every
