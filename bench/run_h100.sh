@@ -553,13 +553,18 @@ for s in $sections; do
       for r in 1 2; do for m in 8b 1b; do
         echo "-- $m r$r: table $(tg $m) | ns-k2 $(tg $m WGML_FORCE=nsplit=sgx_r2t1024k2) | all-k2 $(tg $m WGML_FORCE=matvec=sgx_r2t1024k2) | all-t512k2 $(tg $m WGML_FORCE=matvec=sgx_r2t512k2)"
       done; done ;;
-    mvprobe) # main_xs's loads alone (WGML_MV_PROBE=1) and arithmetic alone (=2: weights from L1), results wrong
+    mvprobe) # main_xs's loads alone (WGML_MV_PROBE=1), arithmetic alone (=2: weights from L1), the dispatch alone (=3),
+      # x's quantising alone (=4), results wrong; PROBES="1 2 3 4" which, PROBENK the shapes, PROBENOTG=1 no tg128
       # (2026-11-27 (9)): the decoder's four products (32 in one replay), then tg128 of both models, one round each
-      for nk in 4096x14336 4096x4096 28672x4096 6144x4096; do
-        echo "$nk table $(mvrow $nk q4_K) | loads $(mvrow $nk q4_K WGML_MV_PROBE=1) | alu $(mvrow $nk q4_K WGML_MV_PROBE=2)" | tr -s ' '
+      for nk in ${PROBENK:-4096x14336 4096x4096 28672x4096 6144x4096}; do
+        line="$nk table $(mvrow $nk q4_K)"
+        for pr in ${PROBES:-1 2}; do line="$line | p$pr $(mvrow $nk q4_K WGML_MV_PROBE=$pr)"; done
+        echo "$line" | tr -s ' '
       done
-      wait_gen
-      for m in 8b 1b; do echo "-- $m: table $(tg $m) | loads $(tg $m WGML_MV_PROBE=1) | alu $(tg $m WGML_MV_PROBE=2)"; done ;;
+      if [ -z "${PROBENOTG:-}" ]; then
+        wait_gen
+        for m in 8b 1b; do echo "-- $m: table $(tg $m) | loads $(tg $m WGML_MV_PROBE=1) | alu $(tg $m WGML_MV_PROBE=2)"; done
+      fi ;;
     pffnsass) # the driver's disk cache of the 8B decode's kernels (bench/sass.py cache-pffn here: registers, local memory)
       wait_gen
       rm -rf /tmp/sass-pffn

@@ -226,6 +226,9 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     if (g >= p.pad0) {
         return;  // a folded grid's overshoot (the whole workgroup: uniform)
     }
+#ifdef MV_PROBE_EMPTY
+    return;  // timing probe (WGML_MV_PROBE=3): the dispatch alone
+#endif
     if (li == 0u) {
         atomicStore(&xslot, 0u);
     }
@@ -236,6 +239,13 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     xs_quantise(li, lane, sid, nsub, sgs, p.xo[0].x);
 #endif
     workgroupBarrier();
+#ifdef MV_PROBE_QONLY
+    // timing probe (WGML_MV_PROBE=4): x's codes made, one word kept
+    if (li == 0u) {
+        o_st(p.oo[0].x, f32(xq[g % ({{XSW}}u / 4u)].x));
+    }
+    return;
+#endif
     var slot = 0u;
     if (lane == 0u) {
         slot = atomicAdd(&xslot, 1u);
