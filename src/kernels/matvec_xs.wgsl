@@ -103,32 +103,29 @@ fn xs_blocks(li: u32, xr0: u32) {
 }
 
 // x's row at element xr0 quantised into workgroup memory (all threads).
-fn xs_quantise(li: u32, lane: u32, sid: u32, nsub: u32, sgs: u32, xr0: u32) {
+fn xs_quantise(li: u32, lane: u32, sid: u32, nsub: u32, sgs: u32, xr0: u32, wg_linear_id: u32) {
 #ifdef XS_LANES
     if (sgs % 8u == 0u) {
         // a vec4 a lane, consecutive lanes on consecutive vectors
         // (q8_lanes.wgsl; the host compiles this where the measured
         // subgroups are a multiple of 8 lanes, and the size is checked
         // again here: a cached pipeline may run at another, see README
-        // hazards)
+        // hazards); the loop is subgroup-uniform
         let nq = p.k / 4u;
-        let st = nsub * sgs;
-        // four vectors a lane loaded before any is quantised: one round
-        // trip to L2 for four (an H200 spent ~3.2 µs a product quantising
-        // k 4096 one vector, one round trip, at a time: 4 of them a lane
-        // on 256 threads; ~5.4 µs for k 14336 on 512; bench/NOTES.md
-        // 2026-11-27 (9)); vectors past the row are quantised dead (their
-        // lanes still take part in the shuffles); the loop is subgroup-uniform
-        for (var q0 = sid * sgs; q0 < nq; q0 += 4u * st) {
-            let qa = q0 + lane;
-            let v0 = xv4(xr0, 4u * min(qa, nq - 1u));
-            let v1 = xv4(xr0, 4u * min(qa + st, nq - 1u));
-            let v2 = xv4(xr0, 4u * min(qa + 2u * st, nq - 1u));
-            let v3 = xv4(xr0, 4u * min(qa + 3u * st, nq - 1u));
-            q8_lanes_put(0u, nq, qa, v0, qa < nq);
-            q8_lanes_put(0u, nq, qa + st, v1, qa + st < nq);
-            q8_lanes_put(0u, nq, qa + 2u * st, v2, qa + 2u * st < nq);
-            q8_lanes_put(0u, nq, qa + 3u * st, v3, qa + 3u * st < nq);
+#ifdef XS_XROT
+        // timing knob (WGML_MV_XROT=1): each workgroup starts its walk over
+        // x at its own place (whole subgroups of vectors, so 8-lane blocks
+        // stay whole: nq is a multiple of 8), so the workgroups' first
+        // loads are not all of the same L2 lines at once
+        let rot = (wg_linear_id * sgs) % nq;
+#else
+        let rot = 0u;
+#endif
+        for (var q0 = sid * sgs; q0 < nq; q0 += nsub * sgs) {
+            let q = q0 + lane;
+            var qr = q + rot;
+            qr = select(qr, qr - nq, qr >= nq);
+            q8_lanes_put(0u, nq, qr, xv4(xr0, 4u * min(qr, nq - 1u)), q < nq);
         }
     } else {
         xs_blocks(li, xr0);
@@ -250,7 +247,7 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     rope_setup(li);
 #endif
 #ifndef XS_PREQ
-    xs_quantise(li, lane, sid, nsub, sgs, p.xo[0].x);
+    xs_quantise(li, lane, sid, nsub, sgs, p.xo[0].x, g);
 #endif
     workgroupBarrier();
 #ifdef MV_PROBE_QONLY

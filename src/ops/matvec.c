@@ -170,9 +170,10 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
          * compute pipeline at it), else a block a thread (q8_block) */
         const char *le = getenv("WGML_MV_XS_LANES"); /* "0": a block a thread anyway (tests) */
         bool lanes = sg8(j->ctx) && !(le && !strcmp(le, "0"));
-        n += snprintf(defs + n, sizeof defs - (size_t)n, ";XS;XSW=%llu;RSETS=%d%s%s",
+        const char *xrot = getenv("WGML_MV_XROT"); /* "1": XS_XROT (timing) */
+        n += snprintf(defs + n, sizeof defs - (size_t)n, ";XS;XSW=%llu;RSETS=%d%s%s%s",
                       (unsigned long long)wg_q8_row_words(p.k), wg_mv_sets(j->var), j->glu >= 0 ? ";XS_GLU" : "",
-                      lanes ? ";XS_LANES" : "");
+                      lanes ? ";XS_LANES" : "", xrot && !strcmp(xrot, "1") ? ";XS_XROT" : "");
         if (j->var->ks > 1)
             n += snprintf(defs + n, sizeof defs - (size_t)n, ";KS=%d", j->var->ks);
     }
