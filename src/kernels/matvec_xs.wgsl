@@ -125,7 +125,15 @@ fn xs_quantise(li: u32, lane: u32, sid: u32, nsub: u32, sgs: u32, xr0: u32, wg_l
             let q = q0 + lane;
             var qr = q + rot;
             qr = select(qr, qr - nq, qr >= nq);
+#ifdef MV_PROBE_NOX
+            // timing probe (WGML_MV_PROBE=5): the quantising with no loads
+            q8_lanes_put(0u, nq, qr, vec4<f32>(f32(qr), 1.0, -2.0, 0.5), q < nq);
+#else
             q8_lanes_put(0u, nq, qr, xv4(xr0, 4u * min(qr, nq - 1u)), q < nq);
+#endif
+#ifdef MV_PROBE_ONEV
+            break;  // timing probe (WGML_MV_PROBE=6): one vector a lane
+#endif
         }
     } else {
         xs_blocks(li, xr0);
@@ -251,7 +259,7 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
 #endif
     workgroupBarrier();
 #ifdef MV_PROBE_QONLY
-    // timing probe (WGML_MV_PROBE=4): x's codes made, one word kept
+    // timing probes (WGML_MV_PROBE=4, 5, 6): x's codes made, one word kept
     if (li == 0u) {
         o_st(p.oo[0].x, f32(xq[g % ({{XSW}}u / 4u)].x));
     }
