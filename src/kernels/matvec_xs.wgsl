@@ -248,6 +248,13 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
 #ifdef MV_PROBE_EMPTY
     return;  // timing probe (WGML_MV_PROBE=3): the dispatch alone
 #endif
+#ifdef MV_PROBE_STORE
+    // timing probe (WGML_MV_PROBE=7): the dispatch and one store a workgroup
+    if (li == 0u) {
+        o_st(p.oo[0].x + g, f32(g));
+    }
+    return;
+#endif
     if (li == 0u) {
         atomicStore(&xslot, 0u);
     }

@@ -159,12 +159,14 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
     /* WGML_MV_PROBE=1..6 (timing probes of main_xs, results wrong):
      * matvec_wide.wgsl's weight loads alone, its arithmetic alone (every
      * load an L1 hit), the dispatch alone, x's quantising alone, that
-     * with no loads of x, that with one vector a lane */
+     * with no loads of x, that with one vector a lane, the dispatch and
+     * one store a workgroup */
     static const char *const probes[] = {";MV_PROBE_LOADS", ";MV_PROBE_ALU", ";MV_PROBE_EMPTY", ";MV_PROBE_QONLY",
-                                         ";MV_PROBE_QONLY;MV_PROBE_NOX", ";MV_PROBE_QONLY;MV_PROBE_ONEV"};
+                                         ";MV_PROBE_QONLY;MV_PROBE_NOX", ";MV_PROBE_QONLY;MV_PROBE_ONEV",
+                                         ";MV_PROBE_STORE"};
     const char *pe = getenv("WGML_MV_PROBE");
     int pi = pe ? atoi(pe) : 0;
-    if (j->xs && pi >= 1 && pi <= 6)
+    if (j->xs && pi >= 1 && pi <= 7)
         n += snprintf(defs + n, sizeof defs - (size_t)n, "%s", probes[pi - 1]);
     if (j->xs) {
         /* x's codes a vec4 a lane where subgroups hold whole 8-lane blocks
