@@ -6,9 +6,12 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk qwen ntail ntprobe ntprobe2 q8lanes ntab mvab3 mvab4 mergeprobe l2probe nsprobe nsplit nsvar attnprobe dsgt256 glq xscap mvrows onechunk dsgprobe wtab pairs gridprobe gridprobe2 mtail gridlayer pffn pffnab pffnsass vocab ksplit mvprobe xq4ab xrot (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk qwen ntail ntprobe ntprobe2 q8lanes ntab mvab3 mvab4 mergeprobe l2probe nsprobe nsplit nsvar attnprobe dsgt256 glq xscap mvrows onechunk dsgprobe wtab pairs gridprobe gridprobe2 mtail gridlayer pffn pffnab pffnsass vocab ksplit mvprobe xq4ab mvprobe2 (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
+# two sections of one name: case runs the first (a device call once ran an old A/B for a new one)
+dup=$(grep -oE '^    [a-z0-9_]+\)' bench/run_h100.sh | sort | uniq -d | tr -d ' )' | tr '\n' ' ')
+[ -n "$dup" ] && { echo "run_h100.sh: sections named twice: $dup" >&2; exit 2; }
 for f in .gl/*.deb; do dpkg -x "$f" /; done
 ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
@@ -565,21 +568,20 @@ for s in $sections; do
         wait_gen
         for m in 8b 1b; do echo "-- $m: table $(tg $m) | loads $(tg $m WGML_MV_PROBE=1) | alu $(tg $m WGML_MV_PROBE=2)"; done
       fi ;;
-    xq4ab) # x's quantising four vectors a lane at once (2026-11-27 (9), reverted: the record): the quantising probe of
-      # the previous build (.devbuild_old) and this one, the 8B decode's kernels (timestamps) of both
+    xq4ab) # a quantising change A/B'd (2026-11-27 (9): four x vectors a lane, reverted): the quantising probe of the
+      # previous build (.devbuild_old) and this one, the 8B decode's one-dispatch products (timestamps) of both
       for nk in 4096x4096 4096x14336 28672x4096; do
         echo "$nk old $(B=.devbuild_old mvrow $nk q4_K) | p4 $(B=.devbuild_old mvrow $nk q4_K WGML_MV_PROBE=4) || new $(mvrow $nk q4_K) | p4 $(mvrow $nk q4_K WGML_MV_PROBE=4)" | tr -s ' '
       done
       wait_gen
       for b in .devbuild_old $B; do echo "-- $b 8b profile"; WGML_PROFILE=1 $b/wgml bench llm -m /tmp/models/llama-8b-q4k.gguf -p 16 -n 32 -r 1 2>&1 | grep -vE "^\|" | grep main_xs; done ;;
-    xrot) # each workgroup's walk over x starts at its own place (WGML_MV_XROT=1, 2026-11-27 (9)): the quantising probe
-      # and the products with and without, the greedy text, tg128 two rounds
-      for nk in 4096x4096 4096x14336 28672x4096; do
-        echo "$nk table $(mvrow $nk q4_K) | p4 $(mvrow $nk q4_K WGML_MV_PROBE=4) || xrot $(mvrow $nk q4_K WGML_MV_XROT=1) | p4 $(mvrow $nk q4_K WGML_MV_PROBE=4 WGML_MV_XROT=1)" | tr -s ' '
-      done
-      wait_gen
-      for m in 1b 8b; do greedy $m $B/wgml; greedy $m env WGML_MV_XROT=1 $B/wgml; done
-      for r in 1 2; do for m in 8b 1b; do echo "-- $m r$r: table $(tg $m) | xrot $(tg $m WGML_MV_XROT=1)"; done; done ;;
+    mvprobe2) # main_xs's prologue taken apart (WGML_MV_PROBE 3 7 8 9 5 4, 2026-11-27 (9)), two rounds alternating, on
+      # PROBENK's shapes (default 4096x4096 256x4096)
+      for r in 1 2; do for nk in ${PROBENK:-4096x4096 256x4096}; do
+        line="r$r $nk"
+        for pr in 3 7 8 9 5 4; do line="$line | p$pr $(mvrow $nk q4_K WGML_MV_PROBE=$pr | awk '{print $2}')"; done
+        echo "$line"
+      done; done ;;
     pffnsass) # the driver's disk cache of the 8B decode's kernels (bench/sass.py cache-pffn here: registers, local memory)
       wait_gen
       rm -rf /tmp/sass-pffn

@@ -94,7 +94,7 @@ fn main_pffn(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
     // ---- stage 1: the down product, c, and the next norm's split
     pffn_stage(1u, li);
     if (g < pst[1].ngroups) {
-        xs_quantise(li, lane, sid, nsub, sgs, p.xo[0].x, g);  // only where there are rows to run
+        xs_quantise(li, lane, sid, nsub, sgs, p.xo[0].x);  // only where there are rows to run
     }
     workgroupBarrier();
     slot = 0u;

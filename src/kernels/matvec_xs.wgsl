@@ -103,7 +103,7 @@ fn xs_blocks(li: u32, xr0: u32) {
 }
 
 // x's row at element xr0 quantised into workgroup memory (all threads).
-fn xs_quantise(li: u32, lane: u32, sid: u32, nsub: u32, sgs: u32, xr0: u32, wg_linear_id: u32) {
+fn xs_quantise(li: u32, lane: u32, sid: u32, nsub: u32, sgs: u32, xr0: u32) {
 #ifdef XS_LANES
     if (sgs % 8u == 0u) {
         // a vec4 a lane, consecutive lanes on consecutive vectors
@@ -112,24 +112,13 @@ fn xs_quantise(li: u32, lane: u32, sid: u32, nsub: u32, sgs: u32, xr0: u32, wg_l
         // again here: a cached pipeline may run at another, see README
         // hazards); the loop is subgroup-uniform
         let nq = p.k / 4u;
-#ifdef XS_XROT
-        // timing knob (WGML_MV_XROT=1): each workgroup starts its walk over
-        // x at its own place (whole subgroups of vectors, so 8-lane blocks
-        // stay whole: nq is a multiple of 8), so the workgroups' first
-        // loads are not all of the same L2 lines at once
-        let rot = (wg_linear_id * sgs) % nq;
-#else
-        let rot = 0u;
-#endif
         for (var q0 = sid * sgs; q0 < nq; q0 += nsub * sgs) {
             let q = q0 + lane;
-            var qr = q + rot;
-            qr = select(qr, qr - nq, qr >= nq);
 #ifdef MV_PROBE_NOX
             // timing probe (WGML_MV_PROBE=5): the quantising with no loads
-            q8_lanes_put(0u, nq, qr, vec4<f32>(f32(qr), 1.0, -2.0, 0.5), q < nq);
+            q8_lanes_put(0u, nq, q, vec4<f32>(f32(q), 1.0, -2.0, 0.5), q < nq);
 #else
-            q8_lanes_put(0u, nq, qr, xv4(xr0, 4u * min(qr, nq - 1u)), q < nq);
+            q8_lanes_put(0u, nq, q, xv4(xr0, 4u * min(q, nq - 1u)), q < nq);
 #endif
 #ifdef MV_PROBE_ONEV
             break;  // timing probe (WGML_MV_PROBE=6): one vector a lane
@@ -255,6 +244,25 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     }
     return;
 #endif
+#ifdef MV_PROBE_BAR
+    // timing probes (WGML_MV_PROBE=8, 9): one barrier (9: after a store a
+    // thread into x's codes, so their workgroup memory is allocated)
+    if (li == 0u) {
+        atomicStore(&xslot, g);
+    }
+#ifdef MV_PROBE_SMEM
+    xq[li % ({{XSW}}u / 4u)].x = li;
+#endif
+    workgroupBarrier();
+    if (li == 0u) {
+#ifdef MV_PROBE_SMEM
+        o_st(p.oo[0].x + g, f32(atomicLoad(&xslot) + xq[g % ({{XSW}}u / 4u)].x));
+#else
+        o_st(p.oo[0].x + g, f32(atomicLoad(&xslot)));
+#endif
+    }
+    return;
+#endif
     if (li == 0u) {
         atomicStore(&xslot, 0u);
     }
@@ -262,7 +270,7 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     rope_setup(li);
 #endif
 #ifndef XS_PREQ
-    xs_quantise(li, lane, sid, nsub, sgs, p.xo[0].x, g);
+    xs_quantise(li, lane, sid, nsub, sgs, p.xo[0].x);
 #endif
     workgroupBarrier();
 #ifdef MV_PROBE_QONLY

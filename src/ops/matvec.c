@@ -160,13 +160,14 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
      * matvec_wide.wgsl's weight loads alone, its arithmetic alone (every
      * load an L1 hit), the dispatch alone, x's quantising alone, that
      * with no loads of x, that with one vector a lane, the dispatch and
-     * one store a workgroup */
+     * one store a workgroup, that after a barrier (9: and x's workgroup
+     * memory written) */
     static const char *const probes[] = {";MV_PROBE_LOADS", ";MV_PROBE_ALU", ";MV_PROBE_EMPTY", ";MV_PROBE_QONLY",
                                          ";MV_PROBE_QONLY;MV_PROBE_NOX", ";MV_PROBE_QONLY;MV_PROBE_ONEV",
-                                         ";MV_PROBE_STORE"};
+                                         ";MV_PROBE_STORE", ";MV_PROBE_BAR", ";MV_PROBE_BAR;MV_PROBE_SMEM"};
     const char *pe = getenv("WGML_MV_PROBE");
     int pi = pe ? atoi(pe) : 0;
-    if (j->xs && pi >= 1 && pi <= 7)
+    if (j->xs && pi >= 1 && pi <= 9)
         n += snprintf(defs + n, sizeof defs - (size_t)n, "%s", probes[pi - 1]);
     if (j->xs) {
         /* x's codes a vec4 a lane where subgroups hold whole 8-lane blocks
@@ -174,10 +175,9 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
          * compute pipeline at it), else a block a thread (q8_block) */
         const char *le = getenv("WGML_MV_XS_LANES"); /* "0": a block a thread anyway (tests) */
         bool lanes = sg8(j->ctx) && !(le && !strcmp(le, "0"));
-        const char *xrot = getenv("WGML_MV_XROT"); /* "1": XS_XROT (timing) */
-        n += snprintf(defs + n, sizeof defs - (size_t)n, ";XS;XSW=%llu;RSETS=%d%s%s%s",
+        n += snprintf(defs + n, sizeof defs - (size_t)n, ";XS;XSW=%llu;RSETS=%d%s%s",
                       (unsigned long long)wg_q8_row_words(p.k), wg_mv_sets(j->var), j->glu >= 0 ? ";XS_GLU" : "",
-                      lanes ? ";XS_LANES" : "", xrot && !strcmp(xrot, "1") ? ";XS_XROT" : "");
+                      lanes ? ";XS_LANES" : "");
         if (j->var->ks > 1)
             n += snprintf(defs + n, sizeof defs - (size_t)n, ";KS=%d", j->var->ks);
     }
