@@ -138,32 +138,8 @@ fn xs_quantise(li: u32, lane: u32, sid: u32, nsub: u32, sgs: u32, xr0: u32) {
 // a0 of xq (every subgroup its own: no barrier; needed only once the rows'
 // sums are in).
 fn xs_nscale(a0: u32, lane: u32, sgs: u32) -> f32 {
-    return xs_nscale_fin(xs_nss_first(a0, lane, sgs), a0, lane, sgs);
-}
-
-// ... in two halves, so main_xs issues a lane's first four loads before
-// its weights' and sums them once its first rows' sums are in: the loads
-// then share the weights' round trip instead of preceding it.
-fn xs_nss_first(a0: u32, lane: u32, sgs: u32) -> vec4<f32> {
-    let nb = p.k / 32u;
-    var v = vec4<f32>(0.0);
-    for (var i = 0u; i < 4u; i++) {
-        let t = lane + i * sgs;
-        let a = a0 + min(t, nb - 1u);
-        v[i] = select(0.0, bitcast<f32>(xq[a >> 2u][a & 3u]), t < nb);
-    }
-    return v;
-}
-
-// The factor from xs_nss_first's four and the rest (the same sums in the
-// same order as one loop: the four's absent terms are +0.0, and sums of
-// squares are never -0.0).
-fn xs_nscale_fin(f: vec4<f32>, a0: u32, lane: u32, sgs: u32) -> f32 {
     var nss = 0.0;
-    for (var i = 0u; i < 4u; i++) {
-        nss += f[i];
-    }
-    for (var i = lane + 4u * sgs; i < p.k / 32u; i += sgs) {
+    for (var i = lane; i < p.k / 32u; i += sgs) {
         let a = a0 + i;
         nss += bitcast<f32>(xq[a >> 2u][a & 3u]);
     }
@@ -315,12 +291,7 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     xr[0] = p.xo[0].x;      // or where the norm wrote them
 #endif
 #ifdef XS_NRMS
-    // the norm's factor: its first loads now, its sum at the first rows'
-    // outputs (xs_nss_first)
-    let nsa = xr[0] + {{XSW}}u;
-    let nsf = xs_nss_first(nsa, lane, sgs);
-    var nsc = 0.0;
-    var nsready = false;
+    let nsc = xs_nscale(xr[0] + {{XSW}}u, lane, sgs);
 #endif
     // p.pad0 workgroups serve p.ngroups groups of RSETS sets: past about a
     // wave of them each walks several groups, its x quantised once
@@ -355,10 +326,6 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
             }
         }
 #ifdef XS_NRMS
-        if (!nsready) {  // subgroup-uniform
-            nsc = xs_nscale_fin(nsf, nsa, lane, sgs);
-            nsready = true;
-        }
         xs_out(row0, gg, lane, s, nsc);
 #else
         xs_out(row0, gg, lane, s, 1.0);
@@ -373,10 +340,6 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
         }
         let s = xs_sums(row0, lane, sgs, xr, 0u, p.k / CH);
 #ifdef XS_NRMS
-        if (!nsready) {  // subgroup-uniform
-            nsc = xs_nscale_fin(nsf, nsa, lane, sgs);
-            nsready = true;
-        }
         xs_out(row0, gg, lane, s, nsc);
 #else
         xs_out(row0, gg, lane, s, 1.0);
