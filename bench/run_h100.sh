@@ -588,9 +588,9 @@ for s in $sections; do
       wait_gen
       for m in 1b 8b; do greedy $m $B/wgml; done
       for r in 1 2; do for m in 8b 1b; do echo "-- $m r$r: $(tg $m)"; done; done ;;
-    nsfirst) # the split norm's sums of squares loaded before the weights, summed at the first rows' outputs
-      # (xs_nss_first, 2026-11-27 (9)): the tests natively, the greedy text of the previous build (.devbuild_old) and
-      # this one, tg128 of both (llmab, two rounds alternating)
+    nsfirst) # a decode A/B of the previous build (.devbuild_old) and this one (2026-11-27 (9) call 11: the split
+      # norm's sums of squares loaded early, reverted): the tests natively, the greedy text of both, tg128 of both
+      # (llmab, two rounds alternating)
       tmodes native test_op_matvec test_graph_nsplit test_llm_graph test_graph_ffn
       wait_gen
       for m in 1b 8b; do greedy $m .devbuild_old/wgml; greedy $m $B/wgml; done
