@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk qwen ntail ntprobe ntprobe2 q8lanes ntab mvab3 mvab4 mergeprobe l2probe nsprobe nsplit nsvar attnprobe dsgt256 glq xscap mvrows onechunk dsgprobe wtab pairs gridprobe gridprobe2 mtail gridlayer pffn pffnab pffnsass vocab ksplit mvprobe xq4ab mvprobe2 final9 nsfirst imm (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk qwen ntail ntprobe ntprobe2 q8lanes ntab mvab3 mvab4 mergeprobe l2probe nsprobe nsplit nsvar attnprobe dsgt256 glq xscap mvrows onechunk dsgprobe wtab pairs gridprobe gridprobe2 mtail gridlayer pffn pffnab pffnsass vocab ksplit mvprobe xq4ab mvprobe2 final9 nsfirst (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 # two sections of one name: case runs the first (a device call once ran an old A/B for a new one)
@@ -595,19 +595,6 @@ for s in $sections; do
       wait_gen
       for m in 1b 8b; do greedy $m .devbuild_old/wgml; greedy $m $B/wgml; done
       llmab "-p 16 -n 128 -r 3" 'tg128' ;;
-    imm) # kernels' parameters as immediates (WGML_IMMEDIATES=1, 2026-11-27 (9)): the tests with it natively, the
-      # dispatch-alone probe and a product with and without, the greedy text of both, tg128 two rounds, pp512 one
-      for t in test_op_matvec test_graph_nsplit test_llm_graph test_graph_ffn test_op_attention; do
-        echo "$t imm: $(WGML_IMMEDIATES=1 $B/tests/$t 2>&1 | tail -n 1)"; done
-      for nk in 4096x4096 28672x4096; do
-        echo "$nk table $(mvrow $nk q4_K | awk '{print $2}') | p3 $(mvrow $nk q4_K WGML_MV_PROBE=3 | awk '{print $2}') || imm $(mvrow $nk q4_K WGML_IMMEDIATES=1 | awk '{print $2}') | p3 $(mvrow $nk q4_K WGML_MV_PROBE=3 WGML_IMMEDIATES=1 | awk '{print $2}')"
-      done
-      wait_gen
-      for m in 1b 8b; do greedy $m $B/wgml; greedy $m env WGML_IMMEDIATES=1 $B/wgml; done
-      for r in 1 2; do for m in 8b 1b; do echo "-- $m r$r: table $(tg $m) | imm $(tg $m WGML_IMMEDIATES=1)"; done; done
-      for m in 8b 1b; do for v in 0 1; do
-        echo "-- $m pp512 imm=$v: $(WGML_IMMEDIATES=$v $B/wgml bench llm -m /tmp/models/llama-$m-q4k.gguf -p 512 -n 0 -r 2 2>&1 | grep pp512 | cut -d'|' -f6,7)"
-      done; done ;;
     pffnsass) # the driver's disk cache of the 8B decode's kernels (bench/sass.py cache-pffn here: registers, local memory)
       wait_gen
       rm -rf /tmp/sass-pffn

@@ -55,11 +55,6 @@ wgml_status wgml_ctx_create(const wgml_ctx_options *o, wgml_ctx **out)
          * wrong while it is set. */
         const char *skip = getenv("WGML_SKIP_KERNELS");
         ctx->skip_kernels = skip && *skip ? skip : NULL;
-        /* WGML_IMMEDIATES=1 (timing): kernels whose parameters fit take them
-         * as immediates (push constants, set with each dispatch) instead of
-         * the uniform binding at a dynamic offset */
-        if (env_true("WGML_IMMEDIATES") && (ctx->info.features & WGML_FEATURE_IMMEDIATES))
-            ctx->imm_bytes = ctx->limits.maxImmediateSize < 256 ? ctx->limits.maxImmediateSize / 16 * 16 : 256;
         st = wg_stream_init(ctx);
     }
     if (st == WGML_OK)

@@ -59,7 +59,6 @@ wgml_status wg_grid_discover(wgml_ctx *ctx, wgml_kernel *k, const void *params, 
     uint32_t off = 0;
     wgpuComputePassEncoderSetPipeline(pass, k->pipeline);
     wgpuComputePassEncoderSetBindGroup(pass, 0, bg, 1, &off);
-    wg_set_immediates(pass, k, params, psize);
     wgpuComputePassEncoderDispatchWorkgroups(pass, grid, 1, 1);
     wgpuComputePassEncoderEnd(pass);
     wgpuComputePassEncoderRelease(pass);

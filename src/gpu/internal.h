@@ -83,7 +83,6 @@ struct wgml_kernel {
     int n_buffers;
     unsigned readonly_mask;
     uint32_t grid_count;  /* wg_grid_discover's answer for this pipeline (0: not asked yet) */
-    uint32_t imm;         /* its parameters are immediates of this many bytes (0: the uniform binding) */
     /* profile accumulators */
     double prof_ns;
     uint64_t prof_count;
@@ -217,9 +216,6 @@ void wg_stream_forget_buffer(wgml_ctx *ctx, uint64_t id);
  * of (layout, bindings), and a bind group with `uniform` (WG_PARAMS_MAX
  * bytes at a dynamic offset) at binding 0 and b at 1.. */
 uint64_t wg_bindings_hash(WGPUBindGroupLayout bgl, const wg_binding *b, int nb);
-/* A kernel's parameters as its immediates (k->imm bytes, the rest zero)
- * before its dispatch: nothing for a kernel that takes the uniform. */
-void wg_set_immediates(WGPUComputePassEncoder pass, const struct wgml_kernel *k, const void *params, size_t psize);
 WGPUBindGroup wg_bind_group_create(wgml_ctx *ctx, WGPUBindGroupLayout bgl, WGPUBuffer uniform, const wg_binding *b,
                                    int nb);
 /* The open compute pass of the stream (opened if needed), for replays that
@@ -269,7 +265,6 @@ struct wgml_ctx {
     wgml_device_info info;
     bool subgroup_measured;
     bool shader_checks;
-    uint32_t imm_bytes;   /* WGML_IMMEDIATES=1: kernels take their parameters as immediates of this size (0: off) */
     bool destroying;
 
     /* set by WebGPU callbacks, returned by the next call */

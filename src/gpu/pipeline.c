@@ -11,7 +11,6 @@
  */
 #include "internal.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -318,58 +317,7 @@ static void dump_kernel(const wgml_kernel *k, const char *wgsl, double seconds)
     }
 }
 
-/* The kernel's source with its parameter block as immediates: the one
- * "@group(0) @binding(0) var<uniform> " declaration of a struct (not an
- * array: a two-stage kernel's 512 bytes) becomes "var<immediate> " (NULL:
- * no such line, or out of memory).  wgpu-native did not refuse a block
- * larger than the layout's immediates (main_pffn's ran with garbage for
- * its second stage), so wg_dispatch checks each dispatch's size too. */
-static char *imm_source(const char *wgsl)
-{
-    static const char from[] = "@group(0) @binding(0) var<uniform> ", to[] = "var<immediate> ";
-    const char *at = strstr(wgsl, from);
-    if (!at || strstr(at + 1, from))
-        return NULL;
-    const char *colon = strchr(at + sizeof from - 1, ':'), *nl = strchr(at, '\n');
-    if (!colon || (nl && colon > nl) || strncmp(colon + 1 + strspn(colon + 1, " "), "array", 5) == 0)
-        return NULL;
-    size_t n = strlen(wgsl), a = (size_t)(at - wgsl);
-    char *s = malloc(n + 1);
-    if (!s)
-        return NULL;
-    memcpy(s, wgsl, a);
-    memcpy(s + a, to, sizeof to - 1);
-    memcpy(s + a + sizeof to - 1, at + sizeof from - 1, n - a - (sizeof from - 1) + 1);
-    return s;
-}
-
-static wgml_status create_pipeline_as(wgml_ctx *ctx, wgml_kernel *k, const char *wgsl, const char *entry);
-
-/* With WGML_IMMEDIATES, a kernel whose parameter block fits is built to
- * take it as immediates; one that does not (its block larger than the
- * device's immediates) is built again as it was. */
 static wgml_status create_pipeline(wgml_ctx *ctx, wgml_kernel *k, const char *wgsl, const char *entry)
-{
-    char *is = ctx->imm_bytes ? imm_source(wgsl) : NULL;
-    if (is) {
-        k->imm = ctx->imm_bytes;
-        wgml_status st = create_pipeline_as(ctx, k, is, entry);
-        free(is);
-        if (getenv("WGML_IMM_DEBUG")) fprintf(stderr, "imm %s: %s (%u) %s\n", k->name, st == WGML_OK ? "ok" : "FAIL", k->imm, st == WGML_OK ? "" : wgml_last_error());
-        if (st == WGML_OK)
-            return st;
-        if (k->pipeline)
-            wgpuComputePipelineRelease(k->pipeline);
-        if (k->bgl)
-            wgpuBindGroupLayoutRelease(k->bgl);
-        k->pipeline = NULL;
-        k->bgl = NULL;
-        k->imm = 0;
-    }
-    return create_pipeline_as(ctx, k, wgsl, entry);
-}
-
-static wgml_status create_pipeline_as(wgml_ctx *ctx, wgml_kernel *k, const char *wgsl, const char *entry)
 {
     WGPUShaderSourceWGSL w = {0};
     w.chain.sType = WGPUSType_ShaderSourceWGSL;
@@ -400,7 +348,6 @@ static wgml_status create_pipeline_as(wgml_ctx *ctx, wgml_kernel *k, const char 
     WGPUPipelineLayoutDescriptor pd = {0};
     pd.bindGroupLayoutCount = 1;
     pd.bindGroupLayouts = &k->bgl;
-    pd.immediateSize = k->imm;
     WGPUPipelineLayout pl = wgpuDeviceCreatePipelineLayout(ctx->device, &pd);
     WGPUComputePipelineDescriptor cd = {0};
     cd.label = md.label;

@@ -131,7 +131,6 @@ static void encode_range(WGPUComputePassEncoder pass, const wg_recording *r, siz
             last_off = c->off[i];
             wgpuComputePassEncoderSetBindGroup(pass, 0, last_bg, 1, &last_off);
         }
-        wg_set_immediates(pass, rec->kernel, r->params + rec->params_at, rec->psize);
         wgpuComputePassEncoderDispatchWorkgroups(pass, rec->grid[0], rec->grid[1], rec->grid[2]);
     }
 }

@@ -94,15 +94,6 @@ uint64_t wg_bindings_hash(WGPUBindGroupLayout bgl, const wg_binding *b, int nb)
     return h;
 }
 
-void wg_set_immediates(WGPUComputePassEncoder pass, const wgml_kernel *k, const void *params, size_t psize)
-{
-    if (!k->imm)
-        return;
-    uint8_t pb[WG_PARAMS_MAX] = {0};
-    memcpy(pb, params, psize < k->imm ? psize : k->imm);
-    wgpuComputePassEncoderSetImmediates(pass, 0, pb, k->imm);
-}
-
 WGPUBindGroup wg_bind_group_create(wgml_ctx *ctx, WGPUBindGroupLayout bgl, WGPUBuffer uniform, const wg_binding *b,
                                    int nb)
 {
@@ -308,9 +299,6 @@ wgml_status wg_dispatch(wgml_ctx *ctx, wgml_kernel *k, const wg_binding *b, int 
             if (b[i].buffer == b[j].buffer && ((k->readonly_mask >> i) & 1) != ((k->readonly_mask >> j) & 1))
                 return wg_fail(WGML_ERR_INVALID_ARG, "dispatch of '%s': bindings %d and %d are one buffer, "
                                "read-only and writable", k->name, i, j);
-    if (k->imm && psize > k->imm)
-        return wg_fail(WGML_ERR_INTERNAL, "dispatch of '%s': %zu parameter bytes, its immediates hold %u "
-                       "(WGML_IMMEDIATES)", k->name, psize, k->imm);
     ctx->last_dispatch = k->name;
     if (gx == 0 || gy == 0 || gz == 0 || (ctx->skip_kernels && skipped(ctx->skip_kernels, k->name)))
         return WGML_OK;
@@ -362,7 +350,6 @@ wgml_status wg_stream_encode(wgml_ctx *ctx, void *unused, const wg_cmd *c)
     wg_profile_begin(ctx, k, s->pass);
     wgpuComputePassEncoderSetPipeline(s->pass, k->pipeline);
     wgpuComputePassEncoderSetBindGroup(s->pass, 0, bg, 1, &off);
-    wg_set_immediates(s->pass, k, c->params, c->psize);
     wgpuComputePassEncoderDispatchWorkgroups(s->pass, c->grid[0], c->grid[1], c->grid[2]);
     wg_profile_end(ctx, s->pass);
     if (tw)
