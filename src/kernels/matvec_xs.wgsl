@@ -57,14 +57,15 @@
 const RSETS: u32 = {{RSETS}}u;
 const NVV: u32 = (NV + 3u) / 4u;  // vec4s of a subgroup's sums
 #ifdef KS
-// XS with KS (the k split: sgx_*k<n>): KS subgroups share a row set, each
-// taking a contiguous KS-th of its chunks; their sums meet in workgroup
-// memory (one barrier a row group) and the part-0 slot's subgroup emits.
-// Why: the 8B's down product (4096 x 14336) runs 128 workgroups of 16
-// subgroups, one an SM, and its SASS (bench/NOTES.md 2026-11-27 (9)) issues
-// the 12 weight loads of a step in five bursts between the dot products:
-// 16 warps an SM keep too few bytes in flight.  KS 2 on 1024 threads keeps
-// 32 rows a workgroup (the norm split's block) with twice the warps.
+// XS with KS (the k split: sgx_*k<n>, forced only): KS subgroups share a
+// row set, each taking a contiguous KS-th of its chunks; their sums meet
+// in workgroup memory (one barrier a row group) and the part-0 slot's
+// subgroup runs the epilogue.  KS 2 on 1024 threads keeps 32 rows a
+// workgroup (the norm split's block).  Tried for the 8B's down product
+// (128 workgroups of 16 subgroups, one an SM): twice the warps made it
+// slower on an H200 (32 products 599 -> 711 µs), a 4096 x 4096 product
+// faster (355 -> 315) and the decode no faster (bench/NOTES.md
+// 2026-11-27 (9)), so the table does not take it.
 const KS: u32 = {{KS}}u;
 var<workgroup> ksum: array<vec4<f32>, RSETS * KS * NVV>;
 #endif
