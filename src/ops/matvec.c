@@ -156,19 +156,8 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
     if (wide)
         n += snprintf(defs + n, sizeof defs - (size_t)n, ";WIDE;CH=%u;WQK=%u;WBB=%u;ACCW=%s%s%s", j->ty->ch, wqk,
                       wbb, j->q8 || j->xs ? "accq;Q8X" : "accw", align16 ? ";ALIGN16" : "", covered ? "" : ";PIECE32");
-    /* WGML_MV_PROBE=1..6 (timing probes of main_xs, results wrong):
-     * matvec_wide.wgsl's weight loads alone, its arithmetic alone (every
-     * load an L1 hit), the dispatch alone, x's quantising alone, that
-     * with no loads of x, that with one vector a lane, the dispatch and
-     * one store a workgroup, that after a barrier (9: and x's workgroup
-     * memory written) */
-    static const char *const probes[] = {";MV_PROBE_LOADS", ";MV_PROBE_ALU", ";MV_PROBE_EMPTY", ";MV_PROBE_QONLY",
-                                         ";MV_PROBE_QONLY;MV_PROBE_NOX", ";MV_PROBE_QONLY;MV_PROBE_ONEV",
-                                         ";MV_PROBE_STORE", ";MV_PROBE_BAR", ";MV_PROBE_BAR;MV_PROBE_SMEM"};
-    const char *pe = getenv("WGML_MV_PROBE");
-    int pi = pe ? atoi(pe) : 0;
-    if (j->xs && pi >= 1 && pi <= 9)
-        n += snprintf(defs + n, sizeof defs - (size_t)n, "%s", probes[pi - 1]);
+    if (j->xs)
+        n += snprintf(defs + n, sizeof defs - (size_t)n, "%s", wg_mv_probe_defs());
     if (j->xs) {
         /* x's codes a vec4 a lane where subgroups hold whole 8-lane blocks
          * (q8_lanes.wgsl; the measured size: WebGPU on Vulkan runs every
@@ -286,12 +275,9 @@ static bool q8_ok(const mv_type *ty, int64_t rows, int64_t k, uint64_t rowb, uin
 static bool xs_takes(wgml_ctx *ctx, const mv_type *ty, const mv_variant *var, int64_t rows, int64_t k, uint64_t rowb,
                      uint64_t w_offset)
 {
-    if (!var->xs || rows != 1 || !q8_ok(ty, rows, k, rowb, w_offset) || !wg_mv_xs_fits(ctx, k))
-        return false;
-    /* the k split's sums (ksum: a vec4 a subgroup) beside x's codes */
-    wgml_device_info in;
-    return var->ks <= 1 || (wgml_device_info_get(ctx, &in) == WGML_OK &&
-                            wg_q8_row_words(k) * 4 + 64 + (uint64_t)var->wg / 32 * 16 <= in.max_workgroup_storage);
+    wgml_device_info in; /* x's codes and the k split's sums in workgroup memory */
+    return var->xs && rows == 1 && q8_ok(ty, rows, k, rowb, w_offset) && wgml_device_info_get(ctx, &in) == WGML_OK &&
+           wg_q8_row_words(k) * 4 + 64 + wg_mv_ksum_bytes(var) <= in.max_workgroup_storage;
 }
 
 /* The XQUANT pass over p->m rows of p->k (p's xo and oo set): b[0] the
@@ -586,7 +572,7 @@ static wgml_status matvec_run(const wgml_tensor *x, const wg_xpre *pre, const wg
     if (nt) { /* the tail's reduction (the split's block: 128 bytes) beside x's codes in workgroup memory */
         wgml_device_info in;
         uint64_t wgm = (j.preq ? 0 : wg_q8_row_words(k) * 4) + (nt->split ? 128 : (uint64_t)var->wg * 4 + 64) +
-                       (var->ks > 1 ? (uint64_t)var->wg / 32 * 16 : 0);
+                       wg_mv_ksum_bytes(var);
         /* the tail's codes take a vec4 a lane, 8 lanes a block (q8_lanes.wgsl) */
         if (wgml_device_info_get(x->ctx, &in) != WGML_OK || wgm > in.max_workgroup_storage ||
             (!nt->split && !sg8(x->ctx)))

@@ -43,6 +43,8 @@ typedef struct mv_variant {
  * its rows a workgroup. */
 static inline int wg_mv_sets(const mv_variant *v) { return v->wg / 32 / (v->ks > 1 ? v->ks : 1); }
 static inline int wg_mv_xs_rows(const mv_variant *v) { return v->rpw * wg_mv_sets(v); }
+/* ... and the workgroup memory its k split's sums take (matvec_xs.wgsl ksum). */
+static inline uint64_t wg_mv_ksum_bytes(const mv_variant *v) { return v->ks > 1 ? (uint64_t)v->wg / 32 * 16 : 0; }
 
 const mv_type *wg_mv_type(wgml_dtype dt);          /* NULL: not on the mat-vec path */
 /* The wide path's block as its kernels see it (WQK, WBB): elements and
@@ -55,6 +57,7 @@ const mv_variant *wg_mv_named(const char *name);   /* NULL: no such variant */
 wgml_status wg_mv_pick(wgml_ctx *ctx, const char *op, int64_t n, int64_t k, const mv_type *ty, int64_t rows,
                        const mv_variant **out, int *upt);
 uint32_t wg_mv_xs_wgs(void);                       /* main_xs's workgroups at most */
+const char *wg_mv_probe_defs(void);                /* main_xs's defines for WGML_MV_PROBE ("": none) */
 bool wg_mv_xs_fits(wgml_ctx *ctx, int64_t k);      /* x's codes fit workgroup memory */
 
 /* An epilogue a fused op gives the one-dispatch product (main_xs): its
