@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk qwen ntail ntprobe ntprobe2 q8lanes ntab mvab3 mvab4 mergeprobe l2probe nsprobe nsplit nsvar attnprobe dsgt256 glq xscap mvrows onechunk dsgprobe wtab pairs gridprobe gridprobe2 mtail gridlayer pffn pffnab pffnsass vocab ksplit mvprobe xq4ab mvprobe2 final9 nsfirst (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk qwen ntail ntprobe ntprobe2 q8lanes ntab mvab3 mvab4 mergeprobe l2probe nsprobe nsplit nsvar attnprobe dsgt256 glq xscap mvrows onechunk dsgprobe wtab pairs gridprobe gridprobe2 mtail gridlayer pffn pffnab pffnsass vocab ksplit mvprobe xq4ab mvprobe2 final9 nsfirst mvper (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 # two sections of one name: case runs the first (a device call once ran an old A/B for a new one)
@@ -595,6 +595,16 @@ for s in $sections; do
       wait_gen
       for m in 1b 8b; do greedy $m .devbuild_old/wgml; greedy $m $B/wgml; done
       llmab "-p 16 -n 128 -r 3" 'tg128' ;;
+    mvper) # main_xs's probes a product (bench matvec --per: the second half of 32 products less the first, median /
+      # minimum, so the step's submit and wait drop out; 2026-11-27 (9)), two rounds: table, dispatch alone (3), + a
+      # store (7), + a barrier (8), + workgroup memory (9), quantising with no loads (5), quantising (4)
+      for r in 1 2; do for nk in ${PROBENK:-4096x4096 4096x14336}; do
+        line="r$r $nk"
+        for pr in 0 3 7 8 9 5 4; do
+          line="$line | p$pr $(env WGML_MV_PROBE=$pr $B/wgml bench matvec --nk $nk --dtype q4_K --per 2>&1 | grep q4_K | tail -n 1 | awk '{print $5 "/" $6}')"
+        done
+        echo "$line"
+      done; done ;;
     pffnsass) # the driver's disk cache of the 8B decode's kernels (bench/sass.py cache-pffn here: registers, local memory)
       wait_gen
       rm -rf /tmp/sass-pffn

@@ -12,7 +12,12 @@
  * (a decoder's 4096 x 4096, 6144 x 4096 fused q|k|v, 4096 x 14336 down
  * projection...); --dtype a comma list of the dtypes to run; --reuse: every
  * product reads the first matrix (its bytes stay in L2 when they fit: how
- * fast a product runs from L2, the bound on prefetching weights there). */
+ * fast a product runs from L2, the bound on prefetching weights there);
+ * --per: also a step of the first half of the matrices, alternating with
+ * the whole one, and the difference a product (µs, medians and minima):
+ * a product's cost with the step's one submit and wait taken out (their
+ * ~+-50 µs a step on an H200 hid ~1 µs probes, bench/NOTES.md
+ * 2026-11-27 (9)). */
 #include "cli.h"
 #include "wgml_graph.h"
 
@@ -82,7 +87,7 @@ static bool name_listed(const char *list, const char *name)
 
 int bench_matvec(wgml_ctx *ctx, int argc, char **argv)
 {
-    bool quick = false, json = false, eager = false, reuse = false;
+    bool quick = false, json = false, eager = false, reuse = false, per = false;
     long long nn = 0, kk = 0;
     const char *only = NULL;
     for (int i = 1; i < argc; i++) { /* argv[0]: "matvec" */
@@ -94,13 +99,16 @@ int bench_matvec(wgml_ctx *ctx, int argc, char **argv)
             eager = true;
         else if (strcmp(argv[i], "--reuse") == 0)
             reuse = true;
+        else if (strcmp(argv[i], "--per") == 0)
+            per = true;
         else if (i + 1 < argc && strcmp(argv[i], "--nk") == 0 && sscanf(argv[i + 1], "%lldx%lld", &nn, &kk) == 2 &&
                  nn > 0 && kk > 0 && kk % 256 == 0)
             i++;
         else if (i + 1 < argc && strcmp(argv[i], "--dtype") == 0)
             only = argv[++i];
         else {
-            fprintf(stderr, "usage: wgml bench matvec [--quick] [--json] [--eager] [--reuse] [--nk NxK (K a multiple of 256)] "
+            fprintf(stderr, "usage: wgml bench matvec [--quick] [--json] [--eager] [--reuse] [--per] "
+                    "[--nk NxK (K a multiple of 256)] "
                     "[--dtype q4_K,f16,...]\n");
             return 2;
         }
@@ -117,9 +125,9 @@ int bench_matvec(wgml_ctx *ctx, int argc, char **argv)
         printf("{\"bench\": \"matvec\", \"adapter\": \"%s\", \"n\": %lld, \"k\": %lld, \"matrices\": %d, "
                "\"mode\": \"%s\", \"results\": [", in.adapter, (long long)n, (long long)k, nm, eager ? "eager" : "graph");
     else
-        printf("%s: %d weight matrices of %lld x %lld, 1 activation row (%s)\n%-6s %12s %10s %8s\n", in.adapter, nm,
+        printf("%s: %d weight matrices of %lld x %lld, 1 activation row (%s)\n%-6s %12s %10s %8s%s\n", in.adapter, nm,
                (long long)n, (long long)k, eager ? "wgml_linear calls" : "a graph replay", "dtype", "step (us)", "GB/s",
-               "of copy");
+               "of copy", per ? "  per (us)  min (us)" : "");
     int rc = 0, printed = 0;
     for (size_t d = 0; d < sizeof dts / sizeof *dts && rc == 0; d++) {
         /* bf16 and f32 only when asked for (--dtype) */
@@ -137,34 +145,50 @@ int bench_matvec(wgml_ctx *ctx, int argc, char **argv)
                 st = wgml_tensor_new(ctx, dts[d], 2, (int64_t[]){n, k}, &w[i]); /* zeroed blocks: timing only */
             bytes += st == WGML_OK ? wgml_tensor_nbytes(w[i]) : 0;
         }
-        wgml_graph *g = NULL;
+        wgml_graph *g = NULL, *gh = NULL;
         if (st == WGML_OK && !eager)
             st = build_graph(ctx, w, nm, k, &g);
+        if (st == WGML_OK && !eager && per)
+            st = build_graph(ctx, w, nm / 2, k, &gh);
         /* Warm-up: 0.3 s of back-to-back work at least, so an H100 has
          * raised its clocks (README, hazards). */
         double t0 = cli_now();
         while (st == WGML_OK && cli_now() - t0 < (quick ? 0.05 : 0.3))
             st = step(ctx, g, w, nm, x, out);
-        double times[64];
+        double times[64], half[64];
         for (int r = 0; r < reps && st == WGML_OK; r++) {
             double a = cli_now();
             st = step(ctx, g, w, nm, x, out);
             times[r] = cli_now() - a;
+            if (st == WGML_OK && per) {
+                a = cli_now();
+                st = step(ctx, gh, w, nm / 2, x, out);
+                half[r] = cli_now() - a;
+            }
         }
         wgml_graph_free(g);
+        wgml_graph_free(gh);
         if (st != WGML_OK) {
             rc = cli_error(wgml_dtype_name(dts[d]), st);
         } else {
             qsort(times, (size_t)reps, sizeof *times, cmp_double);
             double t = times[reps / 2], gbs = (double)bytes / t / 1e9;
+            char pp[48] = "";
+            if (per) { /* the second half's matrices a product: medians, minima */
+                qsort(half, (size_t)reps, sizeof *half, cmp_double);
+                int nh = nm - nm / 2;
+                snprintf(pp, sizeof pp, json ? ", \"per_us\": %.2f, \"per_min_us\": %.2f" : " %8.2f %8.2f",
+                         (t - half[reps / 2]) / nh * 1e6, (times[0] - half[0]) / nh * 1e6);
+            }
             char frac[16] = "-";
             if (h100)
                 snprintf(frac, sizeof frac, "%.2f", gbs / 2950.0);
             if (json)
-                printf("%s{\"dtype\": \"%s\", \"step_us\": %.1f, \"gb_s\": %.1f, \"of_copy\": %s%s%s}", printed++ ? ", " : "",
-                       wgml_dtype_name(dts[d]), t * 1e6, gbs, h100 ? "" : "\"", frac, h100 ? "" : "\"");
+                printf("%s{\"dtype\": \"%s\", \"step_us\": %.1f, \"gb_s\": %.1f, \"of_copy\": %s%s%s%s}",
+                       printed++ ? ", " : "", wgml_dtype_name(dts[d]), t * 1e6, gbs, h100 ? "" : "\"", frac,
+                       h100 ? "" : "\"", pp);
             else
-                printf("%-6s %12.1f %10.1f %8s\n", wgml_dtype_name(dts[d]), t * 1e6, gbs, frac);
+                printf("%-6s %12.1f %10.1f %8s%s\n", wgml_dtype_name(dts[d]), t * 1e6, gbs, frac, pp);
         }
         for (int i = 0; i < nm; i++)
             wgml_tensor_free(w[i]);
