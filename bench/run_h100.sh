@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk qwen ntail ntprobe ntprobe2 q8lanes ntab mvab3 mvab4 mergeprobe l2probe nsprobe nsplit nsvar attnprobe dsgt256 glq xscap mvrows onechunk dsgprobe wtab pairs gridprobe gridprobe2 mtail gridlayer pffn pffnab pffnsass vocab ksplit mvprobe xq4ab mvprobe2 final9 nsfirst mvper xq4per (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk qwen ntail ntprobe ntprobe2 q8lanes ntab mvab3 mvab4 mergeprobe l2probe nsprobe nsplit nsvar attnprobe dsgt256 glq xscap mvrows onechunk dsgprobe wtab pairs gridprobe gridprobe2 mtail gridlayer pffn pffnab pffnsass vocab ksplit mvprobe xq4ab mvprobe2 final9 nsfirst mvper (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 # two sections of one name: case runs the first (a device call once ran an old A/B for a new one)
@@ -605,18 +605,6 @@ for s in $sections; do
         done
         echo "$line"
       done; done ;;
-    xq4per) # x quantised four vectors a lane at once (WGML_MV_XQ4=1) a product (bench matvec --per: the product and
-      # its quantising probe), the greedy text, tg128 two rounds (2026-11-27 (9))
-      for nk in 4096x4096 4096x14336; do
-        line="$nk"
-        for v in 0 1; do for pr in 0 4; do
-          line="$line | xq4=$v p$pr $(env WGML_MV_XQ4=$v WGML_MV_PROBE=$pr $B/wgml bench matvec --nk $nk --dtype q4_K --per 2>&1 | grep q4_K | tail -n 1 | awk '{print $5 "/" $6}')"
-        done; done
-        echo "$line"
-      done
-      wait_gen
-      for m in 1b 8b; do greedy $m $B/wgml; greedy $m env WGML_MV_XQ4=1 $B/wgml; done
-      for r in 1 2; do for m in 8b 1b; do echo "-- $m r$r: table $(tg $m) | xq4 $(tg $m WGML_MV_XQ4=1)"; done; done ;;
     pffnsass) # the driver's disk cache of the 8B decode's kernels (bench/sass.py cache-pffn here: registers, local memory)
       wait_gen
       rm -rf /tmp/sass-pffn

@@ -113,23 +113,6 @@ fn xs_quantise(li: u32, lane: u32, sid: u32, nsub: u32, sgs: u32, xr0: u32) {
         // again here: a cached pipeline may run at another, see README
         // hazards); the loop is subgroup-uniform
         let nq = p.k / 4u;
-#ifdef XS_XQ4
-        // timing knob (WGML_MV_XQ4=1): four vectors a lane loaded, then
-        // quantised as four independent chains (the ones past the row
-        // dead); 2026-11-27 (9) call 5 measured a form of it slower
-        let st = nsub * sgs;
-        for (var q0 = sid * sgs; q0 < nq; q0 += 4u * st) {
-            let qa = q0 + lane;
-            let v0 = xv4(xr0, 4u * min(qa, nq - 1u));
-            let v1 = xv4(xr0, 4u * min(qa + st, nq - 1u));
-            let v2 = xv4(xr0, 4u * min(qa + 2u * st, nq - 1u));
-            let v3 = xv4(xr0, 4u * min(qa + 3u * st, nq - 1u));
-            q8_lanes_put(0u, nq, qa, v0, qa < nq);
-            q8_lanes_put(0u, nq, qa + st, v1, qa + st < nq);
-            q8_lanes_put(0u, nq, qa + 2u * st, v2, qa + 2u * st < nq);
-            q8_lanes_put(0u, nq, qa + 3u * st, v3, qa + 3u * st < nq);
-        }
-#else
         for (var q0 = sid * sgs; q0 < nq; q0 += nsub * sgs) {
             let q = q0 + lane;
 #ifdef MV_PROBE_NOX
@@ -142,7 +125,6 @@ fn xs_quantise(li: u32, lane: u32, sid: u32, nsub: u32, sgs: u32, xr0: u32) {
             break;  // timing probe (WGML_MV_PROBE=6): one vector a lane
 #endif
         }
-#endif
     } else {
         xs_blocks(li, xr0);
     }

@@ -86,22 +86,19 @@ uint32_t wg_mv_xs_wgs(void)
 
 /* Whether x's codes for k fit the device's workgroup memory beside the
  * kernel's few other words (main_xs): k 4096 takes 5 KiB, 14336 17.5. */
-/* WGML_MV_PROBE=1..9 (timing probes of main_xs, results wrong; README)
- * and WGML_MV_XQ4=1 (timing: x quantised four vectors a lane at once):
+/* WGML_MV_PROBE=1..9 (timing probes of main_xs, results wrong; README):
  * matvec_wide.wgsl's weight loads alone, its arithmetic alone (every load
  * an L1 hit), the dispatch alone, x's quantising alone, that with no
  * loads of x, that with one vector a lane, the dispatch and one store a
  * workgroup, that after a barrier (9: and x's workgroup memory written). */
 const char *wg_mv_probe_defs(void)
 {
-    static const char *const probes[] = {"", ";MV_PROBE_LOADS", ";MV_PROBE_ALU", ";MV_PROBE_EMPTY", ";MV_PROBE_QONLY",
+    static const char *const probes[] = {";MV_PROBE_LOADS", ";MV_PROBE_ALU", ";MV_PROBE_EMPTY", ";MV_PROBE_QONLY",
                                          ";MV_PROBE_QONLY;MV_PROBE_NOX", ";MV_PROBE_QONLY;MV_PROBE_ONEV",
                                          ";MV_PROBE_STORE", ";MV_PROBE_BAR", ";MV_PROBE_BAR;MV_PROBE_SMEM"};
-    static _Thread_local char buf[64];
-    const char *pe = getenv("WGML_MV_PROBE"), *q4 = getenv("WGML_MV_XQ4"); /* XQ4: timing, "1" */
+    const char *pe = getenv("WGML_MV_PROBE");
     int pi = pe ? atoi(pe) : 0;
-    snprintf(buf, sizeof buf, "%s%s", probes[pi >= 1 && pi <= 9 ? pi : 0], q4 && !strcmp(q4, "1") ? ";XS_XQ4" : "");
-    return buf;
+    return pi >= 1 && pi <= 9 ? probes[pi - 1] : "";
 }
 
 bool wg_mv_xs_fits(wgml_ctx *ctx, int64_t k)
