@@ -293,6 +293,8 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
 #endif
 #ifdef XS_NRMS
     let nsc = xs_nscale(xr[0] + {{XSW}}u, lane, sgs);
+#else
+    let nsc = 1.0;  // xs_out scales only with XS_NRMS
 #endif
     // p.pad0 workgroups serve p.ngroups groups of RSETS sets: past about a
     // wave of them each walks several groups, its x quantised once
@@ -326,11 +328,7 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
                 s[j] += ksum[(rs * KS + kp) * NVV + j];
             }
         }
-#ifdef XS_NRMS
         xs_out(row0, gg, lane, s, nsc);
-#else
-        xs_out(row0, gg, lane, s, 1.0);
-#endif
     }
     workgroupBarrier();  // ksum is the next group's
 #else
@@ -340,11 +338,7 @@ fn main_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
             break;  // subgroup-uniform: the last group's spare sets
         }
         let s = xs_sums(row0, lane, sgs, xr, 0u, p.k / CH);
-#ifdef XS_NRMS
         xs_out(row0, gg, lane, s, nsc);
-#else
-        xs_out(row0, gg, lane, s, 1.0);
-#endif
     }
 #endif
 #ifdef XS_NSPLIT

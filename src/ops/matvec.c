@@ -156,9 +156,8 @@ static wgml_status block(void *user, const wg_win *w, const int64_t it[4], const
     if (wide)
         n += snprintf(defs + n, sizeof defs - (size_t)n, ";WIDE;CH=%u;WQK=%u;WBB=%u;ACCW=%s%s%s", j->ty->ch, wqk,
                       wbb, j->q8 || j->xs ? "accq;Q8X" : "accw", align16 ? ";ALIGN16" : "", covered ? "" : ";PIECE32");
-    if (j->xs)
-        n += snprintf(defs + n, sizeof defs - (size_t)n, "%s", wg_mv_probe_defs());
     if (j->xs) {
+        n += snprintf(defs + n, sizeof defs - (size_t)n, "%s", wg_mv_probe_defs());
         /* x's codes a vec4 a lane where subgroups hold whole 8-lane blocks
          * (q8_lanes.wgsl; the measured size: WebGPU on Vulkan runs every
          * compute pipeline at it), else a block a thread (q8_block) */
@@ -275,9 +274,7 @@ static bool q8_ok(const mv_type *ty, int64_t rows, int64_t k, uint64_t rowb, uin
 static bool xs_takes(wgml_ctx *ctx, const mv_type *ty, const mv_variant *var, int64_t rows, int64_t k, uint64_t rowb,
                      uint64_t w_offset)
 {
-    wgml_device_info in; /* x's codes and the k split's sums in workgroup memory */
-    return var->xs && rows == 1 && q8_ok(ty, rows, k, rowb, w_offset) && wgml_device_info_get(ctx, &in) == WGML_OK &&
-           wg_q8_row_words(k) * 4 + 64 + wg_mv_ksum_bytes(var) <= in.max_workgroup_storage;
+    return var->xs && rows == 1 && q8_ok(ty, rows, k, rowb, w_offset) && wg_mv_xs_fits(ctx, k, wg_mv_ksum_bytes(var));
 }
 
 /* The XQUANT pass over p->m rows of p->k (p's xo and oo set): b[0] the

@@ -58,7 +58,7 @@ wgml_status wg_mv_pick(wgml_ctx *ctx, const char *op, int64_t n, int64_t k, cons
                        const mv_variant **out, int *upt);
 uint32_t wg_mv_xs_wgs(void);                       /* main_xs's workgroups at most */
 const char *wg_mv_probe_defs(void);                /* main_xs's defines for WGML_MV_PROBE ("": none) */
-bool wg_mv_xs_fits(wgml_ctx *ctx, int64_t k);      /* x's codes fit workgroup memory */
+bool wg_mv_xs_fits(wgml_ctx *ctx, int64_t k, uint64_t extra); /* x's codes (and extra bytes) fit workgroup memory */
 
 /* An epilogue a fused op gives the one-dispatch product (main_xs): its
  * defines, its storage bindings in place of bias and c and after them

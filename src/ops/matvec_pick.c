@@ -84,8 +84,6 @@ uint32_t wg_mv_xs_wgs(void)
     return v > 0 ? (uint32_t)v : XS_WGS;
 }
 
-/* Whether x's codes for k fit the device's workgroup memory beside the
- * kernel's few other words (main_xs): k 4096 takes 5 KiB, 14336 17.5. */
 /* WGML_MV_PROBE=1..9 (timing probes of main_xs, results wrong; README):
  * matvec_wide.wgsl's weight loads alone, its arithmetic alone (every load
  * an L1 hit), the dispatch alone, x's quantising alone, that with no
@@ -101,10 +99,14 @@ const char *wg_mv_probe_defs(void)
     return pi >= 1 && pi <= 9 ? probes[pi - 1] : "";
 }
 
-bool wg_mv_xs_fits(wgml_ctx *ctx, int64_t k)
+/* Whether x's codes for k fit the device's workgroup memory beside the
+ * kernel's few other words and `extra` bytes more (main_xs; the k split's
+ * sums: wg_mv_ksum_bytes): k 4096 takes 5 KiB, 14336 17.5. */
+bool wg_mv_xs_fits(wgml_ctx *ctx, int64_t k, uint64_t extra)
 {
     wgml_device_info in;
-    return wgml_device_info_get(ctx, &in) == WGML_OK && wg_q8_row_words(k) * 4 + 64 <= in.max_workgroup_storage;
+    return wgml_device_info_get(ctx, &in) == WGML_OK &&
+           wg_q8_row_words(k) * 4 + 64 + extra <= in.max_workgroup_storage;
 }
 
 /* 1: the table takes the integer path (sgq_ / wgq_) on GPUs for one
@@ -178,7 +180,7 @@ wgml_status wg_mv_pick(wgml_ctx *ctx, const char *op, int64_t n, int64_t k, cons
          * 4096x14336 723 -> 688, 16384x2048 602 -> 451; tg128 8B 270 ->
          * 276, 1B 726 -> 816.  Not q6_K vocabulary products (n >= 65536):
          * 128256x4096 5388 -> 5748. */
-        bool vocab = ty->dt == WGML_Q6_K && n >= 65536, xs = q8 && sg && rows == 1 && wg_mv_xs_fits(ctx, k);
+        bool vocab = ty->dt == WGML_Q6_K && n >= 65536, xs = q8 && sg && rows == 1 && wg_mv_xs_fits(ctx, k, 0);
         if (xs && !vocab)
             *out = wg_mv_named("sgx_r2");
         /* Long rows of many rows: 512 threads, 32 rows a workgroup, so half
