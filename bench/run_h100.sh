@@ -6,7 +6,7 @@
 # here, stripped: bench/devbuild.sh) carried along.
 #   bench/run_h100.sh [sections...]   sections: info tests dispatch selfcheck ops graph decoder profile variants
 #     mm mmtests mv mvshapes mvsweep llmvar attnkpt attndsg mvtests attn llmbuild llmbuild_bg llm llmfuse llmgen wllm
-#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk qwen ntail ntprobe ntprobe2 q8lanes ntab mvab3 mvab4 mergeprobe l2probe nsprobe nsplit nsvar attnprobe dsgt256 glq xscap mvrows onechunk dsgprobe wtab pairs gridprobe gridprobe2 mtail gridlayer pffn pffnab pffnsass vocab ksplit mvprobe xq4ab mvprobe2 final9 nsfirst mvper (the case below says what each runs)
+#     gemmq moe llmprof sample llmgen8 skip mvdec mvwg attnvar ptests ab minchunk d0var mvfloat qtests mvhead mvshort mvshortall mvfew llmgen1 stage realmodel mvcoal mvfixed mvlat mvxs mvxs2 mvf16 f16llm attngraph glupair fa fapp realgemma h16 sass ku faab h128ab mvab deqab skipkv ropekv mvbig mvab2 s2tests ropelean kcpair noq xqab late xslong s3tests sessab vocabxq xf16 mvvocab normprobe resid normfold nf qsm dsgscan dsgt dsgc dsgab dsgk qwen ntail ntprobe ntprobe2 q8lanes ntab mvab3 mvab4 mergeprobe l2probe nsprobe nsplit nsvar attnprobe dsgt256 glq xscap mvrows onechunk dsgprobe wtab pairs gridprobe gridprobe2 mtail gridlayer pffn pffnab pffnsass vocab ksplit mvprobe xq4ab mvprobe2 final9 nsfirst mvper gemmx gemmrow ppab greedyab (the case below says what each runs)
 set -u
 cd "$(dirname "$0")/.."
 # two sections of one name: case runs the first (a device call once ran an old A/B for a new one)
@@ -975,6 +975,33 @@ for s in $sections; do
         [ $(du -sm /tmp/sass-$n | cut -f1) -lt 16 ] && cp -r /tmp/sass-$n $OUTDIR/cache-$n
         command -v zstd > /dev/null && python3 bench/sass.py /tmp/sass-$n $OUTDIR/sass/$n "$nvd" 2>&1 | cut -c1-400
       done ;;
+    gemmx) # (2026-11-28) t128 knobs: cuBLAS SGEMM (TF32 off) first, then bench gemm's rows GXROWS (default 0,1:
+      # f32 4096^3, 8192^3) for each "name:ENV=..+ENV=.." of GXCFG, two rounds alternating; the driver caches of GXSASS's
+      # configs back as cache-gx-<name> (bench/sass.py here)
+      python3 bench/torch_gemm.py > $OUTDIR/torch_gemm.json 2> $OUTDIR/torch_gemm.err
+      python3 -c "import json; d=json.load(open('$OUTDIR/torch_gemm.json')); r=d if isinstance(d, list) else d.get('results', d.get('gemm', [])); print('torch:', ' '.join('%s %dx%dx%d %s %.2f;' % (x['op'], x['m'], x['n'], x['k'], x['dtype'], x['tflops']) for x in r[:3]))" 2>&1 | cut -c1-300
+      for r in 1 2; do for c in ${GXCFG:-base:}; do
+        echo "-- ${c%%:*} r$r: $(env $(echo ${c#*:} | tr + ' ') WGML_GEMM_ROWS=${GXROWS:-0,1} $B/wgml bench gemm 2>&1 | grep -E '^(matmul|linear)' | awk '{printf "%s %s %s %s %s; ", $2, $3, $4, $6, $8}')"
+      done; done
+      for c in ${GXSASS:-}; do
+        n=${c%%:*}; rm -rf /tmp/sass-gx-$n
+        env $(echo ${c#*:} | tr + ' ') WGML_CACHE_DIR=/tmp/sass-gx-$n WGML_GEMM_ROWS=0 $B/wgml bench gemm > /dev/null 2>&1
+        [ $(du -sm /tmp/sass-gx-$n | cut -f1) -lt 16 ] && cp -r /tmp/sass-gx-$n $OUTDIR/cache-gx-$n
+      done ;;
+    gemmrow) # (2026-11-28) bench gemm's row GXROW (default 14) under each WGML_GEMM_FAST of GXFAST (default: unset 0 1),
+      # two rounds, with the compiled gemm kernels' WGSL hashed (is the same WGSL as fast as itself?)
+      for r in 1 2; do for f in ${GXFAST:-u 0 1}; do
+        rm -rf /tmp/dk-$f; mkdir -p /tmp/dk-$f
+        v=$([ $f = u ] && echo "" || echo $f)
+        t=$(WGML_GEMM_FAST=$v WGML_DUMP_KERNELS=/tmp/dk-$f WGML_GEMM_ROWS=${GXROW:-14} $B/wgml bench gemm 2>&1 | grep -E '^(matmul|linear)' | awk '{printf "%s %s %s %s", $2, $3, $4, $6}')
+        echo "-- FAST=$f r$r: $t | $(for k in /tmp/dk-$f/gemm*; do echo "$(grep -c a_vecf "$k") $(md5sum < "$k" | cut -c1-8)"; done | tr '\n' ' ')"
+      done; done ;;
+    ppab) # (2026-11-28) pp512 of the generated GGUFs (llmgen first): the previous build (.devbuild_old) against this one, two rounds
+      llmab "-p 512 -n 1 -r 2" pp512 ;;
+    greedyab) # (2026-11-28) the greedy text (md5) of the previous build (.devbuild_old) and this one, both GGUFs (llmgen first)
+      wait_gen
+      for m in 1b 8b; do greedy $m .devbuild_old/wgml; greedy $m $B/wgml; done
+      echo "sample: $($B/wgml generate -m /tmp/models/llama-1b-q4k.gguf -p 'The capital of France is' -n 8 --temp 0 2>&1 | tail -c 300)" ;;
     ku) # the k-step unroll (gemm.wgsl KU8, the GPUs' default) against others (KUS, default 1 8 4 8 1; KULLM for pp512):
       # bench gemm alternating (cuBLAS in the same call), pp512 of the generated GGUFs (llmgen first), the
       # decode attention against the previous build's (.devbuild_old), test_op_matmul / test_op_attention

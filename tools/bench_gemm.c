@@ -188,6 +188,23 @@ static wgml_status run_one(wgml_ctx *ctx, const shape *s, result *r)
     return st;
 }
 
+/* Whether row i is in the comma-separated list l. */
+static bool row_listed(const char *l, size_t i)
+{
+    for (const char *c = l; *c;) {
+        char *e;
+        long v = strtol(c, &e, 10);
+        if (e == c)
+            return false;
+        if (v >= 0 && (size_t)v == i)
+            return true;
+        c = *e == ',' ? e + 1 : e;
+        if (*e && *e != ',')
+            return false;
+    }
+    return false;
+}
+
 int bench_gemm(wgml_ctx *ctx, int argc, char **argv)
 {
     bool q, json;
@@ -202,9 +219,14 @@ int bench_gemm(wgml_ctx *ctx, int argc, char **argv)
         printf("gemm on %s (median of 7, out f32)\n%-7s %-22s %-9s %-4s %10s %9s %9s %s\n", info.adapter, "op",
                "m x n x k", "a.b", "prec", "ms", "TFLOP/s", "roofline", "check");
     int rc = 0;
+    /* WGML_GEMM_ROWS=0,1: only those rows of the table (device time for
+     * A/B runs; bench/run_h100.sh) */
+    const char *only = getenv("WGML_GEMM_ROWS");
     for (size_t i = 0; i < n; i++) {
         const shape *s = &set[i];
         result r = {0, 0, -1};
+        if (only && *only && !row_listed(only, i))
+            continue;
         wgml_status st = run_one(ctx, s, &r);
         char dims[48], dts[24], roof[16] = "-";
         snprintf(dims, sizeof dims, "%lldx%lldx%lld", (long long)s->m, (long long)s->n, (long long)s->k);

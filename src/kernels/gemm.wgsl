@@ -234,14 +234,28 @@ fn b_v4(v: u32) -> BT4 {
 }
 #endif
 
+// Where vector g of a k-contiguous operand's tile lies (row r of the nr,
+// first k 4q): (r, 4q).  KCS (timing knob WGML_GEMM_KCS=1; not with H16's
+// row pairs): a warp's 32 lanes on 32 rows of one k quad, so the 4 scalar
+// stores of a_put / b_put fall in 32 banks; else the vectors of a row are
+// adjacent lanes (a warp's loads cover whole 32-byte sectors).
+fn kc_rk(g: u32, nr: u32) -> vec2<u32> {
+#ifdef KCS
+    return vec2<u32>(g % nr, 4u * (g / nr));
+#else
+    let r = g / BK4;
+    return vec2<u32>(r, 4u * (g - r * BK4));
+#endif
+}
+
 // Vector g (0 .. BM BK / 4) of A's tile at (m0, k0): 4 elements along A's
 // unit-stride dim; elements past M or kend are 0; in the tiles' type.
 fn a_vec(base: u32, m0: u32, k0: u32, kend: u32, g: u32) -> AT4 {
     var v = vec4<f32>(0.0);
 #ifdef A_KC
-    let r = g / BK4;
-    let m = m0 + r;
-    let k = k0 + 4u * (g - r * BK4);
+    let rk = kc_rk(g, {{BM}}u);
+    let m = m0 + rk.x;
+    let k = k0 + rk.y;
     if (m < m_lim()) {
         let i = base + a_row(m) + k;
 #ifdef VA
@@ -280,9 +294,9 @@ fn a_vec(base: u32, m0: u32, k0: u32, kend: u32, g: u32) -> AT4 {
 fn b_vec(base: u32, n0: u32, k0: u32, kend: u32, g: u32) -> BT4 {
     var v = vec4<f32>(0.0);
 #ifdef B_KC
-    let r = g / BK4;
-    let n = n0 + r;
-    let k = k0 + 4u * (g - r * BK4);
+    let rk = kc_rk(g, {{BN}}u);
+    let n = n0 + rk.x;
+    let k = k0 + rk.y;
     if (n < p.dims.y) {
 #ifdef QB
         // k0 and BK are multiples of 4 and QK of 32: the 4 elements share a block
@@ -338,6 +352,62 @@ fn b_vec(base: u32, n0: u32, k0: u32, kend: u32, g: u32) -> BT4 {
     return BT4(v);
 }
 
+#ifdef FASTLD
+// a_vec / b_vec of an interior tile (FASTLD, the host's choice where both
+// operands take vector loads and B is dense: the tile inside m, n and
+// kend, so no element needs its edge branch).
+fn a_vecf(base: u32, m0: u32, k0: u32, g: u32) -> AT4 {
+#ifdef A_KC
+    let rk = kc_rk(g, {{BM}}u);
+    return a_v4((base + a_row(m0 + rk.x) + k0 + rk.y) >> 2u);
+#else
+    let r = g / AV;
+    return a_v4((base + (k0 + r) * p.ast.w + m0 + 4u * (g - r * AV)) >> 2u);
+#endif
+}
+
+fn b_vecf(base: u32, n0: u32, k0: u32, g: u32) -> BT4 {
+#ifdef B_KC
+    let rk = kc_rk(g, {{BN}}u);
+    return b_v4((base + (n0 + rk.x) * p.bst.w + k0 + rk.y) >> 2u);
+#else
+    let r = g / BV;
+    return b_v4((base + (k0 + r) * p.bst.z + n0 + 4u * (g - r * BV)) >> 2u);
+#endif
+}
+#endif
+
+// A thread's vectors of the k-tile at k0: A's ga (and ga + A_G1 with LD2)
+// and B's gb (gb + B_G1); fast: an interior tile (FASTLD).
+struct TileLd {
+    a0: P4,
+    b0: P4,
+    a1: P4,
+    b1: P4,
+}
+
+fn tile_ld(abase: u32, bbase: u32, m0: u32, n0: u32, k0: u32, kend: u32, ga: u32, gb: u32, fast: bool) -> TileLd {
+    var t = TileLd();
+#ifdef FASTLD
+    if (fast) {
+        t.a0 = P4(a_vecf(abase, m0, k0, ga));
+        t.b0 = P4(b_vecf(bbase, n0, k0, gb));
+#if LD2
+        t.a1 = P4(a_vecf(abase, m0, k0, ga + A_G1));
+        t.b1 = P4(b_vecf(bbase, n0, k0, gb + B_G1));
+#endif
+        return t;
+    }
+#endif
+    t.a0 = P4(a_vec(abase, m0, k0, kend, ga));
+    t.b0 = P4(b_vec(bbase, n0, k0, kend, gb));
+#if LD2
+    t.a1 = P4(a_vec(abase, m0, k0, kend, ga + A_G1));
+    t.b1 = P4(b_vec(bbase, n0, k0, kend, gb + B_G1));
+#endif
+    return t;
+}
+
 // Puts vector g of A's tile into buffer `buf` of As (k-major).
 fn a_put(buf: u32, g: u32, v: P4) {
 #ifdef H16
@@ -348,10 +418,9 @@ fn a_put(buf: u32, g: u32, v: P4) {
 #endif
 #else
 #ifdef A_KC
-    let r = g / BK4;
-    let k = 4u * (g - r * BK4);
-    let at = buf * ASZ + k * AV + (r >> 2u);
-    let c = r & 3u;
+    let rk = kc_rk(g, {{BM}}u);
+    let at = buf * ASZ + rk.y * AV + (rk.x >> 2u);
+    let c = rk.x & 3u;
     As[at][c] = v.x;
     As[at + AV][c] = v.y;
     As[at + 2u * AV][c] = v.z;
@@ -369,10 +438,9 @@ fn b_put(buf: u32, g: u32, v: P4) {
 #endif
 #else
 #ifdef B_KC
-    let r = g / BK4;
-    let k = 4u * (g - r * BK4);
-    let at = buf * BSZ + k * BV + (r >> 2u);
-    let c = r & 3u;
+    let rk = kc_rk(g, {{BN}}u);
+    let at = buf * BSZ + rk.y * BV + (rk.x >> 2u);
+    let c = rk.x & 3u;
     Bs[at][c] = v.x;
     Bs[at + BV][c] = v.y;
     Bs[at + 2u * BV][c] = v.z;
@@ -564,8 +632,17 @@ fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #endif
     let abase = p.offs.x + z0 * p.ast.x + z1 * p.ast.y;
     let bbase = p.offs.y + z0 * p.bst.x + z1 * p.bst.y;
+#ifdef GEMM_W84
+    // timing knob (WGML_GEMM_WARP=84): a 32-lane warp covers 8 x 4 thread
+    // tiles (one wavefront a k-step's vector of A and of B), not 16 x 2
+    let wq = li / 32u;
+    let wl = li % 32u;
+    let tx = wl % 8u + 8u * (wq % (NTN / 8u));
+    let ty = wl / 8u + 4u * (wq / (NTN / 8u));
+#else
     let tx = li % NTN;
     let ty = li / NTN;
+#endif
 
     // the register tile as named vectors (c<i><r><j>: rows 4(ty + i NTM) + r,
     // columns 4(tx + j NTN) ..+3): an array indexed in loops was left in
@@ -625,117 +702,35 @@ fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     var ra1 = P4();
     var rb1 = P4();
     let ntiles = (kend - min(kbeg, kend) + {{BK}}u - 1u) / {{BK}}u;
-#if LD2
     let ga = a_g0(li);
     let gb = b_g0(li);
+    // an interior tile (uniform)
+    let inner = m0 + {{BM}}u <= m_lim() && n0 + {{BN}}u <= p.dims.y;
     if (ntiles > 0u) {
-        a_put2(0u, ga, P4(a_vec(abase, m0, kbeg, kend, ga)), P4(a_vec(abase, m0, kbeg, kend, ga + A_G1)));
-        b_put2(0u, gb, P4(b_vec(bbase, n0, kbeg, kend, gb)), P4(b_vec(bbase, n0, kbeg, kend, gb + B_G1)));
-    }
+        let t0 = tile_ld(abase, bbase, m0, n0, kbeg, kend, ga, gb, false);
+#if LD2
+        a_put2(0u, ga, t0.a0, t0.a1);
+        b_put2(0u, gb, t0.b0, t0.b1);
 #else
-    if (ntiles > 0u) {
-        a_put(0u, li, P4(a_vec(abase, m0, kbeg, kend, li)));
-        b_put(0u, li, P4(b_vec(bbase, n0, kbeg, kend, li)));
-    }
+        a_put(0u, ga, t0.a0);
+        b_put(0u, gb, t0.b0);
 #endif
+    }
     workgroupBarrier();
-    for (var kt = 0u; kt < ntiles; kt++) {
-        let cur = kt % {{NBUF}}u;
-        let more = kt + 1u < ntiles;
-        let kn = kbeg + (kt + 1u) * {{BK}}u;
-        // the next tile's global loads are issued before this tile's math
-        if (more) {
-#if LD2
-            ra0 = P4(a_vec(abase, m0, kn, kend, ga));
-            rb0 = P4(b_vec(bbase, n0, kn, kend, gb));
-            ra1 = P4(a_vec(abase, m0, kn, kend, ga + A_G1));
-            rb1 = P4(b_vec(bbase, n0, kn, kend, gb + B_G1));
-#else
-            ra0 = P4(a_vec(abase, m0, kn, kend, li));
-            rb0 = P4(b_vec(bbase, n0, kn, kend, li));
-#endif
-        }
-        let ao = cur * ASZ + ty;
-        let bo = cur * BSZ + tx;
-#ifdef H16T8
-        // f16 8 x 8: two passes over the tile, rows 4(ty + hp NTM) + r, on
-        // one set of 8 f16 sum vectors (16 registers, not 32).  With 16 sum
-        // vectors h128 ran 27 TFLOP/s (H200, 4096^3) against h64's 37: past
-        // 128 registers only one 256-thread workgroup fits an SM.
-        for (var hp = 0u; hp < 2u; hp++) {
-#include "gemm_kloop.wgsl"
-            if (hp == 0u) {
-                f000 += vec4<f32>(c000);
-                c000 = T4();
-                f001 += vec4<f32>(c001);
-                c001 = T4();
-                f010 += vec4<f32>(c010);
-                c010 = T4();
-                f011 += vec4<f32>(c011);
-                c011 = T4();
-                f020 += vec4<f32>(c020);
-                c020 = T4();
-                f021 += vec4<f32>(c021);
-                c021 = T4();
-                f030 += vec4<f32>(c030);
-                c030 = T4();
-                f031 += vec4<f32>(c031);
-                c031 = T4();
-            } else {
-                f100 += vec4<f32>(c000);
-                c000 = T4();
-                f101 += vec4<f32>(c001);
-                c001 = T4();
-                f110 += vec4<f32>(c010);
-                c010 = T4();
-                f111 += vec4<f32>(c011);
-                c011 = T4();
-                f120 += vec4<f32>(c020);
-                c020 = T4();
-                f121 += vec4<f32>(c021);
-                c021 = T4();
-                f130 += vec4<f32>(c030);
-                c030 = T4();
-                f131 += vec4<f32>(c031);
-                c031 = T4();
-            }
-        }
-#else
-        // The k-step written out KU times (gemm_kloop.wgsl).  Left a loop,
-        // NVIDIA's compiler kept t128's 8 steps rolled (H200 SASS,
-        // bench/sass.py): each step's 4 LDS.128 right before its 64 FFMA
-        // (their latency exposed) and 7 MOVs + 8 address instructions of
-        // loop overhead a step, ~77% of its instructions FFMA.  Written
-        // out: t128 4096^3 30.0 -> 35.9 TFLOP/s (H200; 4 steps a loop
-        // iteration: 28.8), h64 whole 36.8 -> 42.4 (src/ops/gemm.c).
-#include "gemm_kloop.wgsl"
-#ifdef H16
-        // the tile's f16 sums into the f32 totals (h64)
-        f000 += vec4<f32>(c000);
-        c000 = T4();
-        f010 += vec4<f32>(c010);
-        c010 = T4();
-        f020 += vec4<f32>(c020);
-        c020 = T4();
-        f030 += vec4<f32>(c030);
-        c030 = T4();
-#endif
-#endif
-#if SINGLE_BUFFER
-        workgroupBarrier();
-#endif
-        if (more) {
-            let nb = (kt + 1u) % {{NBUF}}u;
-#if LD2
-            a_put2(nb, ga, ra0, ra1);
-            b_put2(nb, gb, rb0, rb1);
-#else
-            a_put(nb, li, ra0);
-            b_put(nb, li, rb0);
-#endif
-        }
-        workgroupBarrier();
+#ifdef FASTLD
+    // interior tiles whose k-tiles are all full take a copy of the loop
+    // with plain vector loads (gemm_ktiles.wgsl says why two copies)
+    if (inner && (kend - min(kbeg, kend)) % {{BK}}u == 0u) {
+        let whole = true;
+#include "gemm_ktiles.wgsl"
+    } else {
+        let whole = false;
+#include "gemm_ktiles.wgsl"
     }
+#else
+    let whole = false;
+#include "gemm_ktiles.wgsl"
+#endif
 
 #if TILE8
     put4(m0 + 4u * (ty + 0u * NTM) + 0u, n0 + 4u * (tx + 0u * NTN), {{R}}000, z0, z1, s);

@@ -25,6 +25,8 @@
 /* Workgroup memory: 2 tiles of BK x (BM or BN) f32, times nbuf.
  *   t128     128x128, BK 8, 8x8 per thread, 256 threads, double buffered (16 KiB)
  *   t128k16  the same with BK 16 (32 KiB): half the barriers per k
+ *   t128h    t128k16 loading its k-tile in two halves (LDH), one vector a
+ *            thread an operand in flight, as t128's registers
  *   t128s    t128 single buffered (8 KiB) for devices with little workgroup memory
  *   t64      64x64, BK 16, 4x4 per thread, 256 threads, double buffered (16 KiB)
  *   t32      32x32, BK 16, 4x4 per thread, 64 threads (4 KiB): tiny and odd shapes
@@ -36,14 +38,15 @@
  *            of each operand a tile), sums of 32 (16 KiB): the table's
  * The h variants need BM BK / 4 = BN BK / 4 = 2 x threads (row pairs). */
 static const wg_gemm_variant variants[] = {
-    {"t128", 128, 128, 8, 8, 8, 2, false, false},
-    {"t128k16", 128, 128, 16, 8, 8, 2, false, false},
-    {"t128s", 128, 128, 8, 8, 8, 1, false, false},
-    {"t64", 64, 64, 16, 4, 4, 2, false, false},
-    {"t32", 32, 32, 16, 4, 4, 1, false, false},
-    {"splitk", 64, 64, 16, 4, 4, 2, true, false},
-    {"h128", 128, 128, 16, 8, 8, 2, false, true},
-    {"h64", 64, 64, 32, 4, 4, 2, false, true},
+    {"t128", 128, 128, 8, 8, 8, 2, false, false, false},
+    {"t128k16", 128, 128, 16, 8, 8, 2, false, false, false},
+    {"t128h", 128, 128, 16, 8, 8, 2, false, false, true},
+    {"t128s", 128, 128, 8, 8, 8, 1, false, false, false},
+    {"t64", 64, 64, 16, 4, 4, 2, false, false, false},
+    {"t32", 32, 32, 16, 4, 4, 1, false, false, false},
+    {"splitk", 64, 64, 16, 4, 4, 2, true, false, false},
+    {"h128", 128, 128, 16, 8, 8, 2, false, true, false},
+    {"h64", 64, 64, 32, 4, 4, 2, false, true, false},
 };
 #define NVAR (sizeof variants / sizeof *variants)
 #define SPLITK_BK 16
@@ -227,6 +230,17 @@ size_t wg_gemm_tile_defs(wgml_ctx *ctx, const wg_gemm_variant *v, wgml_dtype wdt
     if (u > 0 && (size_t)u < cap)
         u += snprintf(defs + u, cap - (size_t)u, "%s%s", v->h16 ? ";H16;ENABLE_F16;R=f" : ";R=c",
                       v->h16 && v->tm == 8 ? ";H16T8" : "");
+    /* A warp of 8 x 4 thread tiles, not 16 x 2 (GEMM_W84; f32 4096^3 35.8
+     * -> 39.8 TFLOP/s on an H200, bench/NOTES.md 2026-11-28; threads along
+     * n a multiple of 8).  Timing knobs: WGML_GEMM_WARP=16 the old warp,
+     * WGML_GEMM_PROBE=1 no loads after the first k-tile (results wrong:
+     * the time of the arithmetic and barriers), WGML_GEMM_KCS=1 the
+     * k-contiguous tiles' vectors spread over rows (gemm.wgsl kc_rk). */
+    const char *w = getenv("WGML_GEMM_WARP"), *pr = getenv("WGML_GEMM_PROBE"), *kcs = getenv("WGML_GEMM_KCS");
+    if (u > 0 && (size_t)u < cap)
+        u += snprintf(defs + u, cap - (size_t)u, "%s%s%s%s", !(w && !strcmp(w, "16")) && v->bn / v->tn % 8 == 0 ? ";GEMM_W84" : "",
+                      pr && !strcmp(pr, "1") ? ";GEMM_NOLOAD" : "", kcs && !strcmp(kcs, "1") && !v->h16 ? ";KCS" : "",
+                      v->ldh ? ";LDH" : "");
     if (qb && u > 0 && (size_t)u < cap) {
         const wg_dtype_info *d = wg_dtype(wdt);
         char qt[16];
@@ -357,6 +371,21 @@ static wgml_status dispatch(plan *pl, const wg_win *w, const int64_t it[4])
         u += wg_gemm_tile_defs(pl->ctx, v, q ? q->dtype : WGML_F32, q != NULL, defs + u, sizeof defs - u);
         /* f16 operands loaded as vectors go into f16 tiles as they are */
         bool ah = v->h16 && va && pl->t[OA]->dtype == WGML_F16, bh = v->h16 && vb && pl->t[OB]->dtype == WGML_F16;
+        /* Interior tiles' loads without edge branches (FASTLD, a second
+         * copy of the k loop: gemm_ktiles.wgsl; vector loads of both
+         * operands, B dense) on GPUs for the f16 tiles, 16-bit operands
+         * and linears (A and B k-contiguous).  H200, TFLOP/s
+         * (bench/NOTES.md 2026-11-28): h64's q4_K linear 512 x 14336 x
+         * 4096 33.8 -> 37.9, f32 in f16 arithmetic 4096^3 43.1 -> 44.5,
+         * f16 operands 45.5 -> 45.0; t128's f16 operands 4096^3 34.4 ->
+         * 40.6, its f32 linear 29.7 -> 31.0, but its f32 4096^3 (B
+         * n-contiguous) 39.4 -> 37.4.  Timing knob WGML_GEMM_FAST=0|1:
+         * none, or every variant. */
+        const char *fe = getenv("WGML_GEMM_FAST");
+        bool w16 = pl->t[OA]->dtype != WGML_F32 || pl->t[OB]->dtype != WGML_F32;
+        bool fdef = (v->h16 || (pl->a_kc && pl->b_kc) || w16) && !wg_is_cpu(pl->ctx);
+        if (va && vb && !pl->g->bq && (fe && *fe ? !strcmp(fe, "1") : fdef))
+            u += (size_t)snprintf(defs + u, sizeof defs - u, ";FASTLD");
         u += (size_t)snprintf(defs + u, sizeof defs - u, "%s%s%s%s%s%s%s%s%s", pl->a_kc ? ";A_KC" : "",
                               pl->b_kc ? ";B_KC" : "", va ? ";VA" : "", vb ? ";VB" : "", split ? ";SPLITK" : "",
                               v->h16 && pl->a_kc ? ";H16_AKC" : "", v->h16 && pl->b_kc ? ";H16_BKC" : "",

@@ -1,0 +1,145 @@
+// gemm.wgsl's k-tile loop (included by it once, or twice with FASTLD:
+// `whole` a constant true in the copy for workgroups whose tile is
+// interior with every k-tile full, false in the other).  A per-tile
+// choice between the edge-checked and the plain loads in one loop cost
+// t128 8% on an H200: its compiler copied the loaded vector out of the
+// load's registers where the two paths joined, at the top of the k-tile,
+// and waited there for the load (bench/NOTES.md 2026-11-28).
+    for (var kt = 0u; kt < ntiles; kt++) {
+        let cur = kt % {{NBUF}}u;
+#ifdef GEMM_NOLOAD
+        let more = false;  // timing probe (WGML_GEMM_PROBE=1): the k-tiles' loads and stores skipped
+#else
+        let more = kt + 1u < ntiles;
+#endif
+        let kn = kbeg + (kt + 1u) * {{BK}}u;
+        let nb = (kt + 1u) % {{NBUF}}u;
+        let fast = whole;
+        // the next tile's global loads are issued before this tile's math
+        // (LDH: half of them, the rest after the first 8 steps); after
+        // the first two steps instead, t128 lost 10% (H200)
+        if (more) {
+            let t = tile_ld(abase, bbase, m0, n0, kn, kend, ga, gb, fast);
+            ra0 = t.a0;
+            rb0 = t.b0;
+#ifndef LDH
+            ra1 = t.a1;
+            rb1 = t.b1;
+#endif
+        }
+        let ao = cur * ASZ + ty;
+        let bo = cur * BSZ + tx;
+#ifdef H16T8
+        // f16 8 x 8: two passes over the tile, rows 4(ty + hp NTM) + r, on
+        // one set of 8 f16 sum vectors (16 registers, not 32).  With 16 sum
+        // vectors h128 ran 27 TFLOP/s (H200, 4096^3) against h64's 37: past
+        // 128 registers only one 256-thread workgroup fits an SM.
+        for (var hp = 0u; hp < 2u; hp++) {
+#include "gemm_kloop.wgsl"
+            if (hp == 0u) {
+                f000 += vec4<f32>(c000);
+                c000 = T4();
+                f001 += vec4<f32>(c001);
+                c001 = T4();
+                f010 += vec4<f32>(c010);
+                c010 = T4();
+                f011 += vec4<f32>(c011);
+                c011 = T4();
+                f020 += vec4<f32>(c020);
+                c020 = T4();
+                f021 += vec4<f32>(c021);
+                c021 = T4();
+                f030 += vec4<f32>(c030);
+                c030 = T4();
+                f031 += vec4<f32>(c031);
+                c031 = T4();
+            } else {
+                f100 += vec4<f32>(c000);
+                c000 = T4();
+                f101 += vec4<f32>(c001);
+                c001 = T4();
+                f110 += vec4<f32>(c010);
+                c010 = T4();
+                f111 += vec4<f32>(c011);
+                c011 = T4();
+                f120 += vec4<f32>(c020);
+                c020 = T4();
+                f121 += vec4<f32>(c021);
+                c021 = T4();
+                f130 += vec4<f32>(c030);
+                c030 = T4();
+                f131 += vec4<f32>(c031);
+                c031 = T4();
+            }
+        }
+#else
+        // The k-step written out KU times (gemm_kloop.wgsl).  Left a loop,
+        // NVIDIA's compiler kept t128's 8 steps rolled (H200 SASS,
+        // bench/sass.py): each step's 4 LDS.128 right before its 64 FFMA
+        // (their latency exposed) and 7 MOVs + 8 address instructions of
+        // loop overhead a step, ~77% of its instructions FFMA.  Written
+        // out: t128 4096^3 30.0 -> 35.9 TFLOP/s (H200; 4 steps a loop
+        // iteration: 28.8), h64 whole 36.8 -> 42.4 (src/ops/gemm.c).
+#ifdef LDH
+        // LDH (BK 16, LD2, f32 tiles): the k-tile's loads in two halves so
+        // that a barrier serves 16 steps on one vector of prefetch
+        // registers a operand: the first vectors stored after steps 0-7
+        // (into the next buffer, which no thread reads before the
+        // barrier), the second loaded then and stored after steps 8-15.
+        {
+            let k8 = 0u;
+#include "gemm_kstep8.wgsl"
+        }
+        if (more) {
+            a_put(nb, ga, ra0);
+            b_put(nb, gb, rb0);
+#ifdef FASTLD
+            if (fast) {
+                ra0 = P4(a_vecf(abase, m0, kn, ga + A_G1));
+                rb0 = P4(b_vecf(bbase, n0, kn, gb + B_G1));
+            } else {
+#endif
+                ra0 = P4(a_vec(abase, m0, kn, kend, ga + A_G1));
+                rb0 = P4(b_vec(bbase, n0, kn, kend, gb + B_G1));
+#ifdef FASTLD
+            }
+#endif
+        }
+        {
+            let k8 = 8u;
+#include "gemm_kstep8.wgsl"
+        }
+#else
+#include "gemm_kloop.wgsl"
+#endif
+#ifdef H16
+        // the tile's f16 sums into the f32 totals (h64)
+        f000 += vec4<f32>(c000);
+        c000 = T4();
+        f010 += vec4<f32>(c010);
+        c010 = T4();
+        f020 += vec4<f32>(c020);
+        c020 = T4();
+        f030 += vec4<f32>(c030);
+        c030 = T4();
+#endif
+#endif
+#if SINGLE_BUFFER
+        workgroupBarrier();
+#endif
+        if (more) {
+#ifdef LDH
+            a_put(nb, ga + A_G1, ra0);
+            b_put(nb, gb + B_G1, rb0);
+#else
+#if LD2
+            a_put2(nb, ga, ra0, ra1);
+            b_put2(nb, gb, rb0, rb1);
+#else
+            a_put(nb, ga, ra0);
+            b_put(nb, gb, rb0);
+#endif
+#endif
+        }
+        workgroupBarrier();
+    }
