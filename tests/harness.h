@@ -121,7 +121,7 @@ static inline uint64_t t_range(uint64_t lo, uint64_t hi) { return lo + t_rand() 
 static const char *const t_knobs[] = {"WGML_DISABLE",     "WGML_FORCE",   "WGML_GRAPH_FUSE",
                                       "WGML_GRAPH_NANCHECK", "WGML_MAX_BINDING", "WGML_POOL_MB",
                                       "WGML_REPLAY_THREADS", "WGML_REPLAY_WHOLE", "WGML_MV_XS_WGS",
-                                      "WGML_GEMM_KU", "WGML_GEMM_KCS", "WGML_GEMM_FAST", "WGML_DUMP_KERNELS", "WGML_LLM_NEOX_PAIRS", "WGML_MV_XS_LANES",
+                                      "WGML_GEMM_KU", "WGML_GEMM_FAST", "WGML_DUMP_KERNELS", "WGML_LLM_NEOX_PAIRS", "WGML_MV_XS_LANES",
                                       "WGML_PFFN_WGS"};
 static int t_env_reserved;
 

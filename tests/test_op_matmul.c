@@ -289,40 +289,45 @@ static void test_unrolled(void)
     force(NULL);
 }
 
-/* Interior tiles' loads without their edge branches (FASTLD, forced on:
- * the GPUs' f16 tiles take it by default), the
- * k-contiguous tiles' vectors spread over rows (WGML_GEMM_KCS=1) and
- * t128h's k-tile loaded in halves (LDH): aligned shapes (vector loads)
- * whose tiles are interior and partial in m, n and k, in both of the
- * k-contiguous layouts.  t128, t128h and h64 on GPUs (or WGML_TEST_T128). */
+/* Interior tiles' loads without their edge branches (FASTLD: a second
+ * copy of the k loop for workgroups whose tile is interior and whose
+ * k-tiles are all full; forced on here, the GPUs' default for f16 tiles,
+ * 16-bit operands and linears): aligned shapes (vector loads) with
+ * interior and edge tiles, k a multiple of every BK (the copy runs) and
+ * not (it does not), both k-contiguous layouts, f32 and f16 operands.
+ * t128 and h64 on GPUs (or WGML_TEST_T128). */
 static void test_fast_loads(void)
 {
-    static const char *const vs[] = {"t64", "t128", "t128h", "h64"};
-    static const int64_t ks[] = {96, 72}; /* all k-tiles full (FASTLD's loop), a partial one */
-    static const char *const kcs[] = {NULL, "1"};
+    static const char *const vs[] = {"t64", "t128", "h64"};
+    static const int64_t ks[] = {64, 72}; /* b fits test_op_matmul_window's 64 KiB windows */
     wgml_device_info info;
     memset(&info, 0, sizeof info);
     wgml_device_info_get(t_ctx, &info);
     bool skip128 = !strcmp(info.device_type, "cpu") && !getenv("WGML_TEST_FULL") && !getenv("WGML_TEST_T128");
-    t_env("WGML_GEMM_FAST", "1");  /* FASTLD for every variant (GPUs: h64 by default) */
+    bool f16 = (info.features & WGML_FEATURE_F16) != 0;
+    t_env("WGML_GEMM_FAST", "1");
     for (size_t v = 0; v < sizeof vs / sizeof *vs; v++) {
-        if ((skip128 && strcmp(vs[v], "t64")) || (vs[v][0] == 'h' && !(info.features & WGML_FEATURE_F16)))
+        if ((skip128 && strcmp(vs[v], "t64")) || (vs[v][0] == 'h' && !f16))
             continue;
         force(vs[v]);
-        for (size_t c = 0; c < (skip128 ? 1 : 2); c++) { /* KCS (a timing knob) on GPUs: lavapipe's compile time */
-            t_env("WGML_GEMM_KCS", kcs[c]);
-            for (int l = 0; l < 4; l++) {
-                opts t = plain;
-                t.ta = l % 2, t.tb = l % 2;
-                t.h16 = vs[v][0] == 'h';
-                char what[96];
-                snprintf(what, sizeof what, "%s%s %s, 136x200x%lld", vs[v], kcs[c] ? " KCS" : "",
-                         l % 2 ? "a m-contiguous, b k-contiguous" : "a k-contiguous, b n-contiguous", (long long)ks[l / 2]);
-                mm2(what, WGML_F32, WGML_F32, WGML_F32, 136, 200, ks[l / 2], &t);
-            }
+        for (int l = 0; l < 4; l++) {
+            opts t = plain;
+            t.ta = l % 2, t.tb = l % 2;
+            t.h16 = vs[v][0] == 'h';
+            char what[96];
+            snprintf(what, sizeof what, "%s %s, 136x200x%lld", vs[v],
+                     l % 2 ? "a m-contiguous, b k-contiguous" : "a k-contiguous, b n-contiguous", (long long)ks[l / 2]);
+            mm2(what, WGML_F32, WGML_F32, WGML_F32, 136, 200, ks[l / 2], &t);
+        }
+        if (f16) {
+            opts t = plain;
+            t.h16 = vs[v][0] == 'h';
+            t.tb = 1;
+            char what[96];
+            snprintf(what, sizeof what, "%s f16 operands, b k-contiguous, 136x200x64", vs[v]);
+            mm2(what, WGML_F16, WGML_F16, WGML_F32, 136, 200, 64, &t);
         }
     }
-    t_env("WGML_GEMM_KCS", NULL);
     t_env("WGML_GEMM_FAST", NULL);
     force(NULL);
 }

@@ -234,18 +234,14 @@ fn b_v4(v: u32) -> BT4 {
 }
 #endif
 
-// Where vector g of a k-contiguous operand's tile lies (row r of the nr,
-// first k 4q): (r, 4q).  KCS (timing knob WGML_GEMM_KCS=1; not with H16's
-// row pairs): a warp's 32 lanes on 32 rows of one k quad, so the 4 scalar
-// stores of a_put / b_put fall in 32 banks; else the vectors of a row are
-// adjacent lanes (a warp's loads cover whole 32-byte sectors).
-fn kc_rk(g: u32, nr: u32) -> vec2<u32> {
-#ifdef KCS
-    return vec2<u32>(g % nr, 4u * (g / nr));
-#else
+// Where vector g of a k-contiguous operand's tile lies: (row, first k).
+// A row's vectors are adjacent lanes, so a warp's loads cover whole
+// 32-byte sectors.  (A warp on 32 rows of one k quad instead, so that
+// a_put's four scalar stores fall in 32 banks, cost t128 6% and the q4_K
+// linear 11% on an H200: half-sector loads; bench/NOTES.md 2026-11-28.)
+fn kc_rk(g: u32) -> vec2<u32> {
     let r = g / BK4;
     return vec2<u32>(r, 4u * (g - r * BK4));
-#endif
 }
 
 // Vector g (0 .. BM BK / 4) of A's tile at (m0, k0): 4 elements along A's
@@ -253,7 +249,7 @@ fn kc_rk(g: u32, nr: u32) -> vec2<u32> {
 fn a_vec(base: u32, m0: u32, k0: u32, kend: u32, g: u32) -> AT4 {
     var v = vec4<f32>(0.0);
 #ifdef A_KC
-    let rk = kc_rk(g, {{BM}}u);
+    let rk = kc_rk(g);
     let m = m0 + rk.x;
     let k = k0 + rk.y;
     if (m < m_lim()) {
@@ -294,7 +290,7 @@ fn a_vec(base: u32, m0: u32, k0: u32, kend: u32, g: u32) -> AT4 {
 fn b_vec(base: u32, n0: u32, k0: u32, kend: u32, g: u32) -> BT4 {
     var v = vec4<f32>(0.0);
 #ifdef B_KC
-    let rk = kc_rk(g, {{BN}}u);
+    let rk = kc_rk(g);
     let n = n0 + rk.x;
     let k = k0 + rk.y;
     if (n < p.dims.y) {
@@ -358,7 +354,7 @@ fn b_vec(base: u32, n0: u32, k0: u32, kend: u32, g: u32) -> BT4 {
 // kend, so no element needs its edge branch).
 fn a_vecf(base: u32, m0: u32, k0: u32, g: u32) -> AT4 {
 #ifdef A_KC
-    let rk = kc_rk(g, {{BM}}u);
+    let rk = kc_rk(g);
     return a_v4((base + a_row(m0 + rk.x) + k0 + rk.y) >> 2u);
 #else
     let r = g / AV;
@@ -368,7 +364,7 @@ fn a_vecf(base: u32, m0: u32, k0: u32, g: u32) -> AT4 {
 
 fn b_vecf(base: u32, n0: u32, k0: u32, g: u32) -> BT4 {
 #ifdef B_KC
-    let rk = kc_rk(g, {{BN}}u);
+    let rk = kc_rk(g);
     return b_v4((base + (n0 + rk.x) * p.bst.w + k0 + rk.y) >> 2u);
 #else
     let r = g / BV;
@@ -418,7 +414,7 @@ fn a_put(buf: u32, g: u32, v: P4) {
 #endif
 #else
 #ifdef A_KC
-    let rk = kc_rk(g, {{BM}}u);
+    let rk = kc_rk(g);
     let at = buf * ASZ + rk.y * AV + (rk.x >> 2u);
     let c = rk.x & 3u;
     As[at][c] = v.x;
@@ -438,7 +434,7 @@ fn b_put(buf: u32, g: u32, v: P4) {
 #endif
 #else
 #ifdef B_KC
-    let rk = kc_rk(g, {{BN}}u);
+    let rk = kc_rk(g);
     let at = buf * BSZ + rk.y * BV + (rk.x >> 2u);
     let c = rk.x & 3u;
     Bs[at][c] = v.x;
@@ -633,8 +629,9 @@ fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let abase = p.offs.x + z0 * p.ast.x + z1 * p.ast.y;
     let bbase = p.offs.y + z0 * p.bst.x + z1 * p.bst.y;
 #ifdef GEMM_W84
-    // timing knob (WGML_GEMM_WARP=84): a 32-lane warp covers 8 x 4 thread
-    // tiles (one wavefront a k-step's vector of A and of B), not 16 x 2
+    // a 32-lane warp covers 8 x 4 thread tiles (a k-step's B vectors 8
+    // distinct: one wavefront), not 16 x 2: f32 4096^3 35.8 -> 39.5 TFLOP/s
+    // on an H200, and 4 x 8 ran the same (src/ops/gemm.c)
     let wq = li / 32u;
     let wl = li % 32u;
     let tx = wl % 8u + 8u * (wq % (NTN / 8u));

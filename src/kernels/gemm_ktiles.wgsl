@@ -16,16 +16,14 @@
         let nb = (kt + 1u) % {{NBUF}}u;
         let fast = whole;
         // the next tile's global loads are issued before this tile's math
-        // (LDH: half of them, the rest after the first 8 steps); after
-        // the first two steps instead, t128 lost 10% (H200)
+        // (after its first two steps instead, t128 lost 10% on an H200:
+        // the loads need the whole tile to land)
         if (more) {
             let t = tile_ld(abase, bbase, m0, n0, kn, kend, ga, gb, fast);
             ra0 = t.a0;
             rb0 = t.b0;
-#ifndef LDH
             ra1 = t.a1;
             rb1 = t.b1;
-#endif
         }
         let ao = cur * ASZ + ty;
         let bo = cur * BSZ + tx;
@@ -80,38 +78,7 @@
         // loop overhead a step, ~77% of its instructions FFMA.  Written
         // out: t128 4096^3 30.0 -> 35.9 TFLOP/s (H200; 4 steps a loop
         // iteration: 28.8), h64 whole 36.8 -> 42.4 (src/ops/gemm.c).
-#ifdef LDH
-        // LDH (BK 16, LD2, f32 tiles): the k-tile's loads in two halves so
-        // that a barrier serves 16 steps on one vector of prefetch
-        // registers a operand: the first vectors stored after steps 0-7
-        // (into the next buffer, which no thread reads before the
-        // barrier), the second loaded then and stored after steps 8-15.
-        {
-            let k8 = 0u;
-#include "gemm_kstep8.wgsl"
-        }
-        if (more) {
-            a_put(nb, ga, ra0);
-            b_put(nb, gb, rb0);
-#ifdef FASTLD
-            if (fast) {
-                ra0 = P4(a_vecf(abase, m0, kn, ga + A_G1));
-                rb0 = P4(b_vecf(bbase, n0, kn, gb + B_G1));
-            } else {
-#endif
-                ra0 = P4(a_vec(abase, m0, kn, kend, ga + A_G1));
-                rb0 = P4(b_vec(bbase, n0, kn, kend, gb + B_G1));
-#ifdef FASTLD
-            }
-#endif
-        }
-        {
-            let k8 = 8u;
-#include "gemm_kstep8.wgsl"
-        }
-#else
 #include "gemm_kloop.wgsl"
-#endif
 #ifdef H16
         // the tile's f16 sums into the f32 totals (h64)
         f000 += vec4<f32>(c000);
@@ -128,17 +95,12 @@
         workgroupBarrier();
 #endif
         if (more) {
-#ifdef LDH
-            a_put(nb, ga + A_G1, ra0);
-            b_put(nb, gb + B_G1, rb0);
-#else
 #if LD2
             a_put2(nb, ga, ra0, ra1);
             b_put2(nb, gb, rb0, rb1);
 #else
             a_put(nb, ga, ra0);
             b_put(nb, gb, rb0);
-#endif
 #endif
         }
         workgroupBarrier();

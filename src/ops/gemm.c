@@ -25,8 +25,6 @@
 /* Workgroup memory: 2 tiles of BK x (BM or BN) f32, times nbuf.
  *   t128     128x128, BK 8, 8x8 per thread, 256 threads, double buffered (16 KiB)
  *   t128k16  the same with BK 16 (32 KiB): half the barriers per k
- *   t128h    t128k16 loading its k-tile in two halves (LDH), one vector a
- *            thread an operand in flight, as t128's registers
  *   t128s    t128 single buffered (8 KiB) for devices with little workgroup memory
  *   t64      64x64, BK 16, 4x4 per thread, 256 threads, double buffered (16 KiB)
  *   t32      32x32, BK 16, 4x4 per thread, 64 threads (4 KiB): tiny and odd shapes
@@ -38,15 +36,14 @@
  *            of each operand a tile), sums of 32 (16 KiB): the table's
  * The h variants need BM BK / 4 = BN BK / 4 = 2 x threads (row pairs). */
 static const wg_gemm_variant variants[] = {
-    {"t128", 128, 128, 8, 8, 8, 2, false, false, false},
-    {"t128k16", 128, 128, 16, 8, 8, 2, false, false, false},
-    {"t128h", 128, 128, 16, 8, 8, 2, false, false, true},
-    {"t128s", 128, 128, 8, 8, 8, 1, false, false, false},
-    {"t64", 64, 64, 16, 4, 4, 2, false, false, false},
-    {"t32", 32, 32, 16, 4, 4, 1, false, false, false},
-    {"splitk", 64, 64, 16, 4, 4, 2, true, false, false},
-    {"h128", 128, 128, 16, 8, 8, 2, false, true, false},
-    {"h64", 64, 64, 32, 4, 4, 2, false, true, false},
+    {"t128", 128, 128, 8, 8, 8, 2, false, false},
+    {"t128k16", 128, 128, 16, 8, 8, 2, false, false},
+    {"t128s", 128, 128, 8, 8, 8, 1, false, false},
+    {"t64", 64, 64, 16, 4, 4, 2, false, false},
+    {"t32", 32, 32, 16, 4, 4, 1, false, false},
+    {"splitk", 64, 64, 16, 4, 4, 2, true, false},
+    {"h128", 128, 128, 16, 8, 8, 2, false, true},
+    {"h64", 64, 64, 32, 4, 4, 2, false, true},
 };
 #define NVAR (sizeof variants / sizeof *variants)
 #define SPLITK_BK 16
@@ -231,16 +228,14 @@ size_t wg_gemm_tile_defs(wgml_ctx *ctx, const wg_gemm_variant *v, wgml_dtype wdt
         u += snprintf(defs + u, cap - (size_t)u, "%s%s", v->h16 ? ";H16;ENABLE_F16;R=f" : ";R=c",
                       v->h16 && v->tm == 8 ? ";H16T8" : "");
     /* A warp of 8 x 4 thread tiles, not 16 x 2 (GEMM_W84; f32 4096^3 35.8
-     * -> 39.8 TFLOP/s on an H200, bench/NOTES.md 2026-11-28; threads along
-     * n a multiple of 8).  Timing knobs: WGML_GEMM_WARP=16 the old warp,
-     * WGML_GEMM_PROBE=1 no loads after the first k-tile (results wrong:
-     * the time of the arithmetic and barriers), WGML_GEMM_KCS=1 the
-     * k-contiguous tiles' vectors spread over rows (gemm.wgsl kc_rk). */
-    const char *w = getenv("WGML_GEMM_WARP"), *pr = getenv("WGML_GEMM_PROBE"), *kcs = getenv("WGML_GEMM_KCS");
+     * -> 39.5 TFLOP/s on an H200, bench/NOTES.md 2026-11-28; threads along
+     * n a multiple of 8; 4 x 8 ran the same).  Timing knobs:
+     * WGML_GEMM_WARP=16 the old warp; WGML_GEMM_PROBE=1 no loads after
+     * the first k-tile (results wrong: the arithmetic and barriers). */
+    const char *w = getenv("WGML_GEMM_WARP"), *pr = getenv("WGML_GEMM_PROBE");
     if (u > 0 && (size_t)u < cap)
-        u += snprintf(defs + u, cap - (size_t)u, "%s%s%s%s", !(w && !strcmp(w, "16")) && v->bn / v->tn % 8 == 0 ? ";GEMM_W84" : "",
-                      pr && !strcmp(pr, "1") ? ";GEMM_NOLOAD" : "", kcs && !strcmp(kcs, "1") && !v->h16 ? ";KCS" : "",
-                      v->ldh ? ";LDH" : "");
+        u += snprintf(defs + u, cap - (size_t)u, "%s%s", !(w && !strcmp(w, "16")) && v->bn / v->tn % 8 == 0 ? ";GEMM_W84" : "",
+                      pr && !strcmp(pr, "1") ? ";GEMM_NOLOAD" : "");
     if (qb && u > 0 && (size_t)u < cap) {
         const wg_dtype_info *d = wg_dtype(wdt);
         char qt[16];

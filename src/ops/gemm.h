@@ -28,7 +28,6 @@ typedef struct wg_gemm_variant {
     int bm, bn, bk, tm, tn, nbuf;
     bool splitk;
     bool h16; /* f16 tiles and tile sums (WGML_PREC_F16; needs ShaderF16) */
-    bool ldh; /* the k-tile loaded in two halves (gemm.wgsl LDH: f32, LD2, BK 16, double buffered) */
 } wg_gemm_variant;
 
 /* The variant of that name (NULL: none) and its workgroup memory bytes. */
