@@ -112,7 +112,10 @@ fn q_mat(b: u32, hk: u32, rb: u32, ty: u32, d4: u32) -> mat4x4<f32> {
 
 // Octet unit e of a K (v false) or V (v true) tile at key kt: key e / DK8
 // (DV8), dims 8 (e % DK8) ..+7; zeros past kend, the head dim and the units.
-// base: the head's first element (kb, vb).
+// base: the head's first element (kb, vb).  Whether octets are whole
+// 16-byte vectors (KVEC, VVEC) is a constant on GPUs (as in dsg: with
+// the flags as uniforms each octet load sat in a branch beside its scalar
+// path), the flags F_KVEC / F_VVEC on CPU drivers (one compiled kernel).
 fn kv_oct(v: bool, base: u32, kt: u32, kend: u32, e: u32) -> Raw {
     let n8 = select(DK8, DV8, v);
     let c = e / n8;
@@ -124,7 +127,7 @@ fn kv_oct(v: bool, base: u32, kt: u32, kend: u32, e: u32) -> Raw {
     }
     return oct_raw(v, select(k_kind(), v_kind(), v), select(p.offs.y, p.offs.z, v),
                    base + (kt + c) * select(p.in1.y, p.in1.w, v) + d0 * st, st, min(8u, D - min(d0, D)),
-                   select(flag(F_KVEC), flag(F_VVEC), v));
+                   select({{KVEC}}, {{VVEC}}, v));
 }
 // Puts it in KVs, as two vectors of key row e / DK8 (DV8).
 fn kv_put(v: bool, r: Raw, e: u32) {

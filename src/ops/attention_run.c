@@ -429,11 +429,15 @@ wgml_status wg_attention_impl(const wgml_tensor *q, const wgml_tensor *k, const 
          * against loads in flight, bench/NOTES.md) */
         const char *pfe = getenv("WGML_ATTN_FA_PF");
         bool pf = units <= (facts.cpu ? 2 : 4) && !(pfe && pfe[0] == '0');
+        bool kv = vec_ok(k, &o.v[O_K], D), vv = vec_ok(v, &o.v[O_V], Dv);
         u = (size_t)snprintf(defs, sizeof defs, "FA;BQ=%d;BK=%d;WG=%d;DK=%lld;DV=%lld;KVW=%lld;NV2=%d;NV3=%d;"
-                             "NV4=%d;NQ2=%d;NQ3=%d;NQ4=%d;NK4=%d;KRAW;VRAW;K_KIND=%du;V_KIND=%du;PF=%d;PU4=%d;%s",
+                             "NV4=%d;NQ2=%d;NQ3=%d;NQ4=%d;NK4=%d;KRAW;VRAW;K_KIND=%du;V_KIND=%du;PF=%d;PU4=%d;"
+                             "KVEC=%s;VVEC=%s;%s",
                              var->bq, var->bk, wgt, (long long)k32, (long long)v32, (long long)w32, v32 >= 64,
                              v32 >= 96, v32 >= 128, k32 >= 64, k32 >= 96, k32 >= 128, var->bk == 32,
-                             kv_kind(k->dtype), kv_kind(v->dtype), pf, pf && units > 2, facts.cpu ? "ROLLED;" : "");
+                             kv_kind(k->dtype), kv_kind(v->dtype), pf, pf && units > 2,
+                             facts.cpu ? "flag(F_KVEC)" : kv ? "true" : "false",
+                             facts.cpu ? "flag(F_VVEC)" : vv ? "true" : "false", facts.cpu ? "ROLLED;" : "");
     } else {
         u = (size_t)snprintf(defs, sizeof defs, "BQ=%d;RQ=%d;BK=%d;TN=%d;WG=%d;DK=%lld;DV=%lld;KVW=%lld;%s%s%s%s",
                              var->bq, var->rq, var->bk, var->tn, var->bq / var->rq * var->tn, (long long)dk,
