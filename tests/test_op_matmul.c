@@ -395,6 +395,20 @@ static void test_splitk(void)
     o.tb = 1; /* k-contiguous b is cut along n */
     mm2("split-K, transposed b", WGML_F32, WGML_F32, WGML_F32, 5, 70, 1100, &o);
     mm2("k beyond every tile", WGML_F32, WGML_F32, WGML_F32, 70, 33, 300, &plain);
+    /* t64-sized products split below 256 tiles (64 here: 4 slices),
+     * thinner ones below 64 */
+    int64_t chunk = 0;
+    CHECK(wg_gemm_splits(1, 64, 4096, 1024, &chunk) == 4 && chunk == 256, "64x4096x1024 in 4 slices: %lld",
+          (long long)chunk);
+    CHECK(wg_gemm_splits(1, 32, 4096, 1024, &chunk) == 1, "32x4096x1024 (t32's shape, 64 tiles) not split");
+    /* run it outside the 64 KiB window mode only (16 MB of operands there
+     * take ~7 minutes of windows on lavapipe; the cases above cover split-K
+     * in windows) */
+    if (!getenv("WGML_MAX_BINDING")) {
+        opts t = plain;
+        t.tb = 1;
+        mm2("split-K by the table, 64 t64 tiles (64x4096x1024)", WGML_F32, WGML_F32, WGML_F32, 64, 4096, 1024, &t);
+    }
 }
 
 static void test_zero(void)

@@ -92,9 +92,16 @@ int wg_gemm_splits(int64_t batches, int64_t m, int64_t n, int64_t k, int64_t *ch
         s = s < 2 ? 2 : s > 8 ? 8 : s;
     } else {
         /* Split when the t64 tiles cannot fill the device (~256 workgroups
-         * keep an H100's 132 SMs busy) and each slice keeps >= 256 of k. */
+         * keep an H100's 132 SMs busy) and each slice keeps >= 256 of k:
+         * below 256 tiles where t64 would run (min(m, n) >= 64; H200,
+         * 127 x 4096 x 4096: 128 tiles, 14.5 -> 18.4 TFLOP/s split in 2,
+         * bench/NOTES.md 2026-11-28), below 64 for thinner products, whose
+         * t32 tiles would become splitk's 64-row ones (not measured).
+         * Timing knob WGML_GEMM_SPLIT_TILES=n: below n for every shape. */
+        const char *se = getenv("WGML_GEMM_SPLIT_TILES");
+        int64_t lim = se && *se ? atoll(se) : (m < n ? m : n) >= 64 ? 256 : 64;
         int64_t tiles = cdiv(m, 64) * cdiv(n, 64) * batches;
-        if (tiles >= 64 || k < 1024)
+        if (tiles >= lim || k < 1024)
             return 1;
         s = cdiv(256, tiles);
         if (s > k / 256)
