@@ -188,23 +188,6 @@ static wgml_status run_one(wgml_ctx *ctx, const shape *s, result *r)
     return st;
 }
 
-/* Whether row i is in the comma-separated list l. */
-static bool row_listed(const char *l, size_t i)
-{
-    for (const char *c = l; *c;) {
-        char *e;
-        long v = strtol(c, &e, 10);
-        if (e == c)
-            return false;
-        if (v >= 0 && (size_t)v == i)
-            return true;
-        c = *e == ',' ? e + 1 : e;
-        if (*e && *e != ',')
-            return false;
-    }
-    return false;
-}
-
 int bench_gemm(wgml_ctx *ctx, int argc, char **argv)
 {
     bool q, json;
@@ -225,7 +208,9 @@ int bench_gemm(wgml_ctx *ctx, int argc, char **argv)
     for (size_t i = 0; i < n; i++) {
         const shape *s = &set[i];
         result r = {0, 0, -1};
-        if (only && *only && !row_listed(only, i))
+        char row[24];
+        snprintf(row, sizeof row, "%zu", i);
+        if (only && *only && !cli_listed(only, row))
             continue;
         wgml_status st = run_one(ctx, s, &r);
         char dims[48], dts[24], roof[16] = "-";

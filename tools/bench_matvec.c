@@ -72,19 +72,6 @@ static wgml_status step(wgml_ctx *ctx, wgml_graph *g, wgml_tensor *const *w, int
 }
 
 /* Is name one of the comma-separated list's entries? */
-static bool name_listed(const char *list, const char *name)
-{
-    size_t n = strlen(name);
-    for (const char *p = list; *p;) {
-        const char *e = strchr(p, ',');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        if (len == n && !strncmp(p, name, n))
-            return true;
-        p += len + (e ? 1 : 0);
-    }
-    return false;
-}
-
 int bench_matvec(wgml_ctx *ctx, int argc, char **argv)
 {
     bool quick = false, json = false, eager = false, reuse = false, per = false;
@@ -131,7 +118,7 @@ int bench_matvec(wgml_ctx *ctx, int argc, char **argv)
     int rc = 0, printed = 0;
     for (size_t d = 0; d < sizeof dts / sizeof *dts && rc == 0; d++) {
         /* bf16 and f32 only when asked for (--dtype) */
-        if ((only && !name_listed(only, wgml_dtype_name(dts[d]))) || (!only && (dts[d] == WGML_BF16 || dts[d] == WGML_F32)))
+        if ((only && !cli_listed(only, wgml_dtype_name(dts[d]))) || (!only && (dts[d] == WGML_BF16 || dts[d] == WGML_F32)))
             continue;
         wgml_tensor *w[MAX_MATS] = {0}, *x = NULL, *out = NULL;
         uint64_t bytes = 0;

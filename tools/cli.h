@@ -35,6 +35,8 @@ int cli_bench_flags(int argc, char **argv, bool *quick, bool *json);
 /* The same, then the adapter's facts into *info (a failure printed, non-zero)
  * and, with --json, the opening `{"adapter": ..., "results": [`. */
 int cli_bench_start(wgml_ctx *ctx, int argc, char **argv, bool *quick, bool *json, wgml_device_info *info);
+/* Whether `name` is one of the comma-separated items of `list`. */
+bool cli_listed(const char *list, const char *name);
 /* A bench's graph once built (st: how building went): compiled into
  * *out, or freed on any failure.  Returns the status. */
 struct wgml_graph;

@@ -116,6 +116,19 @@ int cli_bench_start(wgml_ctx *ctx, int argc, char **argv, bool *quick, bool *jso
     return rc;
 }
 
+bool cli_listed(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && !strncmp(p, name, n))
+            return true;
+        p += len + (e ? 1 : 0);
+    }
+    return false;
+}
+
 int cli_bench_flags(int argc, char **argv, bool *quick, bool *json)
 {
     *quick = *json = false;

@@ -701,8 +701,6 @@ fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let ntiles = (kend - min(kbeg, kend) + {{BK}}u - 1u) / {{BK}}u;
     let ga = a_g0(li);
     let gb = b_g0(li);
-    // an interior tile (uniform)
-    let inner = m0 + {{BM}}u <= m_lim() && n0 + {{BN}}u <= p.dims.y;
     if (ntiles > 0u) {
         let t0 = tile_ld(abase, bbase, m0, n0, kbeg, kend, ga, gb, false);
 #if LD2
@@ -715,8 +713,9 @@ fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     workgroupBarrier();
 #ifdef FASTLD
-    // interior tiles whose k-tiles are all full take a copy of the loop
-    // with plain vector loads (gemm_ktiles.wgsl says why two copies)
+    // interior tiles (uniform) whose k-tiles are all full take a copy of
+    // the loop with plain vector loads (gemm_ktiles.wgsl says why two)
+    let inner = m0 + {{BM}}u <= m_lim() && n0 + {{BN}}u <= p.dims.y;
     if (inner && (kend - min(kbeg, kend)) % {{BK}}u == 0u) {
         let whole = true;
 #include "gemm_ktiles.wgsl"

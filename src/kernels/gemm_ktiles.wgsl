@@ -14,12 +14,11 @@
 #endif
         let kn = kbeg + (kt + 1u) * {{BK}}u;
         let nb = (kt + 1u) % {{NBUF}}u;
-        let fast = whole;
         // the next tile's global loads are issued before this tile's math
         // (after its first two steps instead, t128 lost 10% on an H200:
         // the loads need the whole tile to land)
         if (more) {
-            let t = tile_ld(abase, bbase, m0, n0, kn, kend, ga, gb, fast);
+            let t = tile_ld(abase, bbase, m0, n0, kn, kend, ga, gb, whole);
             ra0 = t.a0;
             rb0 = t.b0;
             ra1 = t.a1;

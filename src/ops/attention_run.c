@@ -382,6 +382,12 @@ wgml_status wg_attention_impl(const wgml_tensor *q, const wgml_tensor *k, const 
     wgml_buffer *wbuf = split ? part->st->buf : out->st->buf;
     char defs[768];
     size_t u;
+    /* Whether K / V octets are aligned 16-byte vectors: the flags F_KVEC /
+     * F_VVEC, and for dsg and fa on GPUs the constants KVEC / VVEC (on CPU
+     * drivers the flags, so one compiled kernel serves both) */
+    bool kvec = vec_ok(k, &o.v[O_K], D), vvec = vec_ok(v, &o.v[O_V], Dv);
+    const char *kvd = facts.cpu ? "flag(F_KVEC)" : kvec ? "true" : "false";
+    const char *vvd = facts.cpu ? "flag(F_VVEC)" : vvec ? "true" : "false";
     if (var->split) {
         char kk[24] = "(p.ss.w & 3u)", vk[24] = "((p.ss.w >> 2u) & 3u)"; /* CPU: uniforms (one kernel) */
         if (!facts.cpu) {
@@ -394,7 +400,6 @@ wgml_status wg_attention_impl(const wgml_tensor *q, const wgml_tensor *k, const 
              * and dsg_np then share one compiled kernel).  With the vector
              * flags as uniforms every octet load sat in a branch of its
              * own on GPUs (H200 SASS, bench/NOTES.md 2026-11-26 (7)). */
-            bool kv = vec_ok(k, &o.v[O_K], D), vv = vec_ok(v, &o.v[O_V], Dv);
             /* QSM: q read from workgroup memory in each tile, not held in
              * registers (attention_dsg.wgsl says why); WGML_ATTN_QREG=1
              * holds it (timing, GPUs) */
@@ -404,8 +409,7 @@ wgml_status wg_attention_impl(const wgml_tensor *q, const wgml_tensor *k, const 
                                  var->tn, (long long)dp.lpk, (long long)dp.kpt, dp.kpt >= 2, dp.kpt >= 4,
                                  (long long)dk, (long long)dvp, kk, vk,
                                  facts.cpu ? "flag(F_PF)" : var->rq ? "true" : "false",
-                                 facts.cpu ? "flag(F_KVEC)" : kv ? "true" : "false",
-                                 facts.cpu ? "flag(F_VVEC)" : vv ? "true" : "false", qsm ? "QSM;" : "",
+                                 kvd, vvd, qsm ? "QSM;" : "",
                                  exact ? "DEXACT;" : facts.cpu ? "ROLLED;" : "");
         } else {
             wg_attn_dec_mem dm = wg_attn_dec_smem(bq, kpt, var->tn);
@@ -429,15 +433,13 @@ wgml_status wg_attention_impl(const wgml_tensor *q, const wgml_tensor *k, const 
          * against loads in flight, bench/NOTES.md) */
         const char *pfe = getenv("WGML_ATTN_FA_PF");
         bool pf = units <= (facts.cpu ? 2 : 4) && !(pfe && pfe[0] == '0');
-        bool kv = vec_ok(k, &o.v[O_K], D), vv = vec_ok(v, &o.v[O_V], Dv);
         u = (size_t)snprintf(defs, sizeof defs, "FA;BQ=%d;BK=%d;WG=%d;DK=%lld;DV=%lld;KVW=%lld;NV2=%d;NV3=%d;"
                              "NV4=%d;NQ2=%d;NQ3=%d;NQ4=%d;NK4=%d;KRAW;VRAW;K_KIND=%du;V_KIND=%du;PF=%d;PU4=%d;"
                              "KVEC=%s;VVEC=%s;%s",
                              var->bq, var->bk, wgt, (long long)k32, (long long)v32, (long long)w32, v32 >= 64,
                              v32 >= 96, v32 >= 128, k32 >= 64, k32 >= 96, k32 >= 128, var->bk == 32,
                              kv_kind(k->dtype), kv_kind(v->dtype), pf, pf && units > 2,
-                             facts.cpu ? "flag(F_KVEC)" : kv ? "true" : "false",
-                             facts.cpu ? "flag(F_VVEC)" : vv ? "true" : "false", facts.cpu ? "ROLLED;" : "");
+                             kvd, vvd, facts.cpu ? "ROLLED;" : "");
     } else {
         u = (size_t)snprintf(defs, sizeof defs, "BQ=%d;RQ=%d;BK=%d;TN=%d;WG=%d;DK=%lld;DV=%lld;KVW=%lld;%s%s%s%s",
                              var->bq, var->rq, var->bk, var->tn, var->bq / var->rq * var->tn, (long long)dk,
@@ -507,8 +509,7 @@ wgml_status wg_attention_impl(const wgml_tensor *q, const wgml_tensor *k, const 
                      (mask ? F_MASK : 0) | (mask && !mbool && pa.max_bias > 0 ? F_ALIBI : 0) |
                      (sinks && !split ? F_SINKS : 0) | (mask && mask->dtype == WGML_F16 ? F_MASK16 : 0) |
                      (mbool ? F_MASK8 : 0) | (split ? F_SPLIT : 0) |
-                     ((var->split || var->fa) && vec_ok(k, &o.v[O_K], D) ? F_KVEC : 0) |
-                     ((var->split || var->fa) && vec_ok(v, &o.v[O_V], Dv) ? F_VVEC : 0) |
+                     ((var->split || var->fa) && kvec ? F_KVEC : 0) | ((var->split || var->fa) && vvec ? F_VVEC : 0) |
                      /* a block's rows are heads g and queries i of one (b, hkv) */
                      (var->sg && mask && o.v[O_M].strides[1] == 0 && (o.v[O_M].strides[2] == 0 || Sq == 1) ? F_MROW
                                                                                                           : 0) |
