@@ -988,6 +988,16 @@ for s in $sections; do
         env $(echo ${c#*:} | tr + ' ') WGML_CACHE_DIR=/tmp/sass-gx-$n WGML_GEMM_ROWS=0 $B/wgml bench gemm > /dev/null 2>&1
         [ $(du -sm /tmp/sass-gx-$n | cut -f1) -lt 16 ] && cp -r /tmp/sass-gx-$n $OUTDIR/cache-gx-$n
       done ;;
+    ppcfg) # (2026-11-28 (2)) pp512 of the generated GGUFs (llmgen first) under each "name:ENV=..+ENV=.." of PPCFG,
+      # two rounds alternating, 8B then 1B
+      wait_gen
+      for r in 1 2; do for c in ${PPCFG:-base:}; do for m in 8b 1b; do
+        echo "-- ${c%%:*} r$r $m: $(env $(echo ${c#*:} | tr + ' ') $B/wgml bench llm -m /tmp/models/llama-$m-q4k.gguf -p 512 -n 1 -r 2 2>&1 | grep -E pp512 | cut -d'|' -f5,6 | tr '\n' ' ')"
+      done; done; done ;;
+    tnat) # (2026-11-28 (2)) the test programs of TNAT natively, each under every "ENV=..+ENV=.." of TENV (default: none)
+      for t in ${TNAT:-test_op_matmul}; do for e in ${TENV:-WGML_NONE=1}; do
+        echo "-- $t $e: $(env $(echo $e | tr + ' ') $B/tests/$t > $OUTDIR/$t.$(echo $e | tr '=+/' '___').log 2>&1; echo rc $?) $(grep -E 'passed|FAIL' $OUTDIR/$t.$(echo $e | tr '=+/' '___').log | tail -n 3 | tr '\n' ' ')"
+      done; done ;;
     gemmrow) # (2026-11-28) bench gemm's row GXROW (default 14) under each WGML_GEMM_FAST of GXFAST (default: unset 0 1),
       # two rounds, with the compiled gemm kernels' WGSL hashed (is the same WGSL as fast as itself?)
       for r in 1 2; do for f in ${GXFAST:-u 0 1}; do

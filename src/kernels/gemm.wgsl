@@ -1,8 +1,10 @@
 // Tiled GEMM of wgml_matmul / wgml_linear (host: src/ops/matmul.c):
 //   out[z, m, n] = act(alpha * sum_k A[z, m, k] B[z, k, n] + beta * c + bias)
 // with f32 accumulation.  Every variant comes from this one template:
-//   BM x BN  block tile, BK  k-step, thread tile 8 x 8 (TILE8) or 4 x 4,
-//   WG threads (one per thread tile), LD2: two vectors of each tile per thread, NBUF 1 or 2 (double buffering);
+//   BM x BN  block tile, BK  k-step, thread tile TM x TN of 8 or 4 each
+//   (TM8, TN8; TILE8 8 x 8), WG threads (one per thread tile), LA2 / LA4
+//   (LB2 / LB4): two or four vectors of A's (B's) tile per thread (else
+//   one), NBUF 1 or 2 (double buffering);
 //   A_KC: A's k stride is 1 (else its m stride is 1); B_KC: B's k stride
 //   is 1 (else its n stride is 1); A_MODE/B_MODE ending in 4: vec4 loads
 //   (the host checks the 4-element alignment of every row start);
@@ -167,11 +169,15 @@ fn gemm_reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
 }
 #else
 
-#if TILE8
-const NTM: u32 = {{BM}}u / 8u;        // threads along m (8 x 8 outputs each)
-const NTN: u32 = {{BN}}u / 8u;        // threads along n
+// A thread's tile: TM x TN outputs, each 4 or 8 (TM8, TN8; TILE8 both)
+#if TM8
+const NTM: u32 = {{BM}}u / 8u;        // threads along m (8 rows each)
 #else
-const NTM: u32 = {{BM}}u / 4u;        // 4 x 4 outputs each
+const NTM: u32 = {{BM}}u / 4u;        // 4 rows each
+#endif
+#if TN8
+const NTN: u32 = {{BN}}u / 8u;        // threads along n (8 columns each)
+#else
 const NTN: u32 = {{BN}}u / 4u;
 #endif
 const AV: u32 = {{BM}}u / 4u;         // vectors per k row of As
@@ -373,13 +379,18 @@ fn b_vecf(base: u32, n0: u32, k0: u32, g: u32) -> BT4 {
 }
 #endif
 
-// A thread's vectors of the k-tile at k0: A's ga (and ga + A_G1 with LD2)
-// and B's gb (gb + B_G1); fast: an interior tile (FASTLD).
+// A thread's vectors of the k-tile at k0: A's ga (ga + A_G1 with LA2,
+// then ga + A_G2 and ga + A_G2 + A_G1 with LA4) and B's gb likewise; fast:
+// an interior tile (FASTLD).
 struct TileLd {
     a0: P4,
     b0: P4,
     a1: P4,
     b1: P4,
+    a2: P4,
+    b2: P4,
+    a3: P4,
+    b3: P4,
 }
 
 fn tile_ld(abase: u32, bbase: u32, m0: u32, n0: u32, k0: u32, kend: u32, ga: u32, gb: u32, fast: bool) -> TileLd {
@@ -388,20 +399,61 @@ fn tile_ld(abase: u32, bbase: u32, m0: u32, n0: u32, k0: u32, kend: u32, ga: u32
     if (fast) {
         t.a0 = P4(a_vecf(abase, m0, k0, ga));
         t.b0 = P4(b_vecf(bbase, n0, k0, gb));
-#if LD2
+#if LA2
         t.a1 = P4(a_vecf(abase, m0, k0, ga + A_G1));
+#endif
+#if LA4
+        t.a2 = P4(a_vecf(abase, m0, k0, ga + A_G2));
+        t.a3 = P4(a_vecf(abase, m0, k0, ga + A_G2 + A_G1));
+#endif
+#if LB2
         t.b1 = P4(b_vecf(bbase, n0, k0, gb + B_G1));
+#endif
+#if LB4
+        t.b2 = P4(b_vecf(bbase, n0, k0, gb + B_G2));
+        t.b3 = P4(b_vecf(bbase, n0, k0, gb + B_G2 + B_G1));
 #endif
         return t;
     }
 #endif
     t.a0 = P4(a_vec(abase, m0, k0, kend, ga));
     t.b0 = P4(b_vec(bbase, n0, k0, kend, gb));
-#if LD2
+#if LA2
     t.a1 = P4(a_vec(abase, m0, k0, kend, ga + A_G1));
+#endif
+#if LA4
+    t.a2 = P4(a_vec(abase, m0, k0, kend, ga + A_G2));
+    t.a3 = P4(a_vec(abase, m0, k0, kend, ga + A_G2 + A_G1));
+#endif
+#if LB2
     t.b1 = P4(b_vec(bbase, n0, k0, kend, gb + B_G1));
 #endif
+#if LB4
+    t.b2 = P4(b_vec(bbase, n0, k0, kend, gb + B_G2));
+    t.b3 = P4(b_vec(bbase, n0, k0, kend, gb + B_G2 + B_G1));
+#endif
     return t;
+}
+
+// A tile's vectors into buffer buf of As and Bs (one, two or four a
+// thread: LA2 / LA4, LB2 / LB4).
+fn tile_put(buf: u32, ga: u32, gb: u32, t: TileLd) {
+#if LA2
+    a_put2(buf, ga, t.a0, t.a1);
+#else
+    a_put(buf, ga, t.a0);
+#endif
+#if LA4
+    a_put2(buf, ga + A_G2, t.a2, t.a3);
+#endif
+#if LB2
+    b_put2(buf, gb, t.b0, t.b1);
+#else
+    b_put(buf, gb, t.b0);
+#endif
+#if LB4
+    b_put2(buf, gb + B_G2, t.b2, t.b3);
+#endif
 }
 
 // Puts vector g of A's tile into buffer `buf` of As (k-major).
@@ -447,10 +499,14 @@ fn b_put(buf: u32, g: u32, v: P4) {
 #endif
 }
 
-// The two vectors a thread loads a tile (LD2): g0 = a_g0(li) and g0 +
+// The two vectors a thread loads a tile (LA2): g0 = a_g0(li) and g0 +
 // A_G1.  f16 tiles with k contiguous take two adjacent rows' 4 k each
 // (pair_g0), so that each (k, row pair) is two adjacent f16 of one
-// vector; otherwise vectors li and li + WG.
+// vector; otherwise vectors li and li + WG.  With LA4 the same again
+// 2 WG vectors on (A_G2: the next 2 WG / BK4 rows, or vectors li + 2 WG
+// and li + 3 WG).
+const A_G2: u32 = 2u * {{WG}}u;
+const B_G2: u32 = 2u * {{WG}}u;
 fn pair_g0(li: u32) -> u32 {
     return 2u * BK4 * (li / BK4) + li % BK4;
 }
@@ -508,7 +564,7 @@ fn pair_put(A: bool, buf: u32, g: u32, h0: P4, h1: P4) {
 }
 #endif
 
-// Stores a thread's two vectors of A's tile (LD2).
+// Stores a thread's two vectors of A's tile (LA2).
 fn a_put2(buf: u32, g0: u32, v0: P4, v1: P4) {
 #ifdef H16_AKC
     pair_put(true, buf, g0, v0, v1);
@@ -644,72 +700,58 @@ fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     // the register tile as named vectors (c<i><r><j>: rows 4(ty + i NTM) + r,
     // columns 4(tx + j NTN) ..+3): an array indexed in loops was left in
     // local memory by NVIDIA's compiler (t128 ran at 2 TFLOP/s)
-#if TILE8
     var c000 = T4();
+    var c010 = T4();
+    var c020 = T4();
+    var c030 = T4();
+#if TN8
     var c001 = T4();
-    var c010 = T4();
     var c011 = T4();
-    var c020 = T4();
     var c021 = T4();
-    var c030 = T4();
     var c031 = T4();
+#endif
+#if TM8
     var c100 = T4();
-    var c101 = T4();
     var c110 = T4();
-    var c111 = T4();
     var c120 = T4();
-    var c121 = T4();
     var c130 = T4();
+#if TN8
+    var c101 = T4();
+    var c111 = T4();
+    var c121 = T4();
     var c131 = T4();
-#else
-    var c000 = T4();
-    var c010 = T4();
-    var c020 = T4();
-    var c030 = T4();
+#endif
 #endif
 #ifdef H16
     // f32 totals of the f16 tile sums
-#if TILE8
     var f000 = vec4<f32>(0.0);
+    var f010 = vec4<f32>(0.0);
+    var f020 = vec4<f32>(0.0);
+    var f030 = vec4<f32>(0.0);
+#if TN8
     var f001 = vec4<f32>(0.0);
-    var f010 = vec4<f32>(0.0);
     var f011 = vec4<f32>(0.0);
-    var f020 = vec4<f32>(0.0);
     var f021 = vec4<f32>(0.0);
-    var f030 = vec4<f32>(0.0);
     var f031 = vec4<f32>(0.0);
+#endif
+#if TM8
     var f100 = vec4<f32>(0.0);
-    var f101 = vec4<f32>(0.0);
     var f110 = vec4<f32>(0.0);
-    var f111 = vec4<f32>(0.0);
     var f120 = vec4<f32>(0.0);
-    var f121 = vec4<f32>(0.0);
     var f130 = vec4<f32>(0.0);
+#if TN8
+    var f101 = vec4<f32>(0.0);
+    var f111 = vec4<f32>(0.0);
+    var f121 = vec4<f32>(0.0);
     var f131 = vec4<f32>(0.0);
-#else
-    var f000 = vec4<f32>(0.0);
-    var f010 = vec4<f32>(0.0);
-    var f020 = vec4<f32>(0.0);
-    var f030 = vec4<f32>(0.0);
 #endif
 #endif
-    // the next tile's vectors in registers (one or two per thread: LD2)
-    var ra0 = P4();
-    var rb0 = P4();
-    var ra1 = P4();
-    var rb1 = P4();
+#endif
     let ntiles = (kend - min(kbeg, kend) + {{BK}}u - 1u) / {{BK}}u;
     let ga = a_g0(li);
     let gb = b_g0(li);
     if (ntiles > 0u) {
-        let t0 = tile_ld(abase, bbase, m0, n0, kbeg, kend, ga, gb, false);
-#if LD2
-        a_put2(0u, ga, t0.a0, t0.a1);
-        b_put2(0u, gb, t0.b0, t0.b1);
-#else
-        a_put(0u, ga, t0.a0);
-        b_put(0u, gb, t0.b0);
-#endif
+        tile_put(0u, ga, gb, tile_ld(abase, bbase, m0, n0, kbeg, kend, ga, gb, false));
     }
     workgroupBarrier();
 #ifdef FASTLD
@@ -728,28 +770,27 @@ fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #include "gemm_ktiles.wgsl"
 #endif
 
-#if TILE8
     put4(m0 + 4u * (ty + 0u * NTM) + 0u, n0 + 4u * (tx + 0u * NTN), {{R}}000, z0, z1, s);
+    put4(m0 + 4u * (ty + 0u * NTM) + 1u, n0 + 4u * (tx + 0u * NTN), {{R}}010, z0, z1, s);
+    put4(m0 + 4u * (ty + 0u * NTM) + 2u, n0 + 4u * (tx + 0u * NTN), {{R}}020, z0, z1, s);
+    put4(m0 + 4u * (ty + 0u * NTM) + 3u, n0 + 4u * (tx + 0u * NTN), {{R}}030, z0, z1, s);
+#if TN8
     put4(m0 + 4u * (ty + 0u * NTM) + 0u, n0 + 4u * (tx + 1u * NTN), {{R}}001, z0, z1, s);
-    put4(m0 + 4u * (ty + 0u * NTM) + 1u, n0 + 4u * (tx + 0u * NTN), {{R}}010, z0, z1, s);
     put4(m0 + 4u * (ty + 0u * NTM) + 1u, n0 + 4u * (tx + 1u * NTN), {{R}}011, z0, z1, s);
-    put4(m0 + 4u * (ty + 0u * NTM) + 2u, n0 + 4u * (tx + 0u * NTN), {{R}}020, z0, z1, s);
     put4(m0 + 4u * (ty + 0u * NTM) + 2u, n0 + 4u * (tx + 1u * NTN), {{R}}021, z0, z1, s);
-    put4(m0 + 4u * (ty + 0u * NTM) + 3u, n0 + 4u * (tx + 0u * NTN), {{R}}030, z0, z1, s);
     put4(m0 + 4u * (ty + 0u * NTM) + 3u, n0 + 4u * (tx + 1u * NTN), {{R}}031, z0, z1, s);
+#endif
+#if TM8
     put4(m0 + 4u * (ty + 1u * NTM) + 0u, n0 + 4u * (tx + 0u * NTN), {{R}}100, z0, z1, s);
-    put4(m0 + 4u * (ty + 1u * NTM) + 0u, n0 + 4u * (tx + 1u * NTN), {{R}}101, z0, z1, s);
     put4(m0 + 4u * (ty + 1u * NTM) + 1u, n0 + 4u * (tx + 0u * NTN), {{R}}110, z0, z1, s);
-    put4(m0 + 4u * (ty + 1u * NTM) + 1u, n0 + 4u * (tx + 1u * NTN), {{R}}111, z0, z1, s);
     put4(m0 + 4u * (ty + 1u * NTM) + 2u, n0 + 4u * (tx + 0u * NTN), {{R}}120, z0, z1, s);
-    put4(m0 + 4u * (ty + 1u * NTM) + 2u, n0 + 4u * (tx + 1u * NTN), {{R}}121, z0, z1, s);
     put4(m0 + 4u * (ty + 1u * NTM) + 3u, n0 + 4u * (tx + 0u * NTN), {{R}}130, z0, z1, s);
+#if TN8
+    put4(m0 + 4u * (ty + 1u * NTM) + 0u, n0 + 4u * (tx + 1u * NTN), {{R}}101, z0, z1, s);
+    put4(m0 + 4u * (ty + 1u * NTM) + 1u, n0 + 4u * (tx + 1u * NTN), {{R}}111, z0, z1, s);
+    put4(m0 + 4u * (ty + 1u * NTM) + 2u, n0 + 4u * (tx + 1u * NTN), {{R}}121, z0, z1, s);
     put4(m0 + 4u * (ty + 1u * NTM) + 3u, n0 + 4u * (tx + 1u * NTN), {{R}}131, z0, z1, s);
-#else
-    put4(m0 + 4u * (ty + 0u * NTM) + 0u, n0 + 4u * (tx + 0u * NTN), {{R}}000, z0, z1, s);
-    put4(m0 + 4u * (ty + 0u * NTM) + 1u, n0 + 4u * (tx + 0u * NTN), {{R}}010, z0, z1, s);
-    put4(m0 + 4u * (ty + 0u * NTM) + 2u, n0 + 4u * (tx + 0u * NTN), {{R}}020, z0, z1, s);
-    put4(m0 + 4u * (ty + 0u * NTM) + 3u, n0 + 4u * (tx + 0u * NTN), {{R}}030, z0, z1, s);
+#endif
 #endif
 }
 #endif

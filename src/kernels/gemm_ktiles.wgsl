@@ -12,18 +12,24 @@
 #else
         let more = kt + 1u < ntiles;
 #endif
-        let kn = kbeg + (kt + 1u) * {{BK}}u;
         let nb = (kt + 1u) % {{NBUF}}u;
-        // the next tile's global loads are issued before this tile's math
+        // The next tile's global loads are issued before this tile's math
         // (after its first two steps instead, t128 lost 10% on an H200:
-        // the loads need the whole tile to land)
+        // the loads need the whole tile to land).  They are not in an
+        // `if (more)`: NVIDIA's compiler merged such a block with the
+        // stores' one after the math, so every k-tile waited a whole DRAM
+        // round trip (H200 SASS of h64: the LDGs right before the STS).
+        // The last tile loads itself again instead (in bounds), unused.
+#ifndef GEMM_NOLOAD
+#if GEMM_LDIF
+        var t = TileLd();
         if (more) {
-            let t = tile_ld(abase, bbase, m0, n0, kn, kend, ga, gb, whole);
-            ra0 = t.a0;
-            rb0 = t.b0;
-            ra1 = t.a1;
-            rb1 = t.b1;
+            t = tile_ld(abase, bbase, m0, n0, kbeg + (kt + 1u) * {{BK}}u, kend, ga, gb, whole);
         }
+#else
+        let t = tile_ld(abase, bbase, m0, n0, kbeg + min(kt + 1u, ntiles - 1u) * {{BK}}u, kend, ga, gb, whole);
+#endif
+#endif
         let ao = cur * ASZ + ty;
         let bo = cur * BSZ + tx;
 #ifdef H16T8
@@ -79,7 +85,7 @@
         // iteration: 28.8), h64 whole 36.8 -> 42.4 (src/ops/gemm.c).
 #include "gemm_kloop.wgsl"
 #ifdef H16
-        // the tile's f16 sums into the f32 totals (h64)
+        // the tile's f16 sums into the f32 totals (h64, h128x64)
         f000 += vec4<f32>(c000);
         c000 = T4();
         f010 += vec4<f32>(c010);
@@ -88,18 +94,44 @@
         c020 = T4();
         f030 += vec4<f32>(c030);
         c030 = T4();
+#if TN8
+        f001 += vec4<f32>(c001);
+        c001 = T4();
+        f011 += vec4<f32>(c011);
+        c011 = T4();
+        f021 += vec4<f32>(c021);
+        c021 = T4();
+        f031 += vec4<f32>(c031);
+        c031 = T4();
+#endif
+#if TM8
+        f100 += vec4<f32>(c100);
+        c100 = T4();
+        f110 += vec4<f32>(c110);
+        c110 = T4();
+        f120 += vec4<f32>(c120);
+        c120 = T4();
+        f130 += vec4<f32>(c130);
+        c130 = T4();
+#if TN8
+        f101 += vec4<f32>(c101);
+        c101 = T4();
+        f111 += vec4<f32>(c111);
+        c111 = T4();
+        f121 += vec4<f32>(c121);
+        c121 = T4();
+        f131 += vec4<f32>(c131);
+        c131 = T4();
+#endif
+#endif
 #endif
 #endif
 #if SINGLE_BUFFER
         workgroupBarrier();
 #endif
         if (more) {
-#if LD2
-            a_put2(nb, ga, ra0, ra1);
-            b_put2(nb, gb, rb0, rb1);
-#else
-            a_put(nb, ga, ra0);
-            b_put(nb, gb, rb0);
+#ifndef GEMM_NOLOAD
+            tile_put(nb, ga, gb, t);
 #endif
         }
         workgroupBarrier();

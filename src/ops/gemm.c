@@ -34,7 +34,12 @@
  *            rows (16 KiB)
  *   h64      t64's in f16: BK 32 (so each thread still loads two vectors
  *            of each operand a tile), sums of 32 (16 KiB): the table's
- * The h variants need BM BK / 4 = BN BK / 4 = 2 x threads (row pairs). */
+ *   h128x64  128 x 64 in f16, BK 32, 8 x 4 per thread (256 threads, 24
+ *            KiB): per k-step 16 HFMA2 for 3 vector reads (h64: 8 for
+ *            2), and each B vector (a dequantised weight) serves 128
+ *            rows; four vectors of A a thread, two of B
+ * The h variants need BM BK / 4 and BN BK / 4 to be 2 or 4 x threads (row
+ * pairs). */
 static const wg_gemm_variant variants[] = {
     {"t128", 128, 128, 8, 8, 8, 2, false, false},
     {"t128k16", 128, 128, 16, 8, 8, 2, false, false},
@@ -44,6 +49,7 @@ static const wg_gemm_variant variants[] = {
     {"splitk", 64, 64, 16, 4, 4, 2, true, false},
     {"h128", 128, 128, 16, 8, 8, 2, false, true},
     {"h64", 64, 64, 32, 4, 4, 2, false, true},
+    {"h128x64", 128, 64, 32, 8, 4, 2, false, true},
 };
 #define NVAR (sizeof variants / sizeof *variants)
 #define SPLITK_BK 16
@@ -216,7 +222,7 @@ static int k_unroll(wgml_ctx *ctx, const wg_gemm_variant *v)
      * 256-thread workgroup an SM; ~128 as a loop) and the table's h128
      * ran an 8B pp512 at 1,512 tokens/s against h64's 2,113 (H200) */
     const char *e = getenv("WGML_GEMM_KU");
-    int ku = e && *e ? atoi(e) : wg_is_cpu(ctx) || (v->h16 && v->tm == 8) ? 1 : 32;
+    int ku = e && *e ? atoi(e) : wg_is_cpu(ctx) || (v->h16 && v->tm == 8 && v->tn == 8) ? 1 : 32;
     if (ku > 32)
         ku = 32;
     while (ku > 1 && (ku > v->bk || v->bk % ku != 0 || (ku & (ku - 1)) != 0 || ku == 2))
@@ -224,25 +230,47 @@ static int k_unroll(wgml_ctx *ctx, const wg_gemm_variant *v)
     return ku;
 }
 
+/* Whether the next k-tile's loads stay in an `if (more)` (GEMM_LDIF,
+ * gemm_ktiles.wgsl) rather than load every k-tile.  Unconditional, the
+ * f32 tiles' loads are issued ahead of the math; in the `if`, NVIDIA's
+ * compiler merged them with the stores after it.  H200, TFLOP/s, `if` ->
+ * unconditional (bench/NOTES.md 2026-11-28 (2)): t128 f32 4096^3 39.7 ->
+ * 41.5, 8192^3 40.5 -> 42.7, the f32 linear 512 x 14336 x 4096 31.3 ->
+ * 34.2; but with 16-bit loads the compiler keeps them after the math
+ * either way and the `if` ran faster: h64 4096^3 44.7 / 44.1, its f16
+ * operands 45.1 / 42.8, t128's f16 operands 42.0 / 41.1.  So the `if`
+ * for 16-bit tiles or operands (sixteen); WGML_GEMM_LDIF=0|1 forces. */
+bool wg_gemm_ldif(bool sixteen)
+{
+    const char *e = getenv("WGML_GEMM_LDIF");
+    return e && *e ? !strcmp(e, "1") : sixteen;
+}
+
 size_t wg_gemm_tile_defs(wgml_ctx *ctx, const wg_gemm_variant *v, wgml_dtype wdt, bool qb, char *defs, size_t cap)
 {
-    int wg = v->bm / v->tm * v->bn / v->tn, ld = v->bm * v->bk / 4 / wg, ku = k_unroll(ctx, v);
-    int u = snprintf(defs, cap, "BM=%d;BN=%d;BK=%d;WG=%d;NBUF=%d;AS_N=%d;BS_N=%d%s%s%s%s", v->bm, v->bn, v->bk, wg,
-                     v->nbuf, v->nbuf * v->bk * v->bm / 4, v->nbuf * v->bk * v->bn / 4, v->tm == 8 ? ";TILE8" : "",
-                     ld == 2 ? ";LD2" : "", v->nbuf == 1 ? ";SINGLE_BUFFER" : "",
-                     ku == 32 ? ";KU32" : ku == 16 ? ";KU16" : ku == 8 ? ";KU8" : ku == 4 ? ";KU4" : "");
+    /* vectors of A's and B's tile a thread loads: 1, 2 or 4 (LA2 / LA4, LB2 / LB4) */
+    int wg = v->bm / v->tm * v->bn / v->tn, la = v->bm * v->bk / 4 / wg, lb = v->bn * v->bk / 4 / wg;
+    int ku = k_unroll(ctx, v);
+    int u = snprintf(defs, cap, "BM=%d;BN=%d;BK=%d;WG=%d;NBUF=%d;AS_N=%d;BS_N=%d%s%s%s%s%s%s%s", v->bm, v->bn, v->bk,
+                     wg, v->nbuf, v->nbuf * v->bk * v->bm / 4, v->nbuf * v->bk * v->bn / 4,
+                     v->tm == 8 ? ";TM8" : "", v->tn == 8 ? ";TN8" : "", v->tm == 8 && v->tn == 8 ? ";TILE8" : "",
+                     la >= 2 ? ";LA2" : "", la == 4 ? ";LA4" : "", lb >= 2 ? ";LB2" : "", lb == 4 ? ";LB4" : "");
     if (u > 0 && (size_t)u < cap)
-        u += snprintf(defs + u, cap - (size_t)u, "%s%s", v->h16 ? ";H16;ENABLE_F16;R=f" : ";R=c",
-                      v->h16 && v->tm == 8 ? ";H16T8" : "");
+        u += snprintf(defs + u, cap - (size_t)u, "%s%s%s", v->nbuf == 1 ? ";SINGLE_BUFFER" : "",
+                      ku == 32 ? ";KU32" : ku == 16 ? ";KU16" : ku == 8 ? ";KU8" : ku == 4 ? ";KU4" : "",
+                      v->h16 ? ";H16;ENABLE_F16;R=f" : ";R=c");
+    if (u > 0 && (size_t)u < cap)
+        u += snprintf(defs + u, cap - (size_t)u, "%s", v->h16 && v->tm == 8 && v->tn == 8 ? ";H16T8" : "");
     /* A warp of 8 x 4 thread tiles, not 16 x 2 (GEMM_W84; f32 4096^3 35.8
      * -> 39.5 TFLOP/s on an H200, bench/NOTES.md 2026-11-28; threads along
      * n a multiple of 8; 4 x 8 ran the same).  Timing knobs:
      * WGML_GEMM_WARP=16 the old warp; WGML_GEMM_PROBE=1 no loads after
-     * the first k-tile (results wrong: the arithmetic and barriers). */
+     * the first k-tile (results wrong: the arithmetic and barriers);
+     * WGML_GEMM_LDIF=0|1 below. */
     const char *w = getenv("WGML_GEMM_WARP"), *pr = getenv("WGML_GEMM_PROBE");
     if (u > 0 && (size_t)u < cap)
-        u += snprintf(defs + u, cap - (size_t)u, "%s%s", !(w && !strcmp(w, "16")) && v->bn / v->tn % 8 == 0 ? ";GEMM_W84" : "",
-                      pr && !strcmp(pr, "1") ? ";GEMM_NOLOAD" : "");
+        u += snprintf(defs + u, cap - (size_t)u, "%s%s%s", !(w && !strcmp(w, "16")) && v->bn / v->tn % 8 == 0 ? ";GEMM_W84" : "",
+                      pr && !strcmp(pr, "1") ? ";GEMM_NOLOAD" : "", wg_gemm_ldif(v->h16) ? ";GEMM_LDIF" : "");
     if (qb && u > 0 && (size_t)u < cap) {
         const wg_dtype_info *d = wg_dtype(wdt);
         char qt[16];
@@ -386,6 +414,10 @@ static wgml_status dispatch(plan *pl, const wg_win *w, const int64_t it[4])
         const char *fe = getenv("WGML_GEMM_FAST");
         bool w16 = pl->t[OA]->dtype != WGML_F32 || pl->t[OB]->dtype != WGML_F32;
         bool fdef = (v->h16 || (pl->a_kc && pl->b_kc) || w16) && !wg_is_cpu(pl->ctx);
+        /* f32 tiles of 16-bit (or quantised) operands take the 16-bit
+         * default too: wg_gemm_tile_defs saw only the tile type */
+        if (!v->h16 && w16 && wg_gemm_ldif(true) && !wg_gemm_ldif(false))
+            u += (size_t)snprintf(defs + u, sizeof defs - u, ";GEMM_LDIF");
         if (va && vb && !pl->g->bq && (fe && *fe ? !strcmp(fe, "1") : fdef))
             u += (size_t)snprintf(defs + u, sizeof defs - u, ";FASTLD");
         u += (size_t)snprintf(defs + u, sizeof defs - u, "%s%s%s%s%s%s%s%s%s", pl->a_kc ? ";A_KC" : "",
