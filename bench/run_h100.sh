@@ -988,6 +988,23 @@ for s in $sections; do
         env $(echo ${c#*:} | tr + ' ') WGML_CACHE_DIR=/tmp/sass-gx-$n WGML_GEMM_ROWS=0 $B/wgml bench gemm > /dev/null 2>&1
         [ $(du -sm /tmp/sass-gx-$n | cut -f1) -lt 16 ] && cp -r /tmp/sass-gx-$n $OUTDIR/cache-gx-$n
       done ;;
+    sassw) # (2026-11-28 (2)) the driver caches of SASSW's workloads ("name:wgml args;name:args"), back as cache-<name>
+      IFS=';' read -ra ws <<< "${SASSW:-fa:bench attn --skv 4096}"
+      for w in "${ws[@]}"; do
+        n=${w%%:*}; rm -rf /tmp/sass-$n
+        WGML_CACHE_DIR=/tmp/sass-$n $B/wgml ${w#*:} > $OUTDIR/sass-$n.txt 2>&1
+        echo "-- $n: $(tail -n 2 $OUTDIR/sass-$n.txt | tr '\n' ' ')"
+        [ $(du -sm /tmp/sass-$n | cut -f1) -lt 16 ] && cp -r /tmp/sass-$n $OUTDIR/cache-$n
+      done ;;
+    fab) # (2026-11-28 (2)) prefill attention at 4096 keys under each "name:ENV=..+ENV=.." of FACFG, two rounds, then torch SDPA
+      for r in 1 2; do for c in ${FACFG:-base:}; do
+        echo "-- ${c%%:*} r$r: $(env $(echo ${c#*:} | tr + ' ') $B/wgml bench attn --skv 4096 --json 2>/dev/null | python3 -c "import json,sys; d=json.load(sys.stdin); print(' '.join('%s %s: %.2f ms %.2f TFLOP/s;' % (r['kind'], r['dtype'], r['median_ms'], r['tflop_s']) for r in d['results']))")"
+      done; done
+      python3 bench/torch_attn.py 2>/dev/null | python3 -c "import json,sys; d=json.load(sys.stdin); print('torch:', ' '.join('%s %s %d: %.3f ms %s;' % (r['kind'], r['dtype'], r['skv'], r['median_ms'], r.get('tflop_s', r.get('gb_s'))) for r in d['results']))" ;;
+    moecfg) # (2026-11-28 (2)) bench moe's grouped rows under each "name:ENV=..+ENV=.." of MOECFG, two rounds
+      for r in 1 2; do for c in ${MOECFG:-base:}; do
+        echo "-- ${c%%:*} r$r: $(env $(echo ${c#*:} | tr + ' ') $B/wgml bench moe 2>&1 | grep grouped | awk '{printf "%s %s %s %s; ", $1, $2, $3, $6}')"
+      done; done ;;
     ppcfg) # (2026-11-28 (2)) pp512 of the generated GGUFs (llmgen first) under each "name:ENV=..+ENV=.." of PPCFG,
       # two rounds alternating, 8B then 1B
       wait_gen

@@ -231,19 +231,22 @@ static int k_unroll(wgml_ctx *ctx, const wg_gemm_variant *v)
 }
 
 /* Whether the next k-tile's loads stay in an `if (more)` (GEMM_LDIF,
- * gemm_ktiles.wgsl) rather than load every k-tile.  Unconditional, the
- * f32 tiles' loads are issued ahead of the math; in the `if`, NVIDIA's
- * compiler merged them with the stores after it.  H200, TFLOP/s, `if` ->
- * unconditional (bench/NOTES.md 2026-11-28 (2)): t128 f32 4096^3 39.7 ->
- * 41.5, 8192^3 40.5 -> 42.7, the f32 linear 512 x 14336 x 4096 31.3 ->
- * 34.2; but with 16-bit loads the compiler keeps them after the math
- * either way and the `if` ran faster: h64 4096^3 44.7 / 44.1, its f16
- * operands 45.1 / 42.8, t128's f16 operands 42.0 / 41.1.  So the `if`
- * for 16-bit tiles or operands (sixteen); WGML_GEMM_LDIF=0|1 forces. */
-bool wg_gemm_ldif(bool sixteen)
+ * gemm_ktiles.wgsl; the callers' default dflt, WGML_GEMM_LDIF=0|1
+ * forces) rather than load every k-tile.  Unconditional, t128's loads
+ * are issued ahead of the math; in the `if`, NVIDIA's compiler merged
+ * them with the stores after it.  H200, TFLOP/s, `if` -> unconditional
+ * (bench/NOTES.md 2026-11-28 (2), calls 3 and 6): f32 4096^3 39.7 ->
+ * 41.5, 8192^3 40.5 -> 42.7, 1000^3 20.0 -> 22.1, the f32 linear 512 x
+ * 14336 x 4096 31.3 -> 34.2 (and 28.2 -> 30.6 with a q4_0 weight made
+ * f32), 127 x 4096 x 4096 (split-K) 18.7 -> 23.2, the grouped MoE's f16
+ * experts 19.1 -> 20.2.  The `if` stays faster for f16 tiles (h64 4096^3
+ * 44.7 / 44.1: their loads sit after the math either way, the compiler
+ * keeping three workgroups an SM), f16 operands in t128's interior copy
+ * (42.0 / 41.1) and scalar loads (4095 x 4097 x 1023 37.1 / 34.8). */
+bool wg_gemm_ldif(bool dflt)
 {
     const char *e = getenv("WGML_GEMM_LDIF");
-    return e && *e ? !strcmp(e, "1") : sixteen;
+    return e && *e ? !strcmp(e, "1") : dflt;
 }
 
 size_t wg_gemm_tile_defs(wgml_ctx *ctx, const wg_gemm_variant *v, wgml_dtype wdt, bool qb, char *defs, size_t cap)
@@ -265,12 +268,11 @@ size_t wg_gemm_tile_defs(wgml_ctx *ctx, const wg_gemm_variant *v, wgml_dtype wdt
      * -> 39.5 TFLOP/s on an H200, bench/NOTES.md 2026-11-28; threads along
      * n a multiple of 8; 4 x 8 ran the same).  Timing knobs:
      * WGML_GEMM_WARP=16 the old warp; WGML_GEMM_PROBE=1 no loads after
-     * the first k-tile (results wrong: the arithmetic and barriers);
-     * WGML_GEMM_LDIF=0|1 below. */
+     * the first k-tile (results wrong: the arithmetic and barriers). */
     const char *w = getenv("WGML_GEMM_WARP"), *pr = getenv("WGML_GEMM_PROBE");
     if (u > 0 && (size_t)u < cap)
-        u += snprintf(defs + u, cap - (size_t)u, "%s%s%s", !(w && !strcmp(w, "16")) && v->bn / v->tn % 8 == 0 ? ";GEMM_W84" : "",
-                      pr && !strcmp(pr, "1") ? ";GEMM_NOLOAD" : "", wg_gemm_ldif(v->h16) ? ";GEMM_LDIF" : "");
+        u += snprintf(defs + u, cap - (size_t)u, "%s%s", !(w && !strcmp(w, "16")) && v->bn / v->tn % 8 == 0 ? ";GEMM_W84" : "",
+                      pr && !strcmp(pr, "1") ? ";GEMM_NOLOAD" : "");
     if (qb && u > 0 && (size_t)u < cap) {
         const wg_dtype_info *d = wg_dtype(wdt);
         char qt[16];
@@ -414,12 +416,11 @@ static wgml_status dispatch(plan *pl, const wg_win *w, const int64_t it[4])
         const char *fe = getenv("WGML_GEMM_FAST");
         bool w16 = pl->t[OA]->dtype != WGML_F32 || pl->t[OB]->dtype != WGML_F32;
         bool fdef = (v->h16 || (pl->a_kc && pl->b_kc) || w16) && !wg_is_cpu(pl->ctx);
-        /* f32 tiles of 16-bit (or quantised) operands take the 16-bit
-         * default too: wg_gemm_tile_defs saw only the tile type */
-        if (!v->h16 && w16 && wg_gemm_ldif(true) && !wg_gemm_ldif(false))
-            u += (size_t)snprintf(defs + u, sizeof defs - u, ";GEMM_LDIF");
-        if (va && vb && !pl->g->bq && (fe && *fe ? !strcmp(fe, "1") : fdef))
+        bool fast = va && vb && !pl->g->bq && (fe && *fe ? !strcmp(fe, "1") : fdef);
+        if (fast)
             u += (size_t)snprintf(defs + u, sizeof defs - u, ";FASTLD");
+        if (wg_gemm_ldif(v->h16 || !va || !vb || (w16 && fast)))
+            u += (size_t)snprintf(defs + u, sizeof defs - u, ";GEMM_LDIF");
         u += (size_t)snprintf(defs + u, sizeof defs - u, "%s%s%s%s%s%s%s%s%s", pl->a_kc ? ";A_KC" : "",
                               pl->b_kc ? ";B_KC" : "", va ? ";VA" : "", vb ? ";VB" : "", split ? ";SPLITK" : "",
                               v->h16 && pl->a_kc ? ";H16_AKC" : "", v->h16 && pl->b_kc ? ";H16_BKC" : "",

@@ -34,10 +34,9 @@ typedef struct wg_gemm_variant {
 const wg_gemm_variant *wg_gemm_variant_named(const char *name);
 uint32_t wg_gemm_wg_mem(const wg_gemm_variant *v);
 
-/* Whether gemm.wgsl keeps the next k-tile's loads in an `if` (GEMM_LDIF):
- * the default for 16-bit tiles or operands (sixteen), WGML_GEMM_LDIF=0|1
- * forces. */
-bool wg_gemm_ldif(bool sixteen);
+/* Whether gemm.wgsl keeps the next k-tile's loads in an `if` (GEMM_LDIF;
+ * gemm.c says where it pays): dflt, unless WGML_GEMM_LDIF=0|1 forces. */
+bool wg_gemm_ldif(bool dflt);
 
 /* Writes v's tile defines for gemm.wgsl (BM ... BS_N, TM8 / TN8 / TILE8, LA* / LB*,
  * SINGLE_BUFFER, H16, R, the k-step unroll KU4 ... KU32 for ctx's device) and,
